@@ -1,0 +1,21 @@
+import type { Projection } from './projection.js';
+import { accountsProjection } from './accounts.js';
+import { channelsProjection } from './channels.js';
+import { ledgerProjection } from './ledger.js';
+import { openReservationsProjection } from './open-reservations.js';
+import { pricingProjection } from './pricing.js';
+import { sessionsProjection } from './sessions.js';
+import { tokensProjection } from './tokens.js';
+import { usersProjection } from './users.js';
+
+/** Every projection the gateway runs; families add theirs here. */
+export const coreProjections: readonly Projection[] = [
+  usersProjection,
+  sessionsProjection,
+  tokensProjection,
+  channelsProjection,
+  pricingProjection,
+  accountsProjection,
+  ledgerProjection,
+  openReservationsProjection,
+] as Projection[];

@@ -1,0 +1,20 @@
+import type { Projection } from './projection.js';
+
+export interface SessionDoc {
+  userId: string;
+  /** Unix seconds. */
+  expiresAt: number;
+}
+
+/** Login sessions by the SHA-256 of the cookie value; ended sessions are deleted. */
+export const sessionsProjection: Projection<SessionDoc> = {
+  name: 'sessions',
+  view: 'sessions',
+  handles: ['UserSessionStarted', 'UserSessionEnded'],
+  documentId: (e) => (e.type === 'UserSessionStarted' || e.type === 'UserSessionEnded' ? e.data.sessionHash : undefined),
+  evolve(_doc, e) {
+    if (e.type === 'UserSessionStarted') return { userId: e.streamName.slice('user-'.length), expiresAt: e.data.expiresAt };
+    if (e.type === 'UserSessionEnded') return null;
+    return undefined;
+  },
+};

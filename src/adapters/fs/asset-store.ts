@@ -1,0 +1,148 @@
+/**
+ * The embedded AssetStore: one file per asset below `<dir>/objects/` (a key's `/` makes
+ * sub-directories), the content type in the file's small header (asset-file.ts). A put writes
+ * a temp file in `<dir>/tmp/`, fsyncs it and renames it over the target, so a reader sees the
+ * old asset or the new one, never a mix. A directory emptied by a delete is removed.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+import type { AssetStore, StoredAsset } from '../../ports/asset-store.js';
+import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
+import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
+
+export { InvalidAssetKeyError } from './asset-key.js';
+
+export interface FsAssetStoreOptions {
+  /** Root directory (created if missing). */
+  dir: string;
+}
+
+/** Errors that mean "no asset at this key" (a missing file, or a path through or at a directory). */
+const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
+/** Temp files older than this are leftovers of a crashed put. */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+const codeOf = (error: unknown): string | undefined =>
+  error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+
+export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
+  const objects = join(dir, 'objects');
+  const temp = join(dir, 'tmp');
+  mkdirSync(objects, { recursive: true });
+  mkdirSync(temp, { recursive: true });
+  for (const name of readdirSync(temp)) {
+    const path = join(temp, name);
+    if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true });
+  }
+  let closed = false;
+
+  function pathOf(key: string): string {
+    if (closed) throw new Error('asset store is closed');
+    assertValidAssetKey(key);
+    return join(objects, key);
+  }
+
+  /** Opens an asset and reads its header; undefined when there is no asset at the key. */
+  async function withAsset<T>(key: string, use: (fh: FileHandle, header: AssetFileHeader) => Promise<T>): Promise<T | undefined> {
+    const path = pathOf(key);
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch (error) {
+      if (ABSENT.has(codeOf(error) ?? '')) return undefined;
+      throw error;
+    }
+    try {
+      if (!(await fh.stat()).isFile()) return undefined;
+      return await use(fh, await readHeader(fh, path));
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Removes directories left empty below the objects root; stops at the first non-empty one. */
+  async function pruneEmptyParents(path: string): Promise<void> {
+    for (let parent = dirname(path); parent.startsWith(objects + sep); parent = dirname(parent)) {
+      try {
+        await rmdir(parent);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  return {
+    async put(key, bytes, contentType) {
+      const target = pathOf(key);
+      assertValidContentType(contentType);
+      const part = join(temp, `${randomUUID()}.part`);
+      try {
+        const fh = await open(part, 'wx');
+        try {
+          await fh.writeFile(encodeHeader(contentType));
+          await fh.writeFile(bytes);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        // A concurrent delete may prune the fresh directory between mkdir and rename: retry.
+        for (let attempt = 1; ; attempt++) {
+          await mkdir(dirname(target), { recursive: true });
+          try {
+            await rename(part, target);
+            break;
+          } catch (error) {
+            if (codeOf(error) !== 'ENOENT' || attempt >= 3) throw error;
+          }
+        }
+      } catch (error) {
+        await rm(part, { force: true });
+        throw error;
+      }
+      return { key, contentType, size: bytes.length };
+    },
+
+    get: (key) =>
+      withAsset(key, async (fh, h) => ({
+        key,
+        contentType: h.contentType,
+        size: h.size,
+        bytes: await readAt(fh, h.dataStart, h.size),
+      })),
+
+    stat: (key) => withAsset(key, async (_fh, h): Promise<StoredAsset> => ({ key, contentType: h.contentType, size: h.size })),
+
+    async getRange(key, start, end) {
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+        throw new RangeError(`invalid byte range ${start}-${end}`);
+      }
+      return withAsset(key, async (fh, h) => {
+        if (start >= h.size) return Buffer.alloc(0);
+        const last = Math.min(end, h.size - 1);
+        return readAt(fh, h.dataStart + start, last - start + 1);
+      });
+    },
+
+    async delete(key) {
+      const path = pathOf(key);
+      try {
+        await unlink(path);
+      } catch (error) {
+        if (ABSENT.has(codeOf(error) ?? '')) return;
+        throw error;
+      }
+      await pruneEmptyParents(path);
+    },
+
+    async ping() {
+      if (closed) throw new Error('asset store is closed');
+      await access(objects);
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * The write side of the SQLite event store: one transaction per group-commit batch, one
+ * savepoint per append, so a failed expectation rejects only its own caller. Expected
+ * revisions follow EventStoreDB; a retried append whose ids are exactly the stream's last
+ * events succeeds with the stored result and writes nothing.
+ */
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type ExpectedRevision,
+} from '../../ports/event-store.js';
+import type { SqliteDatabase } from './database.js';
+import type { JobOutcome } from './group-commit.js';
+
+export interface SerializedEvent {
+  id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+export interface AppendJob {
+  stream: string;
+  events: readonly SerializedEvent[];
+  expected: ExpectedRevision;
+}
+
+export interface AppendBatchResult {
+  outcomes: JobOutcome<AppendResult>[];
+  /** True when at least one event was written (subscriptions should wake). */
+  wrote: boolean;
+}
+
+interface StreamHead {
+  revision: bigint;
+  position: bigint;
+}
+
+interface StoredId {
+  stream: string;
+  revision: bigint;
+}
+
+export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJob[]) => AppendBatchResult {
+  const lastOfStream = db
+    .prepare<[string], StreamHead>(
+      'SELECT revision, position FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
+    )
+    .safeIntegers(true);
+  const byId = db.prepare<[string], StoredId>('SELECT stream, revision FROM events WHERE event_id = ?').safeIntegers(true);
+  const insert = db
+    .prepare<[string, number, string, string, string, string]>(
+      'INSERT INTO events (stream, revision, event_id, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    .safeIntegers(true);
+
+  function applyOne(job: AppendJob): { result: AppendResult; wrote: boolean } {
+    const head = lastOfStream.get(job.stream);
+    const current = head ? Number(head.revision) : -1;
+    const conflict = (): WrongExpectedRevisionError => new WrongExpectedRevisionError(job.stream, job.expected, current);
+
+    const stored = job.events.map((event) => byId.get(event.id));
+    const storedCount = stored.filter((row) => row !== undefined).length;
+    if (storedCount > 0) {
+      const firstRevision = current - job.events.length + 1;
+      const isRetry =
+        storedCount === job.events.length &&
+        stored.every((row, index) => row?.stream === job.stream && Number(row.revision) === firstRevision + index);
+      if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, wrote: false };
+      throw conflict();
+    }
+    if (!expectationHolds(job.expected, current)) throw conflict();
+    if (job.events.length === 0) {
+      return { result: { nextExpectedRevision: current, position: head?.position ?? 0n }, wrote: false };
+    }
+
+    let position = 0n;
+    job.events.forEach((event, index) => {
+      const info = insert.run(job.stream, current + 1 + index, event.id, event.type, event.data, event.metadata);
+      position = BigInt(info.lastInsertRowid);
+    });
+    return { result: { nextExpectedRevision: current + job.events.length, position }, wrote: true };
+  }
+
+  // A transaction function called inside another one runs as a SAVEPOINT: when it throws,
+  // only its own inserts are rolled back.
+  const inSavepoint = db.transaction(applyOne);
+
+  const inTransaction = db.transaction((jobs: readonly AppendJob[]): AppendBatchResult => {
+    let wrote = false;
+    const outcomes = jobs.map((job): JobOutcome<AppendResult> => {
+      try {
+        const applied = inSavepoint(job);
+        wrote ||= applied.wrote;
+        return { ok: true, value: applied.result };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    });
+    return { outcomes, wrote };
+  });
+
+  return (jobs) => inTransaction.immediate(jobs);
+}
+
+export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return current === -1;
+    case 'stream_exists':
+      return current >= 0;
+    default:
+      return current === expected;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Opens the SQLite file shared by the embedded adapters. WAL lets readers run while one writer
+ * commits; `synchronous = FULL` fsyncs the WAL on every commit, so an acknowledged commit
+ * survives power loss (the event store's group commit keeps that to one fsync per batch).
+ */
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenSqliteOptions {
+  /** How long a writer waits for another connection's lock before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+}
+
+export function openSqlite(path: string, options: OpenSqliteOptions = {}): SqliteDatabase {
+  const db = new Database(path);
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

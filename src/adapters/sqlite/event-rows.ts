@@ -1,0 +1,106 @@
+/**
+ * The events table of the SQLite event store and the mapping between its rows and the port's
+ * RecordedEvent. Positions are the rowid (INTEGER PRIMARY KEY): SQLite serialises writers and
+ * hands out max(rowid) + 1 under the write lock, and events are never deleted, so positions
+ * sort in commit order and no lower position becomes visible after a higher one.
+ */
+import type { EventMetadata, RecordedEvent } from '../../ports/event-store.js';
+import type { SqliteDatabase } from './database.js';
+
+export const EVENTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position INTEGER PRIMARY KEY,
+  stream   TEXT    NOT NULL,
+  revision INTEGER NOT NULL,
+  event_id TEXT    NOT NULL UNIQUE,
+  type     TEXT    NOT NULL,
+  data     TEXT    NOT NULL,
+  metadata TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream, revision);
+`;
+
+/** Largest SQLite INTEGER: the open upper bound of a position range. */
+export const MAX_POSITION = 9223372036854775807n;
+
+export interface EventRow {
+  position: bigint;
+  stream: string;
+  revision: bigint;
+  event_id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
+
+export function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    metadata: parseMetadata(row.metadata),
+    streamName: row.stream,
+    revision: Number(row.revision),
+    position: row.position,
+  };
+}
+
+function parseMetadata(text: string): EventMetadata {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error(`stored event metadata is not an object: ${text.slice(0, 80)}`);
+  }
+  return value as EventMetadata;
+}
+
+/** Binds `undefined` as JSON null so every stored column parses back. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface EventQueries {
+  readStream(stream: string, fromRevision: number, limit: number): EventRow[];
+  /** Events with after < position <= upTo, optionally of streams with one of the prefixes. */
+  readRange(after: bigint, upTo: bigint, limit: number, prefixes: readonly string[]): EventRow[];
+  head(): bigint;
+}
+
+export function prepareEventQueries(db: SqliteDatabase): EventQueries {
+  const byStream = db
+    .prepare<[string, number, number], EventRow>(
+      `SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+    )
+    .safeIntegers(true);
+  const head = db.prepare<[], { head: bigint | null }>('SELECT MAX(position) AS head FROM events').safeIntegers(true);
+  const byPrefixCount = new Map<number, ReturnType<typeof prepareRange>>();
+
+  function prepareRange(prefixCount: number) {
+    const filter =
+      prefixCount === 0 ? '' : ` AND (${Array.from({ length: prefixCount }, () => 'instr(stream, ?) = 1').join(' OR ')})`;
+    return db
+      .prepare<unknown[], EventRow>(
+        `SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ?${filter} ORDER BY position LIMIT ?`,
+      )
+      .safeIntegers(true);
+  }
+
+  return {
+    readStream: (stream, fromRevision, limit) => byStream.all(stream, fromRevision, limit),
+    readRange(after, upTo, limit, prefixes) {
+      let statement = byPrefixCount.get(prefixes.length);
+      if (!statement) {
+        statement = prepareRange(prefixes.length);
+        byPrefixCount.set(prefixes.length, statement);
+      }
+      return statement.all(after, upTo, ...prefixes, limit);
+    },
+    head: () => head.get()?.head ?? 0n,
+  };
+}
+
+/** SQLite's LIMIT: a negative value means no limit. */
+export function sqlLimit(maxCount: number | undefined): number {
+  return maxCount === undefined ? -1 : Math.max(0, Math.trunc(maxCount));
+}

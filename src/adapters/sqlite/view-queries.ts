@@ -1,0 +1,76 @@
+/**
+ * SQL for ViewStore.find/count: equality on dot paths into the JSON document and sorting by a
+ * dot path. Paths are validated and inlined as literals (so an expression index on the same
+ * expression could serve them); values are always bound. Non-null values compare as JSON text
+ * (`doc -> path = json(value)`), so booleans match only JSON true/false, numbers only numbers
+ * and strings only strings. `null` matches an explicit null or a missing field.
+ */
+import type { FindOptions, ViewFieldValue } from '../../ports/view-store.js';
+
+export interface WhereClause {
+  /** Identifies the statement shape: equal shapes share one prepared statement. */
+  shape: string;
+  sql: string;
+  params: string[];
+}
+
+export function jsonPath(dotPath: string): string {
+  const segments = dotPath.split('.');
+  for (const segment of segments) {
+    if (segment.length === 0 || /["'\\\u0000-\u001f]/.test(segment)) {
+      throw new TypeError(`unsupported view field path: ${JSON.stringify(dotPath)}`);
+    }
+  }
+  return `'$${segments.map((segment) => `."${segment}"`).join('')}'`;
+}
+
+export function whereClause(where: Readonly<Record<string, ViewFieldValue>>): WhereClause {
+  const conditions: string[] = [];
+  const params: string[] = [];
+  const shape: string[] = [];
+  for (const [field, value] of Object.entries(where)) {
+    const path = jsonPath(field);
+    if (value === null) {
+      conditions.push(`json_extract(doc, ${path}) IS NULL`);
+      shape.push(`${field}=null`);
+      continue;
+    }
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new TypeError(`view field ${field}: cannot match a non-finite number`);
+    }
+    conditions.push(`doc -> ${path} = ?`);
+    params.push(JSON.stringify(value));
+    shape.push(`${field}=?`);
+  }
+  return {
+    shape: JSON.stringify(shape),
+    sql: conditions.map((condition) => ` AND ${condition}`).join(''),
+    params,
+  };
+}
+
+export function orderClause(options: FindOptions): { shape: string; sql: string } {
+  const direction = options.desc ? 'DESC' : 'ASC';
+  if (options.sortBy === undefined) return { shape: `id ${direction}`, sql: ` ORDER BY id ${direction}` };
+  const path = jsonPath(options.sortBy);
+  return {
+    shape: `${options.sortBy} ${direction}`,
+    sql: ` ORDER BY json_extract(doc, ${path}) ${direction}, id ${direction}`,
+  };
+}
+
+/** A small Map that forgets everything when it grows past `limit` (statement shapes are few). */
+export function boundedCache<V>(limit: number): { get(key: string, create: () => V): V } {
+  const entries = new Map<string, V>();
+  return {
+    get(key, create) {
+      let value = entries.get(key);
+      if (value === undefined) {
+        if (entries.size >= limit) entries.clear();
+        value = create();
+        entries.set(key, value);
+      }
+      return value;
+    },
+  };
+}

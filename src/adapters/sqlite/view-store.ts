@@ -1,0 +1,143 @@
+/**
+ * Embedded ViewStore on a SQLite file. Every document carries the position of the last event
+ * folded into it; a write at or below that position is ignored. Deletes leave a tombstone
+ * (doc NULL, position kept) so a replayed older write cannot bring a deleted document back.
+ * `commit` applies the writes and moves the checkpoint (forward only) in one transaction.
+ */
+import type Database from 'better-sqlite3';
+import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
+import { openSqlite } from './database.js';
+import { boundedCache, orderClause, whereClause } from './view-queries.js';
+
+export interface SqliteViewStoreOptions {
+  path: string;
+}
+
+const VIEWS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS view_documents (
+  view     TEXT    NOT NULL,
+  id       TEXT    NOT NULL,
+  position INTEGER NOT NULL,
+  doc      TEXT,
+  PRIMARY KEY (view, id)
+);
+CREATE TABLE IF NOT EXISTS view_checkpoints (
+  projection TEXT PRIMARY KEY,
+  position   INTEGER NOT NULL
+);
+`;
+
+interface DocumentRow {
+  id: string;
+  position: bigint;
+  doc: string;
+}
+
+const LIVE = 'FROM view_documents WHERE view = ? AND doc IS NOT NULL';
+
+export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
+  const db = openSqlite(options.path);
+  db.exec(VIEWS_SCHEMA);
+
+  const getOne = db.prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id = ?`).safeIntegers(true);
+  const getSome = db
+    .prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id IN (SELECT value FROM json_each(?))`)
+    .safeIntegers(true);
+  const upsert = db.prepare<[string, string, bigint, string | null]>(
+    `INSERT INTO view_documents (view, id, position, doc) VALUES (?, ?, ?, ?)
+     ON CONFLICT (view, id) DO UPDATE SET position = excluded.position, doc = excluded.doc
+     WHERE excluded.position > view_documents.position`,
+  );
+  const moveCheckpoint = db.prepare<[string, bigint]>(
+    `INSERT INTO view_checkpoints (projection, position) VALUES (?, ?)
+     ON CONFLICT (projection) DO UPDATE SET position = excluded.position
+     WHERE excluded.position > view_checkpoints.position`,
+  );
+  const readCheckpoint = db
+    .prepare<[string], { position: bigint }>('SELECT position FROM view_checkpoints WHERE projection = ?')
+    .safeIntegers(true);
+  const dropView = db.prepare<[string]>('DELETE FROM view_documents WHERE view = ?');
+  const dropCheckpoint = db.prepare<[string]>('DELETE FROM view_checkpoints WHERE projection = ?');
+  const pingStatement = db.prepare('SELECT 1');
+  const findStatements = boundedCache<Database.Statement<unknown[], DocumentRow>>(256);
+  const countStatements = boundedCache<Database.Statement<unknown[], { n: number }>>(256);
+
+  const commitTransaction = db.transaction(
+    (projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
+      let applied = 0;
+      for (const write of writes) {
+        const doc = write.doc === null ? null : JSON.stringify(write.doc);
+        applied += upsert.run(write.view, write.id, write.position, doc).changes;
+      }
+      if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
+      return applied;
+    },
+  );
+  const resetTransaction = db.transaction((view: string, projection: string) => {
+    dropView.run(view);
+    dropCheckpoint.run(projection);
+  });
+
+  return {
+    async get<T>(view: string, id: string) {
+      const row = getOne.get(view, id);
+      return row ? toDocument<T>(row) : undefined;
+    },
+
+    async getMany<T>(view: string, ids: readonly string[]) {
+      if (ids.length === 0) return [];
+      const byId = new Map(getSome.all(view, JSON.stringify(ids)).map((row) => [row.id, row]));
+      const documents: ViewDocument<T>[] = [];
+      for (const id of new Set(ids)) {
+        const row = byId.get(id);
+        if (row) documents.push(toDocument<T>(row));
+      }
+      return documents;
+    },
+
+    async find<T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, findOptions: FindOptions = {}) {
+      const filter = whereClause(where);
+      const order = orderClause(findOptions);
+      const statement = findStatements.get(`${filter.shape}|${order.shape}`, () =>
+        db
+          .prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${LIVE}${filter.sql}${order.sql} LIMIT ? OFFSET ?`)
+          .safeIntegers(true),
+      );
+      const limit = findOptions.limit === undefined ? -1 : Math.max(0, Math.trunc(findOptions.limit));
+      const offset = Math.max(0, Math.trunc(findOptions.offset ?? 0));
+      return statement.all(view, ...filter.params, limit, offset).map((row) => toDocument<T>(row));
+    },
+
+    async count(view, where) {
+      const filter = whereClause(where);
+      const statement = countStatements.get(filter.shape, () =>
+        db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`),
+      );
+      return statement.get(view, ...filter.params)?.n ?? 0;
+    },
+
+    async commit(projection, writes, checkpoint) {
+      return commitTransaction.immediate(projection, writes, checkpoint);
+    },
+
+    async getCheckpoint(projection) {
+      return readCheckpoint.get(projection)?.position;
+    },
+
+    async reset(view, projection) {
+      resetTransaction.immediate(view, projection);
+    },
+
+    async ping() {
+      pingStatement.get();
+    },
+
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+function toDocument<T>(row: DocumentRow): ViewDocument<T> {
+  return { id: row.id, position: row.position, doc: JSON.parse(row.doc) as T };
+}

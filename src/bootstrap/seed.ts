@@ -1,0 +1,89 @@
+/**
+ * Seeds an empty store: the first administrator, then channels and prices from a bootstrap
+ * file (docs/bootstrap.md) or, on the embedded default, one simulator channel per family.
+ * Safe to run on every start and on several instances at once: every append expects the
+ * stream not to exist, so a second run changes nothing.
+ */
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { ChannelSettings, ModelPrice, streams } from '../domain/events.js';
+import { randomBase62 } from '../domain/ids.js';
+import { WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
+import { appendEvents } from '../engine/append.js';
+import { registerUser, UsernameTakenError } from '../engine/users.js';
+import { hashPassword } from '../http/auth/password.js';
+import type { GatewayDeps } from '../http/deps.js';
+import { channelFamilies, modelCatalog } from './model-catalog.js';
+
+export const BootstrapFile = z.object({
+  channels: z.array(ChannelSettings.partial({ key: true, modelMapping: true, groups: true, priority: true, weight: true, status: true }).extend({ id: z.string().regex(/^[\w-]{1,64}$/) })).default([]),
+  prices: z.record(z.string(), ModelPrice).default({}),
+  groupRatios: z.record(z.string(), z.number().int().min(0)).default({ default: 1000 }),
+});
+export type BootstrapFile = z.infer<typeof BootstrapFile>;
+
+/** The embedded default: every model of the spec on the built-in simulator. */
+export function simulatorSeed(simulatorBaseUrl: string): BootstrapFile {
+  return {
+    channels: channelFamilies.map((family) => ({
+      id: `sim-${family}`,
+      name: `simulator (${family})`,
+      family,
+      baseUrl: simulatorBaseUrl,
+      key: 'simulator',
+      models: modelCatalog.filter((m) => m.family === family).map((m) => m.model),
+    })),
+    prices: Object.fromEntries(modelCatalog.map((m) => [m.model, m.price])),
+    groupRatios: { default: 1000 },
+  };
+}
+
+async function ignoreExisting(append: Promise<unknown>): Promise<void> {
+  try {
+    await append;
+  } catch (err) {
+    if (!(err instanceof WrongExpectedRevisionError)) throw err;
+  }
+}
+
+export async function seedChannelsAndPrices(deps: GatewayDeps, seed: BootstrapFile, metadata: EventMetadata): Promise<void> {
+  let last = 0n;
+  for (const { id, ...c } of seed.channels) {
+    const data = { key: '', modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1 as const, ...c, channelId: id };
+    await ignoreExisting(
+      appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelCreated', data }], { expectedRevision: 'no_stream', metadata }).then((r) => (last = r.position)),
+    );
+  }
+  await ignoreExisting(
+    appendEvents(deps.events, streams.pricing(), [{ type: 'PricesSet', data: { models: seed.prices, groupRatios: seed.groupRatios } }], {
+      expectedRevision: 'no_stream',
+      metadata,
+    }).then((r) => (last = r.position > last ? r.position : last)),
+  );
+  if (last > 0n) await deps.runner.waitFor(last);
+  await deps.catalog.refresh();
+}
+
+export async function loadBootstrapFile(path: string): Promise<BootstrapFile> {
+  const parsed = BootstrapFile.safeParse(JSON.parse(await readFile(path, 'utf8')));
+  if (!parsed.success) throw new Error(`bootstrap file ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/**
+ * Creates the administrator when no user exists. Returns the generated password when one was
+ * made up, so the caller can print it once; it is never logged.
+ */
+export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Promise<{ created: boolean; generatedPassword?: string }> {
+  if ((await deps.views.count('users', {})) > 0) return { created: false };
+  const generated = deps.config.adminPassword ? undefined : randomBase62(20);
+  const password = deps.config.adminPassword ?? generated!;
+  try {
+    const user = await registerUser(deps, { username: deps.config.adminUsername, passwordHash: await hashPassword(password), role: 'admin', group: 'default' }, metadata);
+    await deps.runner.waitFor(user.position);
+  } catch (err) {
+    if (err instanceof UsernameTakenError) return { created: false };
+    throw err;
+  }
+  return generated ? { created: true, generatedPassword: generated } : { created: true };
+}

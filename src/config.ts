@@ -1,0 +1,79 @@
+/** Configuration from the environment; every value has a default that runs on one machine. */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+
+const Env = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATA_DIR: z.string().default('./data'),
+  /** Base URL clients reach the gateway at; asset URLs are built on it. Default: http://HOST:PORT */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  ADMIN_USERNAME: z.string().min(1).default('admin'),
+  ADMIN_PASSWORD: z.string().min(8).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Seeds channels and prices on an empty store (JSON, see docs/bootstrap.md). */
+  BOOTSTRAP_FILE: z.string().optional(),
+  /** Mount the built-in upstream simulator at /_sim and wire default channels to it. */
+  SIMULATOR: bool.default(true),
+  ASSET_RETENTION_SECONDS: z.coerce.number().int().min(1).default(7200),
+  /** Grace period after which a reservation whose task never appeared is released. */
+  RESERVATION_GRACE_SECONDS: z.coerce.number().int().min(1).default(300),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
+  /** Lets outbound fetches and callbacks reach loopback (tests, the local simulator). */
+  ALLOW_LOOPBACK_OUTBOUND: bool.default(false),
+  EVENTSTORE_URL: z.string().optional(),
+  MONGO_URL: z.string().optional(),
+  KAFKA_BROKERS: z.string().optional(),
+  ROLE: z.enum(['all', 'api', 'worker', 'projector']).default('all'),
+});
+
+export type Config = Readonly<{
+  host: string;
+  port: number;
+  dataDir: string;
+  publicBaseUrl: string | undefined;
+  adminUsername: string;
+  adminPassword: string | undefined;
+  logLevel: z.infer<typeof Env>['LOG_LEVEL'];
+  bootstrapFile: string | undefined;
+  simulator: boolean;
+  assetRetentionSeconds: number;
+  reservationGraceSeconds: number;
+  sessionTtlSeconds: number;
+  allowLoopbackOutbound: boolean;
+  eventStoreUrl: string | undefined;
+  mongoUrl: string | undefined;
+  kafkaBrokers: string | undefined;
+  role: z.infer<typeof Env>['ROLE'];
+}>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${issues}`);
+  }
+  const e = parsed.data;
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: resolve(e.DATA_DIR),
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    adminUsername: e.ADMIN_USERNAME,
+    adminPassword: e.ADMIN_PASSWORD,
+    logLevel: e.LOG_LEVEL,
+    bootstrapFile: e.BOOTSTRAP_FILE,
+    simulator: e.SIMULATOR,
+    assetRetentionSeconds: e.ASSET_RETENTION_SECONDS,
+    reservationGraceSeconds: e.RESERVATION_GRACE_SECONDS,
+    sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+    allowLoopbackOutbound: e.ALLOW_LOOPBACK_OUTBOUND,
+    eventStoreUrl: e.EVENTSTORE_URL,
+    mongoUrl: e.MONGO_URL,
+    kafkaBrokers: e.KAFKA_BROKERS,
+    role: e.ROLE,
+    ...overrides,
+  };
+}

@@ -1,0 +1,301 @@
+/**
+ * The account aggregate (stream `account-<accountId>`): quota credited, reserved for tasks,
+ * settled at the actual cost, released, or debited.
+ *
+ *   balance   = credits − settled charges − debits
+ *   reserved  = sum of open reservations
+ *   available = balance − reserved, never below zero
+ *
+ * Every command is idempotent by its id (credit, debit, reservation), so a retried command
+ * decides `[]` instead of charging twice.
+ */
+import { assertNever, type Command, type Decider } from './decider.js';
+import type { DomainEvent, EventDataOf, EventOf, PriceBasis } from './events.js';
+
+export type AccountEvent = EventOf<
+  'AccountOpened' | 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited'
+>;
+
+export type OpenReservation = Readonly<{ amount: number; taskId: string; model: string; tokenId?: string }>;
+
+export type AccountState = Readonly<{
+  opened: boolean;
+  accountId: string;
+  userId: string;
+  group: string;
+  balance: number;
+  reserved: number;
+  /** Settled charges plus debits: what the account has spent. */
+  usedQuota: number;
+  openReservations: ReadonlyMap<string, OpenReservation>;
+  /** Settled or released: a second settle/release of these decides `[]`. */
+  closedReservationIds: ReadonlySet<string>;
+  seenCreditIds: ReadonlySet<string>;
+  seenDebitIds: ReadonlySet<string>;
+}>;
+
+export type AccountView = Readonly<{ balance: number; reserved: number; available: number; usedQuota: number }>;
+
+export type OpenAccount = Command<'OpenAccount', EventDataOf<'AccountOpened'>>;
+export type CreditQuota = Command<'CreditQuota', EventDataOf<'QuotaCredited'>>;
+export type ReserveQuota = Command<'ReserveQuota', EventDataOf<'QuotaReserved'>>;
+/** `actual` is what the result cost; it may exceed the reservation. */
+export type SettleQuota = Command<'SettleQuota', { reservationId: string; actual: number; basis?: PriceBasis }>;
+export type ReleaseQuota = Command<'ReleaseQuota', { reservationId: string; reason: string }>;
+export type DebitQuota = Command<'DebitQuota', EventDataOf<'QuotaDebited'>>;
+export type AccountCommand = OpenAccount | CreditQuota | ReserveQuota | SettleQuota | ReleaseQuota | DebitQuota;
+
+// ---- errors: typed so the HTTP layer can map them to the spec's error bodies ----
+
+export class AccountNotOpenError extends Error {
+  constructor(readonly commandType: AccountCommand['type']) {
+    super(`account is not open (${commandType})`);
+    this.name = 'AccountNotOpenError';
+  }
+}
+
+export class InsufficientQuotaError extends Error {
+  constructor(readonly available: number, readonly requested: number) {
+    super(`insufficient quota: ${requested} requested, ${available} available`);
+    this.name = 'InsufficientQuotaError';
+  }
+}
+
+export class UnknownReservationError extends Error {
+  constructor(readonly reservationId: string) {
+    super(`unknown reservation ${reservationId}`);
+    this.name = 'UnknownReservationError';
+  }
+}
+
+/** A reservation id reused for a different amount, or after it was settled or released. */
+export class ReservationConflictError extends Error {
+  constructor(readonly reservationId: string, readonly reason: 'amount-differs' | 'already-closed') {
+    super(`reservation ${reservationId} conflicts: ${reason}`);
+    this.name = 'ReservationConflictError';
+  }
+}
+
+export class InvalidQuotaAmountError extends RangeError {
+  constructor(readonly field: string, readonly value: number, readonly min: 0 | 1) {
+    super(`${field} must be a ${min === 1 ? 'positive' : 'non-negative'} integer, got ${value}`);
+    this.name = 'InvalidQuotaAmountError';
+  }
+}
+
+// ---- decide ----
+
+export function initialAccountState(): AccountState {
+  return {
+    opened: false,
+    accountId: '',
+    userId: '',
+    group: '',
+    balance: 0,
+    reserved: 0,
+    usedQuota: 0,
+    openReservations: new Map(),
+    closedReservationIds: new Set(),
+    seenCreditIds: new Set(),
+    seenDebitIds: new Set(),
+  };
+}
+
+export function availableOf(state: AccountState): number {
+  return state.balance - state.reserved;
+}
+
+export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
+  if (command.type !== 'OpenAccount' && !state.opened) throw new AccountNotOpenError(command.type);
+  switch (command.type) {
+    case 'OpenAccount':
+      return state.opened ? [] : [{ type: 'AccountOpened', data: { ...command.data } }];
+    case 'CreditQuota':
+      return credit(command.data, state);
+    case 'ReserveQuota':
+      return reserve(command.data, state);
+    case 'SettleQuota':
+      return settle(command.data, state);
+    case 'ReleaseQuota':
+      return release(command.data, state);
+    case 'DebitQuota':
+      return debit(command.data, state);
+    default:
+      return assertNever(command, 'account command');
+  }
+}
+
+function credit(data: CreditQuota['data'], state: AccountState): AccountEvent[] {
+  requireQuota('amount', data.amount, 1);
+  if (state.seenCreditIds.has(data.creditId)) return [];
+  return [{ type: 'QuotaCredited', data: { ...data } }];
+}
+
+function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[] {
+  requireQuota('reservation amount', data.amount, 0);
+  const existing = state.openReservations.get(data.reservationId);
+  if (existing) {
+    if (existing.amount === data.amount) return [];
+    throw new ReservationConflictError(data.reservationId, 'amount-differs');
+  }
+  // Reopening a settled or released id would let a late retry reserve (and charge) twice.
+  if (state.closedReservationIds.has(data.reservationId)) {
+    throw new ReservationConflictError(data.reservationId, 'already-closed');
+  }
+  const available = availableOf(state);
+  if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
+  return [{ type: 'QuotaReserved', data: { ...data } }];
+}
+
+function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] {
+  requireQuota('actual', data.actual, 0);
+  if (state.closedReservationIds.has(data.reservationId)) return [];
+  const reservation = state.openReservations.get(data.reservationId);
+  if (!reservation) throw new UnknownReservationError(data.reservationId);
+  // The result may cost more than was reserved: the excess comes from the available balance,
+  // as far as it goes, so available never drops below zero.
+  const charged = Math.min(data.actual, reservation.amount + availableOf(state));
+  return [{
+    type: 'QuotaSettled',
+    data: {
+      reservationId: data.reservationId,
+      taskId: reservation.taskId,
+      reserved: reservation.amount,
+      actual: data.actual,
+      charged,
+      ...(data.basis ? { basis: data.basis } : {}),
+      ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+    },
+  }];
+}
+
+function release(data: ReleaseQuota['data'], state: AccountState): AccountEvent[] {
+  if (state.closedReservationIds.has(data.reservationId)) return [];
+  const reservation = state.openReservations.get(data.reservationId);
+  if (!reservation) throw new UnknownReservationError(data.reservationId);
+  return [{
+    type: 'QuotaReleased',
+    data: {
+      reservationId: data.reservationId,
+      taskId: reservation.taskId,
+      amount: reservation.amount,
+      reason: data.reason,
+      ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+    },
+  }];
+}
+
+function debit(data: DebitQuota['data'], state: AccountState): AccountEvent[] {
+  requireQuota('amount', data.amount, 1);
+  if (state.seenDebitIds.has(data.debitId)) return [];
+  const available = availableOf(state);
+  if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
+  return [{ type: 'QuotaDebited', data: { ...data } }];
+}
+
+function requireQuota(field: string, value: number, min: 0 | 1): void {
+  if (!Number.isSafeInteger(value) || value < min) throw new InvalidQuotaAmountError(field, value, min);
+}
+
+// ---- evolve ----
+// A long-lived account collects many ids; copying the sets on every event would make a
+// replay quadratic. So one mutable draft is applied in place: `evolve` copies once per event,
+// `foldAccount` copies once per replay. Neither mutates the state it was given.
+
+type AccountDraft = {
+  -readonly [K in keyof AccountState]: AccountState[K];
+} & {
+  openReservations: Map<string, OpenReservation>;
+  closedReservationIds: Set<string>;
+  seenCreditIds: Set<string>;
+  seenDebitIds: Set<string>;
+};
+
+function draftOf(state: AccountState): AccountDraft {
+  return {
+    ...state,
+    openReservations: new Map(state.openReservations),
+    closedReservationIds: new Set(state.closedReservationIds),
+    seenCreditIds: new Set(state.seenCreditIds),
+    seenDebitIds: new Set(state.seenDebitIds),
+  };
+}
+
+/**
+ * Applies one recorded event. Never throws: a duplicate that slipped into the stream is
+ * absorbed exactly as decide would have refused it; other streams' events are ignored.
+ */
+function applyInPlace(draft: AccountDraft, event: DomainEvent): void {
+  switch (event.type) {
+    case 'AccountOpened':
+      if (draft.opened) return;
+      draft.opened = true;
+      draft.accountId = event.data.accountId;
+      draft.userId = event.data.userId;
+      draft.group = event.data.group;
+      return;
+    case 'QuotaCredited':
+      if (draft.seenCreditIds.has(event.data.creditId)) return;
+      draft.seenCreditIds.add(event.data.creditId);
+      draft.balance += event.data.amount;
+      return;
+    case 'QuotaReserved': {
+      const { reservationId, amount, taskId, model, tokenId } = event.data;
+      if (draft.openReservations.has(reservationId) || draft.closedReservationIds.has(reservationId)) return;
+      draft.openReservations.set(reservationId, { amount, taskId, model, ...(tokenId !== undefined ? { tokenId } : {}) });
+      draft.reserved += amount;
+      return;
+    }
+    case 'QuotaSettled':
+      if (!closeReservation(draft, event.data.reservationId)) return;
+      draft.balance -= event.data.charged;
+      draft.usedQuota += event.data.charged;
+      return;
+    case 'QuotaReleased':
+      closeReservation(draft, event.data.reservationId);
+      return;
+    case 'QuotaDebited':
+      if (draft.seenDebitIds.has(event.data.debitId)) return;
+      draft.seenDebitIds.add(event.data.debitId);
+      draft.balance -= event.data.amount;
+      draft.usedQuota += event.data.amount;
+      return;
+    default:
+      return;
+  }
+}
+
+/** Moves a reservation from open to closed; false when it was already closed. */
+function closeReservation(draft: AccountDraft, reservationId: string): boolean {
+  if (draft.closedReservationIds.has(reservationId)) return false;
+  const reservation = draft.openReservations.get(reservationId);
+  if (reservation) {
+    draft.reserved -= reservation.amount;
+    draft.openReservations.delete(reservationId);
+  }
+  draft.closedReservationIds.add(reservationId);
+  return true;
+}
+
+/** Accepts any catalog event so a handler can fold what it read without narrowing first. */
+export function evolveAccount(state: AccountState, event: DomainEvent): AccountState {
+  const draft = draftOf(state);
+  applyInPlace(draft, event);
+  return draft;
+}
+
+export function foldAccount(events: Iterable<DomainEvent>, from: AccountState = initialAccountState()): AccountState {
+  const draft = draftOf(from);
+  for (const event of events) applyInPlace(draft, event);
+  return draft;
+}
+
+export function accountView(state: AccountState): AccountView {
+  return { balance: state.balance, reserved: state.reserved, available: availableOf(state), usedQuota: state.usedQuota };
+}
+
+export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent> = {
+  decide: decideAccount,
+  evolve: evolveAccount,
+  initialState: initialAccountState,
+};

@@ -1,0 +1,229 @@
+/**
+ * The event catalog: every event type the gateway appends, with its zod schema.
+ * Event type names are PascalCase past tense. Money is an integer count of quota units.
+ */
+import { z } from 'zod';
+
+const quota = z.number().int();
+const nonNegativeQuota = quota.min(0);
+
+/** What a charge was computed from, recorded with the reservation so auditors can trace it. */
+export const PriceBasis = z.object({
+  model: z.string(),
+  group: z.string(),
+  /** Unit the model is priced in: per request, image, second of video, or 1K tokens. */
+  unit: z.enum(['request', 'image', 'second', 'ktoken']),
+  unitPrice: nonNegativeQuota,
+  /** Group ratio in permille (1000 = 1.0), integer so the arithmetic stays integral. */
+  groupRatioPermille: z.number().int().min(0),
+  units: z.number().min(0),
+  tier: z.string().optional(),
+  /** Extra per-request surcharge (e.g. separately priced audio). */
+  extra: nonNegativeQuota.optional(),
+});
+export type PriceBasis = z.infer<typeof PriceBasis>;
+
+// ---- account-<accountId> ----
+export const AccountOpened = z.object({ accountId: z.string(), userId: z.string(), group: z.string() });
+export const QuotaCredited = z.object({ creditId: z.string(), amount: quota.positive(), note: z.string(), by: z.string().optional() });
+export const QuotaReserved = z.object({
+  reservationId: z.string(),
+  taskId: z.string(),
+  amount: nonNegativeQuota,
+  model: z.string(),
+  tokenId: z.string().optional(),
+  basis: PriceBasis,
+});
+export const QuotaSettled = z.object({
+  reservationId: z.string(),
+  taskId: z.string(),
+  reserved: nonNegativeQuota,
+  /** What the result actually cost (may exceed the reservation). */
+  actual: nonNegativeQuota,
+  /** What was charged: `actual`, capped so the available balance never goes below zero. */
+  charged: nonNegativeQuota,
+  basis: PriceBasis.optional(),
+  /** The token the reservation was made with, so token usage can be projected. */
+  tokenId: z.string().optional(),
+});
+export const QuotaReleased = z.object({
+  reservationId: z.string(),
+  taskId: z.string(),
+  amount: nonNegativeQuota,
+  reason: z.string(),
+  tokenId: z.string().optional(),
+});
+export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional() });
+
+// ---- user-<userId> ----
+export const UserRole = z.enum(['admin', 'user']);
+export const UserRegistered = z.object({
+  userId: z.string(),
+  username: z.string(),
+  passwordHash: z.string(),
+  role: UserRole,
+  group: z.string(),
+  accountId: z.string(),
+});
+/** Stream `username-<lowercased name>`: appended with no_stream, so a name is taken once. */
+export const UsernameClaimed = z.object({ userId: z.string(), username: z.string() });
+export const UserSessionStarted = z.object({ sessionHash: z.string(), expiresAt: z.number().int() });
+export const UserSessionEnded = z.object({ sessionHash: z.string() });
+
+// ---- token-<tokenId> ----
+export const TokenSettings = z.object({
+  name: z.string(),
+  status: z.union([z.literal(1), z.literal(2)]),
+  /** Unix seconds, or -1 for never. */
+  expiredTime: z.number().int(),
+  remainQuota: nonNegativeQuota,
+  unlimitedQuota: z.boolean(),
+  modelLimits: z.array(z.string()),
+  group: z.string(),
+  allowIps: z.array(z.string()),
+  channelId: z.string().nullable(),
+});
+export type TokenSettings = z.infer<typeof TokenSettings>;
+export const TokenCreated = TokenSettings.extend({
+  tokenId: z.string(),
+  accountId: z.string(),
+  userId: z.string(),
+  keyHash: z.string(),
+  /** Last four characters of the key, so a user can tell keys apart without the secret. */
+  keyTail: z.string(),
+});
+export const TokenUpdated = z.object({ changes: TokenSettings.partial() });
+export const TokenDeleted = z.object({ tokenId: z.string() });
+
+// ---- channel-<channelId> ----
+export const ChannelSettings = z.object({
+  name: z.string(),
+  /** Upstream protocol family (image, vidgen, ...): which adapter speaks to it. */
+  family: z.string(),
+  baseUrl: z.string(),
+  /** Upstream credential. Never returned by the API or logged (see docs/decisions.md). */
+  key: z.string(),
+  models: z.array(z.string()),
+  modelMapping: z.record(z.string(), z.string()),
+  groups: z.array(z.string()),
+  priority: z.number().int(),
+  weight: z.number().int().min(0),
+  status: z.union([z.literal(1), z.literal(2)]),
+});
+export type ChannelSettings = z.infer<typeof ChannelSettings>;
+export const ChannelCreated = ChannelSettings.extend({ channelId: z.string() });
+export const ChannelUpdated = z.object({ changes: ChannelSettings.partial() });
+export const ChannelDeleted = z.object({ channelId: z.string() });
+
+// ---- pricing ----
+export const ModelPrice = z.object({
+  unit: PriceBasis.shape.unit,
+  /** Price of one unit; for tiered units the default when the tier has no own price. */
+  price: nonNegativeQuota,
+  /** Per-tier unit prices (video resolutions, image size presets). */
+  tiers: z.record(z.string(), nonNegativeQuota).optional(),
+  /** Per-request surcharges by option name (e.g. `audio`). */
+  extras: z.record(z.string(), nonNegativeQuota).optional(),
+});
+export type ModelPrice = z.infer<typeof ModelPrice>;
+export const PriceTable = z.object({
+  models: z.record(z.string(), ModelPrice),
+  groupRatios: z.record(z.string(), z.number().int().min(0)),
+});
+export type PriceTable = z.infer<typeof PriceTable>;
+export const PricesSet = PriceTable;
+
+// ---- task-<taskId> ----
+export const TaskSubmitted = z.object({
+  taskId: z.string(),
+  family: z.string(),
+  /** Family-specific kind of request (text2video, edit, lyrics, IMAGINE, ...). */
+  action: z.string(),
+  model: z.string(),
+  accountId: z.string(),
+  tokenId: z.string(),
+  group: z.string(),
+  channelCandidates: z.array(z.string()),
+  /** The validated request, with secrets and inline Base64 payloads stripped. */
+  request: z.record(z.string(), z.unknown()),
+  reservationId: z.string(),
+  reserved: nonNegativeQuota,
+  basis: PriceBasis,
+  /** Unix seconds. */
+  createdAt: z.number().int(),
+  callbackUrl: z.string().optional(),
+  idempotencyKey: z.string().optional(),
+});
+export const UpstreamSubmitted = z.object({ channelId: z.string(), upstreamTaskId: z.string(), attempt: z.number().int() });
+export const UpstreamSubmitFailed = z.object({ channelId: z.string(), reason: z.string(), retryable: z.boolean(), attempt: z.number().int() });
+export const TaskStatus = z.enum(['queued', 'in_progress']);
+export const TaskProgressed = z.object({
+  status: TaskStatus,
+  /** 0..100 */
+  progress: z.number().int().min(0).max(100),
+  upstream: z.record(z.string(), z.unknown()).optional(),
+});
+export const TaskResultItem = z.object({
+  kind: z.enum(['image', 'video', 'audio', 'text']),
+  assetKey: z.string().optional(),
+  contentType: z.string().optional(),
+  /** Base64 kept in the event only where the family returns Base64 (pro-image). */
+  b64: z.string().optional(),
+  text: z.string().optional(),
+  revisedPrompt: z.string().optional(),
+  width: z.number().int().optional(),
+  height: z.number().int().optional(),
+  durationSeconds: z.number().optional(),
+});
+export type TaskResultItem = z.infer<typeof TaskResultItem>;
+export const TaskSucceeded = z.object({
+  results: z.array(TaskResultItem),
+  /** What settlement is computed from: units returned (images, seconds, tokens), tier. */
+  usage: z.object({ units: z.number().min(0), tier: z.string().optional() }).catchall(z.unknown()),
+  upstream: z.record(z.string(), z.unknown()).optional(),
+  /** Unix seconds when assets expire (0 when there are none). */
+  assetsExpireAt: z.number().int(),
+  completedAt: z.number().int(),
+});
+export const TaskFailed = z.object({ code: z.string(), reason: z.string(), completedAt: z.number().int() });
+export const AssetsExpired = z.object({ assetKeys: z.array(z.string()) });
+
+export const eventSchemas = {
+  AccountOpened, QuotaCredited, QuotaReserved, QuotaSettled, QuotaReleased, QuotaDebited,
+  UserRegistered, UsernameClaimed, UserSessionStarted, UserSessionEnded,
+  TokenCreated, TokenUpdated, TokenDeleted,
+  ChannelCreated, ChannelUpdated, ChannelDeleted,
+  PricesSet,
+  TaskSubmitted, UpstreamSubmitted, UpstreamSubmitFailed, TaskProgressed, TaskSucceeded, TaskFailed, AssetsExpired,
+} as const;
+
+export type EventType = keyof typeof eventSchemas;
+export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
+
+/** A domain event as decide/evolve see it: a discriminated union over the catalog. */
+export type DomainEvent = { [T in EventType]: Readonly<{ type: T; data: EventDataOf<T> }> }[EventType];
+export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(eventSchemas, type);
+}
+
+/** Parses recorded data against the catalog; undefined when the type is unknown or the data invalid. */
+export function parseEvent(type: string, data: unknown): DomainEvent | undefined {
+  if (!isEventType(type)) return undefined;
+  const parsed = eventSchemas[type].safeParse(data);
+  return parsed.success ? ({ type, data: parsed.data } as DomainEvent) : undefined;
+}
+
+export const streams = {
+  task: (id: string) => `task-${id}`,
+  account: (id: string) => `account-${id}`,
+  user: (id: string) => `user-${id}`,
+  username: (name: string) => `username-${name.toLowerCase()}`,
+  token: (id: string) => `token-${id}`,
+  channel: (id: string) => `channel-${id}`,
+  pricing: () => 'pricing',
+} as const;
+
+/** Every stream prefix the gateway writes: subscriptions filter on these. */
+export const gatewayStreamPrefixes = ['task-', 'account-', 'user-', 'username-', 'token-', 'channel-', 'pricing'] as const;

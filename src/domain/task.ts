@@ -1,0 +1,209 @@
+/**
+ * The task aggregate (stream `task-<taskId>`), one per task, sync calls included:
+ *
+ *   none → submitted → dispatched → running → succeeded → expired
+ *                  ╰───────────┴─────────┴──→ failed
+ *
+ * `dispatched` follows UpstreamSubmitted, `running` the first TaskProgressed. A final state is
+ * final: completing, failing or reporting progress on a finished task decides `[]`, so late
+ * poll results and retried commands are absorbed.
+ */
+import { assertNever, type Command, type Decider } from './decider.js';
+import type { DomainEvent, EventDataOf, EventOf, TaskResultItem } from './events.js';
+
+export type TaskEvent = EventOf<
+  'TaskSubmitted' | 'UpstreamSubmitted' | 'UpstreamSubmitFailed' | 'TaskProgressed' | 'TaskSucceeded' | 'TaskFailed' | 'AssetsExpired'
+>;
+
+export type TaskLifecycle = 'submitted' | 'dispatched' | 'running' | 'succeeded' | 'failed' | 'expired';
+export type UpstreamStatus = EventDataOf<'TaskProgressed'>['status'];
+export type TaskUsage = EventDataOf<'TaskSucceeded'>['usage'];
+
+/** One try at submitting upstream, kept so the dispatcher skips channels already tried. */
+export type UpstreamAttempt = Readonly<
+  { attempt: number; channelId: string } & (
+    | { outcome: 'submitted'; upstreamTaskId: string }
+    | { outcome: 'failed'; reason: string; retryable: boolean }
+  )
+>;
+
+export type NoTask = Readonly<{ status: 'none'; final: false }>;
+
+/** Everything TaskSubmitted carried (family, model, account, reservation, candidates, ...) plus the life cycle. */
+export type KnownTask = Readonly<
+  EventDataOf<'TaskSubmitted'> & {
+    status: TaskLifecycle;
+    final: boolean;
+    attempts: readonly UpstreamAttempt[];
+    channelId: string | null;
+    upstreamTaskId: string | null;
+    upstreamStatus: UpstreamStatus | null;
+    progress: number;
+    results: readonly TaskResultItem[];
+    assetKeys: readonly string[];
+    usage: TaskUsage | null;
+    failure: Readonly<{ code: string; reason: string }> | null;
+    assetsExpireAt: number | null;
+    completedAt: number | null;
+  }
+>;
+
+export type TaskState = NoTask | KnownTask;
+
+export type SubmitTask = Command<'SubmitTask', EventDataOf<'TaskSubmitted'>>;
+export type RecordUpstreamSubmitted = Command<'RecordUpstreamSubmitted', EventDataOf<'UpstreamSubmitted'>>;
+export type RecordUpstreamSubmitFailed = Command<'RecordUpstreamSubmitFailed', EventDataOf<'UpstreamSubmitFailed'>>;
+export type RecordProgress = Command<'RecordProgress', EventDataOf<'TaskProgressed'>>;
+export type CompleteTask = Command<'CompleteTask', EventDataOf<'TaskSucceeded'>>;
+export type FailTask = Command<'FailTask', EventDataOf<'TaskFailed'>>;
+/** Without `assetKeys`, every asset the task still holds expires. */
+export type ExpireAssets = Command<'ExpireAssets', { assetKeys?: string[] }>;
+export type TaskCommand =
+  | SubmitTask | RecordUpstreamSubmitted | RecordUpstreamSubmitFailed | RecordProgress | CompleteTask | FailTask | ExpireAssets;
+
+export class InvalidTaskTransitionError extends Error {
+  constructor(readonly from: TaskState['status'], readonly commandType: TaskCommand['type']) {
+    super(`${commandType} is not allowed when the task is ${from}`);
+    this.name = 'InvalidTaskTransitionError';
+  }
+}
+
+// ---- decide ----
+
+export function initialTaskState(): TaskState {
+  return { status: 'none', final: false };
+}
+
+export function decideTask(command: TaskCommand, state: TaskState): TaskEvent[] {
+  if (command.type === 'SubmitTask') {
+    return state.status === 'none' ? [{ type: 'TaskSubmitted', data: { ...command.data } }] : [];
+  }
+  if (state.status === 'none') throw new InvalidTaskTransitionError('none', command.type);
+  switch (command.type) {
+    case 'RecordUpstreamSubmitted':
+      return recordUpstreamSubmitted(command, state);
+    case 'RecordUpstreamSubmitFailed':
+      return recordUpstreamSubmitFailed(command, state);
+    case 'RecordProgress':
+      return recordProgress(command, state);
+    case 'CompleteTask':
+      return state.final ? [] : [{ type: 'TaskSucceeded', data: { ...command.data } }];
+    case 'FailTask':
+      return state.final ? [] : [{ type: 'TaskFailed', data: { ...command.data } }];
+    case 'ExpireAssets':
+      return expireAssets(command, state);
+    default:
+      return assertNever(command, 'task command');
+  }
+}
+
+function recordUpstreamSubmitted(command: RecordUpstreamSubmitted, task: KnownTask): TaskEvent[] {
+  const { channelId, upstreamTaskId } = command.data;
+  if (task.channelId === channelId && task.upstreamTaskId === upstreamTaskId) return [];
+  if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
+  return [{ type: 'UpstreamSubmitted', data: { ...command.data } }];
+}
+
+function recordUpstreamSubmitFailed(command: RecordUpstreamSubmitFailed, task: KnownTask): TaskEvent[] {
+  const { channelId, attempt } = command.data;
+  const recorded = task.attempts.some((a) => a.outcome === 'failed' && a.channelId === channelId && a.attempt === attempt);
+  if (recorded) return [];
+  if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
+  return [{ type: 'UpstreamSubmitFailed', data: { ...command.data } }];
+}
+
+/**
+ * Appended only on change. Progress and status never go backwards: an upstream that flaps
+ * from in_progress to queued, or reports 40 after 60, keeps the furthest point reached.
+ */
+function recordProgress(command: RecordProgress, task: KnownTask): TaskEvent[] {
+  if (task.final) return [];
+  if (task.status !== 'dispatched' && task.status !== 'running') {
+    throw new InvalidTaskTransitionError(task.status, command.type);
+  }
+  const status = task.upstreamStatus === 'in_progress' ? 'in_progress' : command.data.status;
+  const progress = Math.max(task.progress, command.data.progress);
+  if (status === task.upstreamStatus && progress === task.progress) return [];
+  const { upstream } = command.data;
+  return [{ type: 'TaskProgressed', data: { status, progress, ...(upstream ? { upstream } : {}) } }];
+}
+
+function expireAssets(command: ExpireAssets, task: KnownTask): TaskEvent[] {
+  if (task.status === 'expired') return [];
+  if (task.status !== 'succeeded') throw new InvalidTaskTransitionError(task.status, command.type);
+  return [{ type: 'AssetsExpired', data: { assetKeys: [...(command.data.assetKeys ?? task.assetKeys)] } }];
+}
+
+// ---- evolve ----
+
+/** Never throws on a recorded event: events that do not apply (or other streams') are ignored. */
+export function evolveTask(state: TaskState, event: DomainEvent): TaskState {
+  if (event.type === 'TaskSubmitted') return state.status === 'none' ? submittedTask(event.data) : state;
+  if (state.status === 'none') return state;
+  switch (event.type) {
+    case 'UpstreamSubmitted': {
+      const { channelId, upstreamTaskId, attempt } = event.data;
+      return {
+        ...state,
+        status: state.status === 'submitted' ? 'dispatched' : state.status,
+        channelId,
+        upstreamTaskId,
+        attempts: [...state.attempts, { attempt, channelId, outcome: 'submitted', upstreamTaskId }],
+      };
+    }
+    case 'UpstreamSubmitFailed': {
+      const { channelId, attempt, reason, retryable } = event.data;
+      return { ...state, attempts: [...state.attempts, { attempt, channelId, outcome: 'failed', reason, retryable }] };
+    }
+    case 'TaskProgressed':
+      if (state.final) return state;
+      return { ...state, status: 'running', upstreamStatus: event.data.status, progress: event.data.progress };
+    case 'TaskSucceeded': {
+      if (state.final) return state;
+      const { results, usage, assetsExpireAt, completedAt } = event.data;
+      const assetKeys = results.flatMap((item) => (item.assetKey === undefined ? [] : [item.assetKey]));
+      return { ...state, status: 'succeeded', final: true, progress: 100, results, assetKeys, usage, assetsExpireAt, completedAt };
+    }
+    case 'TaskFailed': {
+      if (state.final) return state;
+      const { code, reason, completedAt } = event.data;
+      return { ...state, status: 'failed', final: true, failure: { code, reason }, completedAt };
+    }
+    case 'AssetsExpired':
+      // Results point at re-hosted bytes that are now deleted, so they go with them.
+      return state.status === 'succeeded' ? { ...state, status: 'expired', results: [], assetKeys: [] } : state;
+    default:
+      return state;
+  }
+}
+
+function submittedTask(data: EventDataOf<'TaskSubmitted'>): KnownTask {
+  return {
+    ...data,
+    status: 'submitted',
+    final: false,
+    attempts: [],
+    channelId: null,
+    upstreamTaskId: null,
+    upstreamStatus: null,
+    progress: 0,
+    results: [],
+    assetKeys: [],
+    usage: null,
+    failure: null,
+    assetsExpireAt: null,
+    completedAt: null,
+  };
+}
+
+export function foldTask(events: Iterable<DomainEvent>): TaskState {
+  let state = initialTaskState();
+  for (const event of events) state = evolveTask(state, event);
+  return state;
+}
+
+export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
+  decide: decideTask,
+  evolve: evolveTask,
+  initialState: initialTaskState,
+};

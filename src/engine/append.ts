@@ -1,0 +1,17 @@
+import { newEventId } from '../domain/ids.js';
+import type { DomainEvent } from '../domain/events.js';
+import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../ports/event-store.js';
+
+/** Wraps domain events with ids and metadata and appends them to one stream. */
+export function toNewEvents(events: readonly DomainEvent[], metadata: EventMetadata, ids?: readonly string[]): NewEvent[] {
+  return events.map((e, i) => ({ id: ids?.[i] ?? newEventId(), type: e.type, data: e.data, metadata }));
+}
+
+export function appendEvents(
+  store: EventStore,
+  stream: string,
+  events: readonly DomainEvent[],
+  options: { expectedRevision: ExpectedRevision; metadata: EventMetadata; ids?: readonly string[] },
+): Promise<AppendResult> {
+  return store.append(stream, toNewEvents(events, options.metadata, options.ids), { expectedRevision: options.expectedRevision });
+}

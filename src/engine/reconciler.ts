@@ -1,0 +1,71 @@
+/**
+ * Releases reservations whose task stream never appeared: a submit reserves on the account
+ * stream first and opens the task stream second; a crash (or a failed append) between the two
+ * leaves a reservation nothing will ever settle. After a grace period it is given back.
+ */
+import type { Logger } from 'pino';
+import { streams } from '../domain/events.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { ViewStore } from '../ports/view-store.js';
+import type { OpenReservationDoc } from '../../projections/open-reservations.js';
+import type { AccountService } from './account-service.js';
+
+export const NEVER_SUBMITTED = 'task_never_submitted';
+
+export interface Reconciler {
+  /** One pass; resolves with the number of reservations released. */
+  runOnce(): Promise<number>;
+  start(intervalMs?: number): void;
+  stop(): Promise<void>;
+}
+
+export function createReconciler(deps: {
+  events: EventStore;
+  views: ViewStore;
+  accounts: AccountService;
+  log: Logger;
+  graceSeconds: number;
+  clock: () => Date;
+}): Reconciler {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+
+  async function pass(): Promise<number> {
+    const now = deps.clock();
+    const cutoff = now.getTime() - deps.graceSeconds * 1000;
+    const open = await deps.views.find<OpenReservationDoc>('open-reservations', {}, { sortBy: 'at', limit: 1000 });
+    let released = 0;
+    for (const { doc } of open) {
+      if (Date.parse(doc.at) > cutoff) break;
+      const task = await deps.events.readStream(streams.task(doc.taskId), { maxCount: 1 });
+      if (task.length > 0) continue;
+      const result = await deps.accounts.execute(
+        doc.accountId,
+        { type: 'ReleaseQuota', data: { reservationId: doc.reservationId, reason: NEVER_SUBMITTED } },
+        { at: now.toISOString(), accountId: doc.accountId, correlationId: doc.taskId },
+      );
+      if (result.events.length > 0) {
+        released++;
+        deps.log.warn({ reservationId: doc.reservationId, taskId: doc.taskId, amount: doc.amount }, 'released a reservation whose task never appeared');
+      }
+    }
+    return released;
+  }
+
+  return {
+    runOnce() {
+      running ??= pass().finally(() => (running = undefined));
+      return running;
+    },
+    start(intervalMs = 30_000) {
+      timer = setInterval(() => {
+        this.runOnce().catch((err: unknown) => deps.log.error({ err }, 'reconciler pass failed'));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}

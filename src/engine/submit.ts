@@ -1,0 +1,103 @@
+/**
+ * Accepting a task: quote, reserve on the account stream, then open the task stream. Two
+ * single-stream appends; when the second fails the reservation is released at once, and when
+ * the process dies between them the reconciler releases it after its grace period.
+ */
+import { InsufficientQuotaError } from '../domain/account.js';
+import { streams, type EventDataOf } from '../domain/events.js';
+import { newId } from '../domain/ids.js';
+import { NoPriceError, quote } from '../domain/pricing.js';
+import type { EventMetadata } from '../ports/event-store.js';
+import { assertTokenCovers, type Caller } from '../http/auth/bearer.js';
+import type { GatewayDeps } from '../http/deps.js';
+import { GatewayError } from '../http/errors.js';
+import { appendEvents } from './append.js';
+
+export interface SubmitRequest {
+  family: string;
+  /** Channel family that speaks the upstream protocol for this request. */
+  channelFamily: string;
+  action: string;
+  model: string;
+  caller: Caller;
+  /** The validated request as it will be sent upstream (no secrets). */
+  request: Record<string, unknown>;
+  /** What the reservation is quoted on (images asked for, seconds, requests). */
+  units: number;
+  tier?: string;
+  extras?: readonly string[];
+  callbackUrl?: string;
+  idempotencyKey?: string;
+  metadata: EventMetadata;
+  /** A pre-chosen task id (idempotent submits decide it before reserving). */
+  taskId?: string;
+}
+
+export interface SubmittedTask {
+  taskId: string;
+  data: EventDataOf<'TaskSubmitted'>;
+  position: bigint;
+}
+
+export function candidateChannels(deps: GatewayDeps, caller: Caller, model: string, channelFamily: string): string[] {
+  const channels = deps.catalog.channelsFor(model, caller.group, channelFamily);
+  const usable = caller.channelId ? channels.filter((c) => c.channelId === caller.channelId) : channels;
+  if (usable.length === 0) throw new GatewayError(403, 'model_not_available', `model: ${model} is not available to this API key`, 'model');
+  return usable.map((c) => c.channelId);
+}
+
+export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise<SubmittedTask> {
+  const { caller } = req;
+  const channelCandidates = candidateChannels(deps, caller, req.model, req.channelFamily);
+  let priced;
+  try {
+    priced = quote(deps.catalog.prices(), { model: req.model, group: caller.group, units: req.units, ...(req.tier ? { tier: req.tier } : {}), ...(req.extras ? { extras: req.extras } : {}) });
+  } catch (err) {
+    if (err instanceof NoPriceError) throw new GatewayError(403, 'model_not_priced', `model: ${req.model} has no price configured`, 'model');
+    throw err;
+  }
+  assertTokenCovers(caller, priced.amount);
+
+  const taskId = req.taskId ?? newId('task');
+  const reservationId = `res_${taskId}`;
+  const metadata = { ...req.metadata, accountId: caller.accountId, correlationId: taskId };
+  try {
+    await deps.accounts.execute(
+      caller.accountId,
+      { type: 'ReserveQuota', data: { reservationId, taskId, amount: priced.amount, model: req.model, tokenId: caller.tokenId, basis: priced.basis } },
+      metadata,
+    );
+  } catch (err) {
+    if (err instanceof InsufficientQuotaError) {
+      throw new GatewayError(402, 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
+    }
+    throw err;
+  }
+
+  const data: EventDataOf<'TaskSubmitted'> = {
+    taskId,
+    family: req.family,
+    action: req.action,
+    model: req.model,
+    accountId: caller.accountId,
+    tokenId: caller.tokenId,
+    group: caller.group,
+    channelCandidates,
+    request: req.request,
+    reservationId,
+    reserved: priced.amount,
+    basis: priced.basis,
+    createdAt: Math.floor(deps.clock().getTime() / 1000),
+    ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+    ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+  };
+  try {
+    const result = await appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], { expectedRevision: 'no_stream', metadata });
+    return { taskId, data, position: result.position };
+  } catch (err) {
+    await deps.accounts
+      .execute(caller.accountId, { type: 'ReleaseQuota', data: { reservationId, reason: 'submit_failed' } }, metadata)
+      .catch((releaseErr: unknown) => deps.log.error({ err: releaseErr, reservationId }, 'release after a failed submit failed; the reconciler will retry'));
+    throw err;
+  }
+}

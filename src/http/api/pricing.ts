@@ -1,0 +1,51 @@
+/** Admin price table: `GET/PUT /api/pricing` (each PUT appends the whole resulting table). */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ModelPrice, streams, type PriceTable } from '../../domain/events.js';
+import { appendEvents } from '../../engine/append.js';
+import { requireSession } from '../auth/session.js';
+import type { GatewayDeps } from '../deps.js';
+import { metadataFor } from '../request-meta.js';
+import { ok } from '../api-response.js';
+
+const PricingBody = z
+  .object({
+    /** Prices to set; `null` removes a model's price. */
+    models: z.record(z.string().min(1), ModelPrice.strict().nullable()).default({}),
+    /** Group ratios in permille (1000 = 1.0); `null` removes a group's ratio. */
+    group_ratios: z.record(z.string().min(1), z.number().int().min(0).nullable()).default({}),
+  })
+  .strict();
+
+const view = (t: PriceTable) => ({ models: t.models, group_ratios: t.groupRatios });
+
+export function pricingRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
+    app.addHook('preHandler', requireSession(deps, 'admin'));
+
+    app.get('/api/pricing', { schema: { tags: ['admin'] } }, async () => ok(view(deps.catalog.prices())));
+
+    app.put('/api/pricing', { schema: { tags: ['admin'], body: PricingBody } }, async (request) => {
+      const current = deps.catalog.prices();
+      const models = { ...current.models };
+      for (const [m, price] of Object.entries(request.body.models)) {
+        if (price === null) delete models[m];
+        else models[m] = price;
+      }
+      const groupRatios = { ...current.groupRatios };
+      for (const [g, ratio] of Object.entries(request.body.group_ratios)) {
+        if (ratio === null) delete groupRatios[g];
+        else groupRatios[g] = ratio;
+      }
+      const result = await appendEvents(deps.events, streams.pricing(), [{ type: 'PricesSet', data: { models, groupRatios } }], {
+        expectedRevision: 'any',
+        metadata: metadataFor(request, deps.clock()),
+      });
+      await deps.runner.waitFor(result.position);
+      await deps.catalog.refresh();
+      return ok(view(deps.catalog.prices()));
+    });
+  };
+}

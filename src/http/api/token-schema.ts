@@ -1,0 +1,62 @@
+/** Request and record shapes of `/api/token/` (spec 4.1; fields decided in docs/decisions.md). */
+import { z } from 'zod';
+import type { TokenDoc } from '../../../projections/tokens.js';
+import { isValidAllowEntry } from '../auth/ip-allow-list.js';
+import { maskKey } from '../auth/secrets.js';
+
+/** A list given as an array, or as one comma/newline separated string (the common clients' form). */
+const stringList = (item: z.ZodString) =>
+  z
+    .union([z.array(item), z.string()])
+    .transform((v) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter(Boolean));
+
+const allowIp = z.string().refine(isValidAllowEntry, { message: 'must be an IP address or CIDR range' });
+
+export const TokenFields = z.object({
+  name: z.string().max(64, 'must be at most 64 characters'),
+  status: z.union([z.literal(1), z.literal(2)], { message: 'must be 1 (enabled) or 2 (disabled)' }),
+  expired_time: z.number().int().min(-1, 'must be -1 (never) or Unix seconds'),
+  remain_quota: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  unlimited_quota: z.boolean(),
+  model_limits: stringList(z.string().min(1).max(128)),
+  group: z.string().max(32),
+  allow_ips: stringList(z.string()).pipe(z.array(allowIp)),
+  channel_id: z.string().min(1).nullable(),
+});
+
+export const CreateTokenBody = TokenFields.partial().strict();
+export const UpdateTokenBody = TokenFields.partial().extend({ id: z.string().min(1) }).strict();
+
+export const TokenRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  key: z.string(),
+  status: z.number(),
+  expired_time: z.number(),
+  remain_quota: z.number(),
+  unlimited_quota: z.boolean(),
+  used_quota: z.number(),
+  model_limits: z.array(z.string()),
+  group: z.string(),
+  allow_ips: z.array(z.string()),
+  channel_id: z.string().nullable(),
+  created_time: z.number(),
+});
+
+export function tokenRecord(doc: TokenDoc, fullKey?: string): z.infer<typeof TokenRecord> {
+  return {
+    id: doc.tokenId,
+    name: doc.name,
+    key: fullKey ?? maskKey(doc.keyTail),
+    status: doc.status,
+    expired_time: doc.expiredTime,
+    remain_quota: doc.remainQuota,
+    unlimited_quota: doc.unlimitedQuota,
+    used_quota: doc.usedQuota,
+    model_limits: doc.modelLimits,
+    group: doc.group,
+    allow_ips: doc.allowIps,
+    channel_id: doc.channelId,
+    created_time: Math.floor(Date.parse(doc.createdAt) / 1000),
+  };
+}

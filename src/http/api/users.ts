@@ -1,0 +1,124 @@
+/** Users and login sessions: `/api/user/…` (issue: users are event-sourced like everything). */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { streams } from '../../domain/events.js';
+import { registerUser, UsernameTakenError } from '../../engine/users.js';
+import { appendEvents } from '../../engine/append.js';
+import type { AccountDoc } from '../../../projections/accounts.js';
+import type { UserDoc } from '../../../projections/users.js';
+import { hashPassword, verifyPassword } from '../auth/password.js';
+import { newSessionId, sha256 } from '../auth/secrets.js';
+import { currentUser, requireSession, SESSION_COOKIE } from '../auth/session.js';
+import type { GatewayDeps } from '../deps.js';
+import { GatewayError } from '../errors.js';
+import { metadataFor } from '../request-meta.js';
+import { envelope, ok } from '../api-response.js';
+
+export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, `_`, `.` or `-`');
+export const Password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
+export const GroupName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 letters, digits, `_` or `-`');
+
+const LoginBody = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(128) });
+const CreateUserBody = z.object({
+  username: Username,
+  password: Password,
+  group: GroupName.default('default'),
+  role: z.enum(['user', 'admin']).default('user'),
+});
+const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum(['admin', 'user']), group: z.string() });
+const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
+
+export async function findUserByName(deps: GatewayDeps, username: string): Promise<UserDoc | undefined> {
+  const [found] = await deps.views.find<UserDoc>('users', { usernameKey: username.toLowerCase() }, { limit: 1 });
+  return found?.doc;
+}
+
+export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
+
+    app.post('/api/user/login', { schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } } }, async (request, reply) => {
+      const { username, password } = request.body;
+      const user = await findUserByName(deps, username);
+      // Verify against a dummy hash when the user is unknown so timing does not reveal names.
+      const valid = await verifyPassword(password, user?.passwordHash ?? dummyHash);
+      if (!user || !valid) throw new GatewayError(401, 'invalid_credentials', 'username or password is wrong');
+      const sessionId = newSessionId();
+      const now = deps.clock();
+      const expiresAt = Math.floor(now.getTime() / 1000) + deps.config.sessionTtlSeconds;
+      const result = await appendEvents(deps.events, streams.user(user.userId), [{ type: 'UserSessionStarted', data: { sessionHash: sha256(sessionId), expiresAt } }], {
+        expectedRevision: 'any',
+        metadata: metadataFor(request, now),
+      });
+      await deps.runner.waitFor(result.position);
+      reply.setCookie(SESSION_COOKIE, sessionId, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: request.protocol === 'https',
+        maxAge: deps.config.sessionTtlSeconds,
+      });
+      return ok({ id: user.userId, username: user.username, role: user.role, group: user.group });
+    });
+
+    app.post('/api/user/logout', { schema: { tags: ['users'] } }, async (request, reply) => {
+      const id = request.cookies[SESSION_COOKIE];
+      if (id) {
+        const sessionHash = sha256(id);
+        const session = await deps.views.get<{ userId: string }>('sessions', sessionHash);
+        if (session) {
+          const result = await appendEvents(deps.events, streams.user(session.doc.userId), [{ type: 'UserSessionEnded', data: { sessionHash } }], {
+            expectedRevision: 'any',
+            metadata: metadataFor(request, deps.clock()),
+          });
+          await deps.runner.waitFor(result.position);
+        }
+      }
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return ok(null, 'logged out');
+    });
+
+    app.get('/api/user/self', { schema: { tags: ['users'] }, preHandler: requireSession(deps) }, async (request) => {
+      const user = currentUser(request);
+      const account = await deps.views.get<AccountDoc>('accounts', user.accountId);
+      const a = account?.doc;
+      return ok({
+        id: user.userId,
+        username: user.username,
+        role: user.role,
+        group: user.group,
+        account_id: user.accountId,
+        quota: a?.available ?? 0,
+        used_quota: a?.usedQuota ?? 0,
+        balance: a?.balance ?? 0,
+        reserved_quota: a?.reserved ?? 0,
+      });
+    });
+
+    app.post('/api/user/', { schema: { tags: ['users'], body: CreateUserBody }, preHandler: requireSession(deps, 'admin') }, async (request) => {
+      const { username, password, group, role } = request.body;
+      try {
+        const created = await registerUser(deps, { username, passwordHash: await hashPassword(password), role, group }, metadataFor(request, deps.clock()));
+        await deps.runner.waitFor(created.position);
+        return ok({ id: created.userId, username, role, group, account_id: created.accountId });
+      } catch (err) {
+        if (err instanceof UsernameTakenError) throw new GatewayError(409, 'username_taken', `username: ${username} is already taken`, 'username');
+        throw err;
+      }
+    });
+
+    app.get('/api/user/', { schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') }, async (request) => {
+      const { p, size } = request.query;
+      const [docs, total] = await Promise.all([
+        deps.views.find<UserDoc>('users', {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
+        deps.views.count('users', {}),
+      ]);
+      const items = docs.map(({ doc }) => ({ id: doc.userId, username: doc.username, role: doc.role, group: doc.group, account_id: doc.accountId }));
+      return ok({ items, total, page: p, page_size: size });
+    });
+  };
+}
+
+// A valid scrypt hash of a random password, for constant-time refusals of unknown users.
+const dummyHash = await hashPassword(newSessionId());

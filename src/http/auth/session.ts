@@ -1,0 +1,55 @@
+/**
+ * Session-cookie authentication for the user, token and admin routes (spec 5.4): the cookie
+ * holds a random id; only its SHA-256 is stored, in the user's event stream.
+ */
+import '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { GatewayDeps } from '../deps.js';
+import type { SessionDoc } from '../../../projections/sessions.js';
+import type { UserDoc } from '../../../projections/users.js';
+import { sha256 } from './secrets.js';
+
+export const SESSION_COOKIE = 'gw_session';
+
+export interface SessionUser {
+  userId: string;
+  username: string;
+  role: 'admin' | 'user';
+  group: string;
+  accountId: string;
+  sessionHash: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    sessionUser?: SessionUser;
+  }
+}
+
+export async function sessionUserOf(request: FastifyRequest, deps: GatewayDeps): Promise<SessionUser | undefined> {
+  const id = request.cookies[SESSION_COOKIE];
+  if (!id) return undefined;
+  const sessionHash = sha256(id);
+  const session = await deps.views.get<SessionDoc>('sessions', sessionHash);
+  if (!session || session.doc.expiresAt * 1000 <= deps.clock().getTime()) return undefined;
+  const user = await deps.views.get<UserDoc>('users', session.doc.userId);
+  if (!user) return undefined;
+  const { userId, username, role, group, accountId } = user.doc;
+  return { userId, username, role, group, accountId, sessionHash };
+}
+
+/** preHandler: a logged-in user (any role, or admin only). */
+export function requireSession(deps: GatewayDeps, role: 'user' | 'admin' = 'user') {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const user = await sessionUserOf(request, deps);
+    if (!user) throw new GatewayError(401, 'unauthorized', 'login required: no valid session cookie');
+    if (role === 'admin' && user.role !== 'admin') throw new GatewayError(403, 'forbidden', 'this route needs an administrator');
+    request.sessionUser = user;
+  };
+}
+
+export function currentUser(request: FastifyRequest): SessionUser {
+  if (!request.sessionUser) throw new GatewayError(401, 'unauthorized', 'login required: no valid session cookie');
+  return request.sessionUser;
+}

@@ -1,0 +1,25 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { GatewayDeps } from './deps.js';
+
+/** `/healthz`: the process is up. `/readyz`: every adapter answers. */
+export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+    app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+      const adapters = { events: deps.events, views: deps.views, bus: deps.bus, assets: deps.assets };
+      const checks: Record<string, string> = {};
+      await Promise.all(
+        Object.entries(adapters).map(async ([name, adapter]) => {
+          try {
+            await adapter.ping();
+            checks[name] = 'ok';
+          } catch (err) {
+            checks[name] = err instanceof Error ? err.message : 'unavailable';
+          }
+        }),
+      );
+      const ready = Object.values(checks).every((c) => c === 'ok');
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+    });
+  };
+}

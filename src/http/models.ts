@@ -1,0 +1,33 @@
+/** `GET /v1/models` (spec 4.2): OpenAI list shape, filtered to what the calling token may use. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { authenticate } from './auth/bearer.js';
+import type { GatewayDeps } from './deps.js';
+import { useErrorShape } from './errors.js';
+
+const ModelList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })),
+});
+
+export function modelRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
+    useErrorShape(app, 'plain');
+    app.get('/v1/models', { schema: { tags: ['models'], response: { 200: ModelList } } }, async (request) => {
+      const caller = await authenticate(request, deps.tokens, deps.clock());
+      const channels = deps.catalog.channels();
+      const data = deps.catalog
+        .modelsFor(caller.group)
+        .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
+        .filter((m) => !caller.channelId || deps.catalog.channel(caller.channelId)?.models.includes(m))
+        .map((id) => {
+          const serving = channels.filter((c) => c.models.includes(id));
+          const created = Math.min(...serving.map((c) => Math.floor(Date.parse(c.createdAt) / 1000)));
+          return { id, object: 'model' as const, created, owned_by: serving[0]?.family ?? 'gateway' };
+        });
+      return { object: 'list' as const, data };
+    });
+  };
+}

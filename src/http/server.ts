@@ -1,0 +1,66 @@
+/**
+ * Assembles the HTTP server: ecosystem plugins (OpenAPI, cookies), then one encapsulated
+ * plugin per route group, each with its own error shape. `listen` is the caller's business.
+ */
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { randomUUID } from 'node:crypto';
+import { channelRoutes } from './api/channels.js';
+import { creditRoutes } from './api/credits.js';
+import { pricingRoutes } from './api/pricing.js';
+import { tokenRoutes } from './api/tokens.js';
+import { userRoutes } from './api/users.js';
+import type { GatewayDeps } from './deps.js';
+import { GatewayError, renderError, useErrorShape } from './errors.js';
+import { healthRoutes } from './health.js';
+import { modelRoutes } from './models.js';
+
+/** Route plugins contributed by the generation families and other modules. */
+export type RoutePlugin = (deps: GatewayDeps) => FastifyPluginAsync;
+
+export async function buildServer(deps: GatewayDeps, extraRoutes: readonly RoutePlugin[] = []): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 40 * 1024 * 1024,
+    trustProxy: false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Media Generation Gateway', version: '0.1.0', description: 'Image, video and music generation behind one API.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'gw_session' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(cookie);
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(healthRoutes(deps));
+
+  // The user, token and admin routes answer `{success, message}` errors.
+  await app.register(async (api) => {
+    useErrorShape(api, 'api');
+    await api.register(userRoutes(deps));
+    await api.register(tokenRoutes(deps));
+    await api.register(channelRoutes(deps));
+    await api.register(pricingRoutes(deps));
+    await api.register(creditRoutes(deps));
+  });
+  await app.register(modelRoutes(deps));
+  for (const plugin of extraRoutes) await app.register(plugin(deps));
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(renderError('plain', new GatewayError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`))),
+  );
+  return app;
+}

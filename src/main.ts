@@ -1,0 +1,24 @@
+/** `npm start`: the whole gateway on one machine (embedded default unless URLs are configured). */
+import closeWithGrace from 'close-with-grace';
+import { loadConfig } from './config.js';
+import { createGateway, createLogger } from './gateway.js';
+
+const config = loadConfig();
+const log = createLogger(config);
+const gateway = await createGateway(config, { log });
+const address = await gateway.listen();
+
+if (gateway.generatedAdminPassword) {
+  // Printed once, on the console only (never through the logger): the first administrator.
+  process.stdout.write(
+    `\n  First start: administrator "${config.adminUsername}" created with password ${gateway.generatedAdminPassword}\n` +
+      `  Set ADMIN_PASSWORD to choose it yourself. Log in with POST ${address}/api/user/login\n\n`,
+  );
+}
+log.info({ address, dataDir: config.dataDir }, 'gateway listening');
+
+closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+  if (err) log.error({ err }, 'shutting down after an error');
+  else log.info({ signal }, 'shutting down');
+  await gateway.close();
+});

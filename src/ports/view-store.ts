@@ -1,0 +1,51 @@
+/**
+ * ViewStore port: documents of projected views, each guarded by the global position of the
+ * last event applied to it, plus one checkpoint per projection.
+ */
+export type ViewFieldValue = string | number | boolean | null;
+
+export interface ViewDocument<T = unknown> {
+  id: string;
+  /** Global position of the last event folded into this document. */
+  position: bigint;
+  doc: T;
+}
+
+export interface FindOptions {
+  limit?: number;
+  offset?: number;
+  /** Sort by a top-level field of the document (dot paths allowed), ascending unless desc. */
+  sortBy?: string;
+  desc?: boolean;
+}
+
+/** One write of a projection batch: `doc: null` deletes the document. */
+export interface ViewWrite<T = unknown> {
+  view: string;
+  id: string;
+  position: bigint;
+  doc: T | null;
+}
+
+export interface ViewStore {
+  get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined>;
+  getMany<T>(view: string, ids: readonly string[]): Promise<ViewDocument<T>[]>;
+  /**
+   * Documents whose fields equal every value of `where` (keys are dot paths into the doc).
+   * Indexed by the adapter as it sees fit.
+   */
+  find<T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, options?: FindOptions): Promise<ViewDocument<T>[]>;
+  count(view: string, where: Readonly<Record<string, ViewFieldValue>>): Promise<number>;
+  /**
+   * Applies writes and moves the projection's checkpoint in one step where the backend allows
+   * (SQLite: one transaction). A write whose position is at or below the stored document's
+   * position is ignored. The checkpoint only moves forward (compare-and-set).
+   * Returns how many writes were applied.
+   */
+  commit(projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): Promise<number>;
+  getCheckpoint(projection: string): Promise<bigint | undefined>;
+  /** Drops every document of a view and the given projection's checkpoint (rebuilds). */
+  reset(view: string, projection: string): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { tempDir } from '../support/tmp.js';
+import { newEvents } from './event-store.fixtures.js';
+import { viewStoreContract } from './view-store.contract.js';
+import { write } from './view-store.fixtures.js';
+
+viewStoreContract('sqlite', async () => {
+  const dir = tempDir('sqlite-vs-');
+  const store = createSqliteViewStore({ path: join(dir.path, 'views.db') });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      dir.remove();
+    },
+  };
+});
+
+describe('SQLite view store', () => {
+  it('a commit that fails part-way leaves neither its writes nor its checkpoint', async () => {
+    const dir = tempDir('sqlite-vs-');
+    const store = createSqliteViewStore({ path: join(dir.path, 'views.db') });
+    try {
+      const unserialisable = { amount: 10n };
+      await expect(
+        store.commit('p', [write('tasks', 'good', 1n, { ok: true }), write('tasks', 'bad', 2n, unserialisable)], 2n),
+      ).rejects.toThrow();
+      expect(await store.get('tasks', 'good')).toBeUndefined();
+      expect(await store.getCheckpoint('p')).toBeUndefined();
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it('keeps documents and checkpoints after the file is closed and reopened', async () => {
+    const dir = tempDir('sqlite-vs-');
+    const path = join(dir.path, 'views.db');
+    try {
+      const first = createSqliteViewStore({ path });
+      await first.commit('p', [write('tasks', 'a', 3n, { v: 1 })], 3n);
+      await first.close();
+      const reopened = createSqliteViewStore({ path });
+      expect(await reopened.get('tasks', 'a')).toEqual({ id: 'a', position: 3n, doc: { v: 1 } });
+      expect(await reopened.getCheckpoint('p')).toBe(3n);
+      await reopened.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('shares one database file with the event store', async () => {
+    const dir = tempDir('sqlite-vs-');
+    const path = join(dir.path, 'gateway.db');
+    const events = createSqliteEventStore({ path });
+    const views = createSqliteViewStore({ path });
+    try {
+      const appended = await events.append('task-1', newEvents(2));
+      await views.commit('tasks', [write('tasks', 'task-1', appended.position, { status: 'queued' })], appended.position);
+      expect(await views.getCheckpoint('tasks')).toBe(appended.position);
+      expect(await events.readStream('task-1')).toHaveLength(2);
+    } finally {
+      await events.close();
+      await views.close();
+      dir.remove();
+    }
+  });
+
+  it('rejects field paths it cannot express safely', async () => {
+    const dir = tempDir('sqlite-vs-');
+    const store = createSqliteViewStore({ path: join(dir.path, 'views.db') });
+    try {
+      await expect(store.find('tasks', { "a'b": 1 })).rejects.toThrow(/path/);
+      await expect(store.find('tasks', {}, { sortBy: 'a..b' })).rejects.toThrow(/path/);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+});

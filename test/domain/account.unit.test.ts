@@ -1,0 +1,320 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  AccountNotOpenError,
+  InsufficientQuotaError,
+  InvalidQuotaAmountError,
+  ReservationConflictError,
+  UnknownReservationError,
+  accountDecider,
+  accountView,
+  decideAccount,
+  evolveAccount,
+  foldAccount,
+  initialAccountState,
+  type AccountCommand,
+  type AccountEvent,
+  type AccountState,
+} from '../../src/domain/account.js';
+import { fold } from '../../src/domain/decider.js';
+import type { PriceBasis } from '../../src/domain/events.js';
+
+const basis: PriceBasis = { model: 'img-1', group: 'default', unit: 'image', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
+
+const open: AccountCommand = { type: 'OpenAccount', data: { accountId: 'a1', userId: 'u1', group: 'default' } };
+const credit = (creditId: string, amount: number): AccountCommand => ({ type: 'CreditQuota', data: { creditId, amount, note: 'top-up' } });
+const reserve = (reservationId: string, amount: number): AccountCommand => ({
+  type: 'ReserveQuota',
+  data: { reservationId, taskId: `task-of-${reservationId}`, amount, model: 'img-1', basis },
+});
+const settle = (reservationId: string, actual: number): AccountCommand => ({ type: 'SettleQuota', data: { reservationId, actual } });
+const release = (reservationId: string): AccountCommand => ({ type: 'ReleaseQuota', data: { reservationId, reason: 'task failed' } });
+const debit = (debitId: string, amount: number): AccountCommand => ({ type: 'DebitQuota', data: { debitId, amount, reason: 'sync call' } });
+
+/** Decides and evolves each command in turn, as the command handler would. */
+function run(commands: readonly AccountCommand[], from: AccountState = initialAccountState()): { state: AccountState; events: AccountEvent[] } {
+  let state = from;
+  const events: AccountEvent[] = [];
+  for (const command of commands) {
+    const decided = decideAccount(command, state);
+    for (const event of decided) state = evolveAccount(state, event);
+    events.push(...decided);
+  }
+  return { state, events };
+}
+
+const given = (...commands: AccountCommand[]): AccountState => run([open, ...commands]).state;
+
+describe('account: opening and crediting', () => {
+  it('opens once; a second open decides nothing', () => {
+    const { state, events } = run([open, open]);
+    expect(events).toEqual([{ type: 'AccountOpened', data: open.data }]);
+    expect(state).toMatchObject({ opened: true, accountId: 'a1', userId: 'u1', group: 'default' });
+  });
+
+  it('refuses every command on an account that is not open', () => {
+    for (const command of [credit('c', 1), reserve('r', 1), settle('r', 1), release('r'), debit('d', 1)]) {
+      expect(() => decideAccount(command, initialAccountState())).toThrow(AccountNotOpenError);
+    }
+  });
+
+  it('credits raise the balance; a credit id seen before decides nothing', () => {
+    const state = given(credit('c1', 100));
+    expect(decideAccount(credit('c1', 100), state)).toEqual([]);
+    expect(accountView(given(credit('c1', 100), credit('c1', 100), credit('c2', 5)))).toEqual({
+      balance: 105, reserved: 0, available: 105, usedQuota: 0,
+    });
+  });
+
+  it('refuses a credit that is not a positive integer', () => {
+    const state = given();
+    for (const amount of [0, -1, 1.5, Number.NaN]) {
+      expect(() => decideAccount(credit('c', amount), state)).toThrow(InvalidQuotaAmountError);
+    }
+  });
+});
+
+describe('account: reservations', () => {
+  it('reserves within the available balance', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    expect(accountView(state)).toEqual({ balance: 100, reserved: 60, available: 40, usedQuota: 0 });
+    expect(state.openReservations.get('r1')).toEqual({ amount: 60, taskId: 'task-of-r1', model: 'img-1' });
+  });
+
+  it('may reserve exactly the available balance, and zero', () => {
+    const state = given(credit('c1', 100), reserve('r1', 100), reserve('r0', 0));
+    expect(accountView(state).available).toBe(0);
+  });
+
+  it('refuses a reservation that would take available below zero, saying how much there was', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    const refusal = (() => {
+      try {
+        decideAccount(reserve('r2', 41), state);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refusal).toBeInstanceOf(InsufficientQuotaError);
+    expect(refusal).toMatchObject({ available: 40, requested: 41 });
+  });
+
+  it('re-reserving an open reservation with the same amount decides nothing', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    expect(decideAccount(reserve('r1', 60), state)).toEqual([]);
+  });
+
+  it('re-reserving an open reservation with a different amount is a conflict', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    expect(() => decideAccount(reserve('r1', 61), state)).toThrow(ReservationConflictError);
+  });
+
+  it('refuses to reopen a reservation that was already settled or released', () => {
+    const state = given(credit('c1', 100), reserve('r1', 10), settle('r1', 10), reserve('r2', 10), release('r2'));
+    expect(() => decideAccount(reserve('r1', 10), state)).toThrow(ReservationConflictError);
+    expect(() => decideAccount(reserve('r2', 10), state)).toThrow(ReservationConflictError);
+  });
+
+  it('refuses a negative or fractional reservation', () => {
+    const state = given(credit('c1', 100));
+    expect(() => decideAccount(reserve('r1', -1), state)).toThrow(InvalidQuotaAmountError);
+    expect(() => decideAccount(reserve('r1', 0.5), state)).toThrow(InvalidQuotaAmountError);
+  });
+});
+
+describe('account: settlement', () => {
+  it('charges the actual cost when below the reservation; the rest returns to the balance', () => {
+    const { state, events } = run([open, credit('c1', 100), reserve('r1', 60), settle('r1', 25)]);
+    expect(events.at(-1)).toEqual({
+      type: 'QuotaSettled',
+      data: { reservationId: 'r1', taskId: 'task-of-r1', reserved: 60, actual: 25, charged: 25 },
+    });
+    expect(accountView(state)).toEqual({ balance: 75, reserved: 0, available: 75, usedQuota: 25 });
+  });
+
+  it('charges more than reserved when the result cost more and the balance allows it', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60), settle('r1', 90));
+    expect(accountView(state)).toEqual({ balance: 10, reserved: 0, available: 10, usedQuota: 90 });
+  });
+
+  it('caps the charge so the available balance never goes below zero', () => {
+    const { state, events } = run([open, credit('c1', 100), reserve('r1', 60), reserve('r2', 30), settle('r1', 500)]);
+    // r1 may use its 60 plus the 10 nobody reserved; r2's 30 stays untouched.
+    expect(events.at(-1)).toMatchObject({ type: 'QuotaSettled', data: { reserved: 60, actual: 500, charged: 70 } });
+    expect(accountView(state)).toEqual({ balance: 30, reserved: 30, available: 0, usedQuota: 70 });
+  });
+
+  it('records the settlement basis when given', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    const [event] = decideAccount({ type: 'SettleQuota', data: { reservationId: 'r1', actual: 20, basis } }, state);
+    expect(event).toMatchObject({ type: 'QuotaSettled', data: { basis } });
+  });
+
+  it('is idempotent: a settled or released reservation settles to nothing', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60), settle('r1', 20), reserve('r2', 10), release('r2'));
+    expect(decideAccount(settle('r1', 20), state)).toEqual([]);
+    expect(decideAccount(settle('r1', 99), state)).toEqual([]);
+    expect(decideAccount(settle('r2', 10), state)).toEqual([]);
+  });
+
+  it('refuses to settle a reservation it never saw', () => {
+    expect(() => decideAccount(settle('nope', 1), given(credit('c1', 10)))).toThrow(UnknownReservationError);
+  });
+
+  it('refuses a negative actual cost', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60));
+    expect(() => decideAccount(settle('r1', -5), state)).toThrow(InvalidQuotaAmountError);
+  });
+});
+
+describe('account: release', () => {
+  it('returns the whole reservation to the available balance', () => {
+    const { state, events } = run([open, credit('c1', 100), reserve('r1', 60), release('r1')]);
+    expect(events.at(-1)).toEqual({
+      type: 'QuotaReleased',
+      data: { reservationId: 'r1', taskId: 'task-of-r1', amount: 60, reason: 'task failed' },
+    });
+    expect(accountView(state)).toEqual({ balance: 100, reserved: 0, available: 100, usedQuota: 0 });
+  });
+
+  it('is idempotent: a released or settled reservation releases to nothing', () => {
+    const state = given(credit('c1', 100), reserve('r1', 60), release('r1'), reserve('r2', 5), settle('r2', 5));
+    expect(decideAccount(release('r1'), state)).toEqual([]);
+    expect(decideAccount(release('r2'), state)).toEqual([]);
+  });
+
+  it('refuses to release a reservation it never saw', () => {
+    expect(() => decideAccount(release('nope'), given())).toThrow(UnknownReservationError);
+  });
+});
+
+describe('account: debits', () => {
+  it('takes quota from the balance and counts it as used', () => {
+    const state = given(credit('c1', 100), debit('d1', 30));
+    expect(accountView(state)).toEqual({ balance: 70, reserved: 0, available: 70, usedQuota: 30 });
+  });
+
+  it('refuses a debit beyond the available balance (reservations included)', () => {
+    const state = given(credit('c1', 100), reserve('r1', 80));
+    expect(() => decideAccount(debit('d1', 21), state)).toThrow(InsufficientQuotaError);
+    expect(decideAccount(debit('d1', 20), state)).toHaveLength(1);
+  });
+
+  it('a debit id seen before decides nothing', () => {
+    const state = given(credit('c1', 100), debit('d1', 30));
+    expect(decideAccount(debit('d1', 30), state)).toEqual([]);
+  });
+
+  it('refuses a debit that is not a positive integer', () => {
+    expect(() => decideAccount(debit('d1', 0), given(credit('c1', 10)))).toThrow(InvalidQuotaAmountError);
+  });
+});
+
+describe('account: evolve and fold', () => {
+  it('evolve does not change the state it is given', () => {
+    const before = given(credit('c1', 100));
+    const snapshot = structuredClone(before);
+    evolveAccount(before, { type: 'QuotaReserved', data: { reservationId: 'r1', taskId: 't', amount: 10, model: 'm', basis } });
+    expect(before).toEqual(snapshot);
+  });
+
+  it('absorbs a duplicate event in the stream instead of applying it twice', () => {
+    const { events } = run([open, credit('c1', 100), reserve('r1', 60), settle('r1', 50), debit('d1', 5)]);
+    const withDuplicates = events.flatMap((event) => [event, event]);
+    expect(foldAccount(withDuplicates)).toEqual(foldAccount(events));
+    expect(accountView(foldAccount(withDuplicates))).toEqual({ balance: 45, reserved: 0, available: 45, usedQuota: 55 });
+  });
+
+  it('ignores events of other streams', () => {
+    const state = given(credit('c1', 100));
+    expect(evolveAccount(state, { type: 'AssetsExpired', data: { assetKeys: [] } })).toEqual(state);
+  });
+
+  it('folds like the generic decider fold', () => {
+    const { events } = run([open, credit('c1', 100), reserve('r1', 60), release('r1')]);
+    expect(foldAccount(events)).toEqual(fold(accountDecider, events));
+  });
+});
+
+// ---- properties ----
+
+const ids = (prefix: string, count: number) => fc.integer({ min: 0, max: count - 1 }).map((n) => `${prefix}${n}`);
+const reservationId = ids('r', 6);
+const command: fc.Arbitrary<AccountCommand> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(open) },
+  { weight: 3, arbitrary: fc.tuple(ids('c', 6), fc.integer({ min: 1, max: 1000 })).map(([id, amount]) => credit(id, amount)) },
+  { weight: 4, arbitrary: fc.tuple(reservationId, fc.integer({ min: 0, max: 600 })).map(([id, amount]) => reserve(id, amount)) },
+  // Actual from 0 to well above any reservation, to exercise both sides of `reserved` and the cap.
+  { weight: 3, arbitrary: fc.tuple(reservationId, fc.integer({ min: 0, max: 1500 })).map(([id, actual]) => settle(id, actual)) },
+  { weight: 2, arbitrary: reservationId.map(release) },
+  { weight: 2, arbitrary: fc.tuple(ids('d', 6), fc.integer({ min: 1, max: 500 })).map(([id, amount]) => debit(id, amount)) },
+);
+/**
+ * A few commands before the account is opened (all refused), then any interleaving; each
+ * command is sometimes sent twice in a row, as a retrying client would.
+ */
+const commandSequence = fc
+  .tuple(fc.array(command, { maxLength: 3 }), fc.array(fc.tuple(command, fc.boolean()), { minLength: 10, maxLength: 80, size: 'max' }))
+  .map(([beforeOpen, pairs]) => [...beforeOpen, open, ...pairs.flatMap(([c, twice]) => (twice ? [c, c] : [c]))]);
+
+const knownRefusals = [AccountNotOpenError, InsufficientQuotaError, UnknownReservationError, ReservationConflictError];
+
+function sum(events: readonly AccountEvent[], pick: (event: AccountEvent) => number): number {
+  return events.reduce((total, event) => total + pick(event), 0);
+}
+
+describe('account: properties under any interleaving of commands', () => {
+  it('keeps the money invariants, replays to the same state, and closes each reservation once', () => {
+    fc.assert(
+      fc.property(commandSequence, (commands) => {
+        let state = initialAccountState();
+        const events: AccountEvent[] = [];
+        for (const command of commands) {
+          let decided: AccountEvent[];
+          try {
+            decided = decideAccount(command, state);
+          } catch (error) {
+            // Refused commands are skipped, but only for the reasons the aggregate names.
+            expect(knownRefusals.some((type) => error instanceof type)).toBe(true);
+            continue;
+          }
+          const availableBefore = accountView(state).available;
+          for (const event of decided) {
+            if (event.type === 'QuotaSettled') {
+              expect(event.data.charged).toBe(Math.min(event.data.actual, event.data.reserved + availableBefore));
+            }
+            state = evolveAccount(state, event);
+          }
+          events.push(...decided);
+
+          // (b) available never below zero
+          expect(accountView(state).available).toBeGreaterThanOrEqual(0);
+          // (c) reserved is the sum of the open reservations
+          const open = [...state.openReservations.values()].reduce((total, r) => total + r.amount, 0);
+          expect(state.reserved).toBe(open);
+          // A command that was just applied, sent again, decides nothing.
+          if (decided.length > 0) expect(decideAccount(command, state)).toEqual([]);
+        }
+
+        // (a) balance = credits − charged settlements − debits
+        const credits = sum(events, (e) => (e.type === 'QuotaCredited' ? e.data.amount : 0));
+        const charged = sum(events, (e) => (e.type === 'QuotaSettled' ? e.data.charged : 0));
+        const debits = sum(events, (e) => (e.type === 'QuotaDebited' ? e.data.amount : 0));
+        expect(state.balance).toBe(credits - charged - debits);
+        expect(state.usedQuota).toBe(charged + debits);
+
+        // (d) replaying the produced events from scratch gives exactly the same state
+        expect(foldAccount(events)).toEqual(state);
+
+        // (e) every reservation id is closed at most once, and only after it was reserved
+        const closings = events.filter((e) => e.type === 'QuotaSettled' || e.type === 'QuotaReleased');
+        const closedIds = closings.map((e) => e.data.reservationId);
+        expect(new Set(closedIds).size).toBe(closedIds.length);
+        const reservedIds = new Set(events.flatMap((e) => (e.type === 'QuotaReserved' ? [e.data.reservationId] : [])));
+        for (const id of closedIds) expect(reservedIds.has(id)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,99 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReconciler, NEVER_SUBMITTED } from '../../src/engine/reconciler.js';
+import { submitTask } from '../../src/engine/submit.js';
+import { authenticate } from '../../src/http/auth/bearer.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { FastifyRequest } from 'fastify';
+import { faultyEventStore } from '../support/faulty-event-store.js';
+import { adminClient, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+
+let gw: TestGateway;
+let failOn: { pattern: RegExp | undefined };
+
+beforeAll(async () => {
+  gw = await startGateway({}, {
+    wrapEventStore: (store: EventStore) => {
+      const faulty = faultyEventStore(store);
+      failOn = faulty.failOn;
+      return faulty.store;
+    },
+  });
+});
+afterAll(() => gw.close());
+
+async function callerFor(credit: number) {
+  const admin = await adminClient(gw);
+  const user = await newUser(admin, { credit });
+  const { key } = await newToken(user.client);
+  const request = { headers: { authorization: `Bearer ${key}` }, ip: '127.0.0.1' } as unknown as FastifyRequest;
+  return { caller: await authenticate(request, gw.gateway.deps.tokens, new Date()), accountId: user.accountId };
+}
+
+const submitOf = (caller: Awaited<ReturnType<typeof callerFor>>['caller']) => ({
+  family: 'image',
+  channelFamily: 'images',
+  action: 'generate',
+  model: 'anime-diffusion-4-5-full',
+  caller,
+  request: { prompt: 'a cat' },
+  units: 1,
+  metadata: { at: new Date().toISOString() },
+});
+
+describe('reservation reconciler', () => {
+  it('a failed task append releases the reservation at once', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    failOn.pattern = /^task-/;
+    await expect(submitTask(gw.gateway.deps, submitOf(caller))).rejects.toThrow(/injected failure/);
+    failOn.pattern = undefined;
+    const state = await gw.gateway.deps.accounts.state(accountId);
+    expect(state.reserved).toBe(0);
+    expect(state.balance).toBe(100_000);
+  });
+
+  it('a reservation whose task stream never appeared (crash between the appends) is released after the grace period', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    // The task append fails and so does the immediate release: as if the process died there.
+    const deps = gw.gateway.deps;
+    let reserved = false;
+    failOn.pattern = /^task-/;
+    const original = deps.accounts.execute;
+    deps.accounts.execute = async (id, command, meta) => {
+      if (command.type === 'ReleaseQuota') throw new Error('process died before the release');
+      const result = await original(id, command, meta);
+      reserved = true;
+      return result;
+    };
+    await expect(submitTask(deps, submitOf(caller))).rejects.toThrow(/injected failure/);
+    deps.accounts.execute = original;
+    failOn.pattern = undefined;
+    expect(reserved).toBe(true);
+    expect((await deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+
+    const head = await deps.events.headPosition();
+    await deps.runner.waitFor(head);
+    const log = pino({ level: 'silent' });
+    const early = createReconciler({ ...deps, log, graceSeconds: 3600, clock: () => new Date() });
+    expect(await early.runOnce()).toBe(0);
+    const late = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+    expect(await late.runOnce()).toBe(1);
+    const state = await deps.accounts.state(accountId);
+    expect(state.reserved).toBe(0);
+    expect(state.balance).toBe(100_000);
+    const events = await deps.events.readStream(`account-${accountId}`);
+    expect(events.at(-1)).toMatchObject({ type: 'QuotaReleased', data: { reason: NEVER_SUBMITTED } });
+    // A second pass finds nothing left to release.
+    await deps.runner.waitFor(await deps.events.headPosition());
+    expect(await late.runOnce()).toBe(0);
+  });
+
+  it('a reservation whose task exists is left alone', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    await submitTask(gw.gateway.deps, submitOf(caller));
+    await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
+    const late = createReconciler({ ...gw.gateway.deps, log: pino({ level: 'silent' }), graceSeconds: 1, clock: () => new Date(Date.now() + 120_000) });
+    await late.runOnce();
+    expect((await gw.gateway.deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+  });
+});

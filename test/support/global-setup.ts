@@ -1,0 +1,23 @@
+/**
+ * Detects once whether real backends can be reached for the distributed adapters' contract
+ * suites: a Docker engine (testcontainers) or server URLs in the environment. Suites read
+ * the result from process.env and skip with a visible reason; REQUIRE_DOCKER=1 forbids skipping.
+ */
+import { execFileSync } from 'node:child_process';
+
+function dockerEngineAnswers(): boolean {
+  try {
+    execFileSync('docker', ['info', '--format', '{{.ServerVersion}}'], { stdio: 'pipe', timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export default function setup(): void {
+  const docker = dockerEngineAnswers();
+  process.env.GATEWAY_TEST_DOCKER = docker ? '1' : '0';
+  if (!docker && process.env.REQUIRE_DOCKER === '1') {
+    throw new Error('REQUIRE_DOCKER=1 but no Docker engine answers `docker info`');
+  }
+}
