@@ -1,6 +1,8 @@
 import type { Projection } from './projection.js';
 import { accountsProjection } from './accounts.js';
 import { channelsProjection } from './channels.js';
+import { assetExpiryProjection } from './asset-expiry.js';
+import { inflightProjection } from './inflight.js';
 import { ledgerProjection } from './ledger.js';
 import { openReservationsProjection } from './open-reservations.js';
 import { pricingProjection } from './pricing.js';
@@ -18,4 +20,6 @@ export const coreProjections: readonly Projection[] = [
   accountsProjection,
   ledgerProjection,
   openReservationsProjection,
+  inflightProjection,
+  assetExpiryProjection,
 ] as Projection[];

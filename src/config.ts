@@ -27,6 +27,14 @@ const Env = z.object({
   MONGO_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
   ROLE: z.enum(['all', 'api', 'worker', 'projector']).default('all'),
+  /** Overrides every family's poll interval (tests, benchmarks). */
+  POLL_INTERVAL_MS: z.coerce.number().int().min(1).optional(),
+  /** Signs asset URLs; generated into DATA_DIR on first start when not set. Shared by all instances. */
+  ASSET_SIGNING_SECRET: z.string().min(16).optional(),
+  /** Step length of the built-in simulator (0 = finished at once). */
+  SIM_STEP_MS: z.coerce.number().int().min(0).default(150),
+  /** Upper bound of upstream calls in flight per channel. */
+  CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).default(32),
 });
 
 export type Config = Readonly<{
@@ -47,6 +55,10 @@ export type Config = Readonly<{
   mongoUrl: string | undefined;
   kafkaBrokers: string | undefined;
   role: z.infer<typeof Env>['ROLE'];
+  pollIntervalMs: number | undefined;
+  assetSigningSecret: string | undefined;
+  simStepMs: number;
+  channelConcurrency: number;
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -74,6 +86,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     mongoUrl: e.MONGO_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     role: e.ROLE,
+    pollIntervalMs: e.POLL_INTERVAL_MS,
+    assetSigningSecret: e.ASSET_SIGNING_SECRET,
+    simStepMs: e.SIM_STEP_MS,
+    channelConcurrency: e.CHANNEL_CONCURRENCY,
     ...overrides,
   };
 }

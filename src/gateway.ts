@@ -16,6 +16,11 @@ import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } fr
 import { createAccountService } from './engine/account-service.js';
 import { createCatalog } from './engine/catalog.js';
 import { createReconciler } from './engine/reconciler.js';
+import { createAssetSigner, loadSigningSecret } from './engine/assets.js';
+import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
+import { familyProjections, familyRoutes, upstreamAdapters } from './families/index.js';
+import { assetRoutes } from './http/assets.js';
+import { simulatorPlugin } from './simulator/plugin.js';
 import { createTokenCache } from './http/auth/token-cache.js';
 import type { GatewayDeps } from './http/deps.js';
 import { buildServer, type RoutePlugin } from './http/server.js';
@@ -26,6 +31,7 @@ import { createProjectionRunner } from '../projections/runner.js';
 
 export interface Gateway {
   app: FastifyInstance;
+  engine: TaskEngine;
   deps: GatewayDeps;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
@@ -68,20 +74,46 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const bus = createInprocBus({ path: join(config.dataDir, 'bus.sqlite') });
   const assets = createFsAssetStore({ dir: join(config.dataDir, 'assets') });
 
-  const runner = createProjectionRunner({ events, views, projections: [...coreProjections, ...(options.extraProjections ?? [])], log: log.child({ processor: 'projections' }) });
+  const projections = [...coreProjections, ...familyProjections, ...(options.extraProjections ?? [])];
+  const runner = createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) });
   await runner.start();
   await runner.waitFor(await events.headPosition(), 120_000);
   const catalog = await createCatalog(views, runner);
   const accounts = createAccountService({ events, log: log.child({ processor: 'accounts' }) });
   const tokens = createTokenCache(views, runner);
-  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, clock };
+  // Known once the server listens: the address the engine calls itself at (simulator
+  // channels), and the base of asset URLs unless PUBLIC_BASE_URL says otherwise.
+  let selfUrl = `http://127.0.0.1:${config.port}`;
+  const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
+  const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
+  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const admin = await seedAdmin(deps, metadata);
   if (config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
   else if (config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL), metadata);
 
-  const app = await buildServer(deps, options.extraRoutes ?? []);
+  const simulator: RoutePlugin = () => async (sim) => {
+    sim.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await sim.register(simulatorPlugin, { prefix: '/_sim', stepMs: config.simStepMs, assetRetentionMs: config.assetRetentionSeconds * 1000 });
+  };
+  const app = await buildServer(deps, [
+    (d) => assetRoutes({ ...d, signer }),
+    ...familyRoutes,
+    ...(config.simulator ? [simulator] : []),
+    ...(options.extraRoutes ?? []),
+  ]);
+  const engine = createTaskEngine({
+    ...deps,
+    upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
+    log,
+    selfUrl: () => selfUrl,
+    assetRetentionSeconds: config.assetRetentionSeconds,
+    channelConcurrency: config.channelConcurrency,
+    ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+  });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
   reconciler.start();
 
@@ -90,13 +122,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     app,
     deps,
     ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
+    engine,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
+      const port = new URL(address).port;
+      selfUrl = `http://127.0.0.1:${port}`;
+      if (!config.publicBaseUrl && !['0.0.0.0', '::'].includes(config.host)) selfUrl = address;
+      await engine.start();
       return address;
     },
     async close() {
       if (closed) return;
       closed = true;
+      await engine.stop();
       await app.close();
       await reconciler.stop();
       await runner.stop();

@@ -20,6 +20,8 @@ export const PriceBasis = z.object({
   tier: z.string().optional(),
   /** Extra per-request surcharge (e.g. separately priced audio). */
   extra: nonNegativeQuota.optional(),
+  /** The model's per-tier unit prices at submit time, so settlement on another tier uses them. */
+  tierPrices: z.record(z.string(), nonNegativeQuota).optional(),
 });
 export type PriceBasis = z.infer<typeof PriceBasis>;
 
@@ -153,6 +155,8 @@ export const TaskSubmitted = z.object({
   createdAt: z.number().int(),
   callbackUrl: z.string().optional(),
   idempotencyKey: z.string().optional(),
+  /** Synchronous calls are executed by the request itself; the dispatcher leaves them alone. */
+  sync: z.boolean().optional(),
 });
 export const UpstreamSubmitted = z.object({ channelId: z.string(), upstreamTaskId: z.string(), attempt: z.number().int() });
 export const UpstreamSubmitFailed = z.object({ channelId: z.string(), reason: z.string(), retryable: z.boolean(), attempt: z.number().int() });
@@ -166,6 +170,8 @@ export const TaskProgressed = z.object({
 export const TaskResultItem = z.object({
   kind: z.enum(['image', 'video', 'audio', 'text']),
   assetKey: z.string().optional(),
+  /** Signed gateway URL of the re-hosted asset (valid until the task's assetsExpireAt). */
+  url: z.string().optional(),
   contentType: z.string().optional(),
   /** Base64 kept in the event only where the family returns Base64 (pro-image). */
   b64: z.string().optional(),
@@ -188,6 +194,11 @@ export const TaskSucceeded = z.object({
 export const TaskFailed = z.object({ code: z.string(), reason: z.string(), completedAt: z.number().int() });
 export const AssetsExpired = z.object({ assetKeys: z.array(z.string()) });
 
+// ---- idem-<hash of token id and Idempotency-Key> ----
+export const IdempotencyKeyClaimed = z.object({ taskId: z.string(), requestHash: z.string(), tokenId: z.string() });
+/** The submit behind a claim failed before its task existed: the key may be used again. */
+export const IdempotencyKeyReleased = z.object({ taskId: z.string(), reason: z.string() });
+
 export const eventSchemas = {
   AccountOpened, QuotaCredited, QuotaReserved, QuotaSettled, QuotaReleased, QuotaDebited,
   UserRegistered, UsernameClaimed, UserSessionStarted, UserSessionEnded,
@@ -195,6 +206,7 @@ export const eventSchemas = {
   ChannelCreated, ChannelUpdated, ChannelDeleted,
   PricesSet,
   TaskSubmitted, UpstreamSubmitted, UpstreamSubmitFailed, TaskProgressed, TaskSucceeded, TaskFailed, AssetsExpired,
+  IdempotencyKeyClaimed, IdempotencyKeyReleased,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -223,6 +235,7 @@ export const streams = {
   token: (id: string) => `token-${id}`,
   channel: (id: string) => `channel-${id}`,
   pricing: () => 'pricing',
+  idempotency: (hash: string) => `idem-${hash}`,
 } as const;
 
 /** Every stream prefix the gateway writes: subscriptions filter on these. */

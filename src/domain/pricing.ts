@@ -65,8 +65,19 @@ export function quote(table: PriceTable, request: QuoteRequest): Quote {
     units: request.units,
     ...(request.tier !== undefined ? { tier: request.tier } : {}),
     ...(extra > 0 ? { extra } : {}),
+    ...(price.tiers ? { tierPrices: { ...price.tiers } } : {}),
   };
   return { amount: amountOf(basis), basis };
+}
+
+/**
+ * The basis a settlement is charged on: the reservation's basis with the units (and tier)
+ * the upstream actually returned, priced from the tier prices recorded at submit time.
+ */
+export function settlementBasis(basis: PriceBasis, usage: Readonly<{ units: number; tier?: string | undefined }>): PriceBasis {
+  const tier = usage.tier ?? basis.tier;
+  const tierPrice = tier !== undefined && basis.tierPrices ? ownValue(basis.tierPrices, tier) : undefined;
+  return { ...basis, units: usage.units, unitPrice: tierPrice ?? basis.unitPrice, ...(tier !== undefined ? { tier } : {}) };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { ProjectionRunner } from '../../projections/runner.js';
 import type { Catalog } from '../engine/catalog.js';
 import type { AccountService } from '../engine/account-service.js';
 import type { TokenCache } from './auth/token-cache.js';
+import type { AssetSigner } from '../engine/assets.js';
 
 /** Everything the HTTP layer needs, built once by the composition root (src/gateway.ts). */
 export interface GatewayDeps {
@@ -21,6 +22,7 @@ export interface GatewayDeps {
   catalog: Catalog;
   accounts: AccountService;
   tokens: TokenCache;
+  signer: AssetSigner;
   /** Injected so tests can move time; never call Date.now() in request logic. */
   clock: () => Date;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PriceBasis } from '../../src/domain/events.js';
+import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
 import { accountsProjection } from '../../projections/accounts.js';
 import { ledgerProjection } from '../../projections/ledger.js';
 import { openReservationsProjection } from '../../projections/open-reservations.js';
@@ -16,7 +16,7 @@ const history = [
   [A, { type: 'QuotaSettled', data: { reservationId: 'r1', taskId: 't1', reserved: 20, actual: 10, charged: 10, tokenId: 'k1' } }],
   [A, { type: 'QuotaReleased', data: { reservationId: 'r2', taskId: 't2', amount: 20, reason: 'failed', tokenId: 'k1' } }],
   [A, { type: 'QuotaDebited', data: { debitId: 'd1', amount: 5, reason: 'adjustment' } }],
-] as const;
+] as const satisfies readonly (readonly [string, DomainEvent])[];
 
 describe('projections: given events, then document', () => {
   it('accounts: balance, reserved, available and used quota', () => {

@@ -3,7 +3,7 @@ import type { RecordedDomainEvent } from '../../src/domain/recorded.js';
 import type { Projection } from '../../projections/projection.js';
 
 /** "Given these events (in order, on these streams), then this document." */
-export function given<D>(projection: Projection<D>, events: readonly [string, DomainEvent][]): Map<string, D> {
+export function given<D>(projection: Projection<D>, events: readonly (readonly [string, DomainEvent])[]): Map<string, D> {
   const docs = new Map<string, D>();
   events.forEach(([streamName, event], i) => {
     const recorded = { ...event, id: `e${i}`, streamName, revision: i, position: BigInt(i + 1), metadata: { at: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` } } as RecordedDomainEvent;

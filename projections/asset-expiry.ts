@@ -1,0 +1,25 @@
+import type { Projection } from './projection.js';
+
+/** Tasks holding re-hosted assets, with when they expire; the expirer works from here. */
+export interface AssetExpiryDoc {
+  taskId: string;
+  /** Unix seconds. */
+  expireAt: number;
+  assetKeys: string[];
+}
+
+export const assetExpiryProjection: Projection<AssetExpiryDoc> = {
+  name: 'asset-expiry',
+  view: 'asset-expiry',
+  handles: ['TaskSucceeded', 'AssetsExpired'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve(doc, e) {
+    if (e.type === 'TaskSucceeded') {
+      const assetKeys = e.data.results.flatMap((r) => (r.assetKey ? [r.assetKey] : []));
+      if (doc || assetKeys.length === 0) return undefined;
+      return { taskId: e.streamName.slice('task-'.length), expireAt: e.data.assetsExpireAt, assetKeys };
+    }
+    if (e.type === 'AssetsExpired') return doc ? null : undefined;
+    return undefined;
+  },
+};

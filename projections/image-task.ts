@@ -1,0 +1,81 @@
+/**
+ * The `image.task` view (spec 2.1) of async image tasks: the document's `body` is the query
+ * response, except that Base64-delivered items (pro-image) hold the asset key that the query
+ * route inlines as `b64_json`.
+ */
+import type { EventDataOf } from '../src/domain/events.js';
+import type { Projection } from './projection.js';
+
+export const IMAGE_FAMILY = 'image';
+
+export interface ImageItemDoc {
+  url?: string;
+  /** Asset key of bytes delivered as `b64_json`. */
+  b64_asset?: string;
+  revised_prompt?: string;
+}
+
+export interface ImageTaskBody {
+  id: string;
+  task_id: string;
+  object: 'image.task';
+  model: string;
+  status: 'queued' | 'in_progress' | 'completed' | 'failed';
+  progress: string;
+  created_at: number;
+  completed_at?: number;
+  error?: { code: string; message: string };
+  data: ImageItemDoc[];
+  metadata?: { assetsExpireAt: number };
+}
+
+export interface ImageTaskDoc {
+  accountId: string;
+  /** pro-image, anime, vis or picgen. */
+  subfamily: string;
+  body: ImageTaskBody;
+}
+
+export const subfamilyOf = (action: string): string => action.split('/')[0] ?? action;
+
+/** The body right after submit: the same function answers the submit and seeds the view. */
+export function submittedImageBody(data: EventDataOf<'TaskSubmitted'>): ImageTaskBody {
+  return { id: data.taskId, task_id: data.taskId, object: 'image.task', model: data.model, status: 'queued', progress: '0%', created_at: data.createdAt, data: [] };
+}
+
+export const imageTaskProjection: Projection<ImageTaskDoc> = {
+  name: 'image-tasks',
+  view: 'image-tasks',
+  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve(doc, e) {
+    if (e.type === 'TaskSubmitted') {
+      if (doc || e.data.family !== IMAGE_FAMILY) return undefined;
+      return { accountId: e.data.accountId, subfamily: subfamilyOf(e.data.action), body: submittedImageBody(e.data) };
+    }
+    if (!doc) return undefined;
+    const body = doc.body;
+    switch (e.type) {
+      case 'TaskProgressed':
+        if (body.status === 'completed' || body.status === 'failed') return undefined;
+        return { ...doc, body: { ...body, status: e.data.status, progress: `${e.data.progress}%` } };
+      case 'TaskSucceeded': {
+        const data = e.data.results.map((r): ImageItemDoc => ({
+          ...(r.url ? { url: r.url } : r.assetKey ? { b64_asset: r.assetKey } : {}),
+          ...(r.revisedPrompt !== undefined ? { revised_prompt: r.revisedPrompt } : {}),
+        }));
+        const urls = data.some((d) => d.url);
+        return {
+          ...doc,
+          body: { ...body, status: 'completed', progress: '100%', completed_at: e.data.completedAt, data, ...(urls ? { metadata: { assetsExpireAt: e.data.assetsExpireAt } } : {}) },
+        };
+      }
+      case 'TaskFailed':
+        return { ...doc, body: { ...body, status: 'failed', completed_at: e.data.completedAt, error: { code: 'task_failed', message: `${e.data.code}: ${e.data.reason}` } } };
+      case 'AssetsExpired':
+        return { ...doc, body: { ...body, data: [] } };
+      default:
+        return undefined;
+    }
+  },
+};

@@ -1,0 +1,65 @@
+/**
+ * Dispatcher: on TaskSubmitted, submits the task upstream on the best channel; a retryable
+ * failure moves on to the next candidate, a refusal fails the task, and when no channel is
+ * left the task fails (the settler then releases its reservation).
+ */
+import type { Logger } from 'pino';
+import type { EventMetadata, EventStore } from '../ports/event-store.js';
+import type { KnownTask } from '../domain/task.js';
+import type { Catalog } from './catalog.js';
+import { orderChannels } from './channel-order.js';
+import { executeTask, readTask } from './task-commands.js';
+import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamRegistry } from './upstream.js';
+
+export interface DispatcherDeps {
+  events: EventStore;
+  catalog: Catalog;
+  upstreams: UpstreamRegistry;
+  log: Logger;
+  selfUrl: () => string;
+  clock: () => Date;
+  /** Called when a task is running upstream, so the poller follows it. */
+  onDispatched(task: KnownTask): void;
+}
+
+const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
+
+export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promise<void> {
+  const { state } = await readTask(deps.events, taskId);
+  if (state.status === 'none' || state.final || state.sync) return;
+  if (state.status !== 'submitted') {
+    deps.onDispatched(state);
+    return;
+  }
+  const meta = (): EventMetadata => ({ at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId });
+  const tried = new Set(state.attempts.map((a) => a.channelId));
+  const candidates = orderChannels(
+    state.channelCandidates
+      .filter((id) => !tried.has(id))
+      .map((id) => deps.catalog.channel(id))
+      .filter((c): c is NonNullable<typeof c> => c !== undefined && c.status === 1 && deps.upstreams.has(c.family)),
+  );
+  let attempt = state.attempts.length;
+  let lastReason = 'no enabled channel serves this model';
+  for (const channel of candidates) {
+    attempt++;
+    const adapter = deps.upstreams.get(channel.family)!;
+    const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task: state };
+    try {
+      const { upstreamTaskId } = await adapter.submit(ctx);
+      const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta());
+      if (result.state.status !== 'none') deps.onDispatched(result.state);
+      return;
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      lastReason = err.message;
+      deps.log.warn({ taskId, channelId: channel.channelId, retryable: err.retryable, reason: err.message }, 'upstream submit failed');
+      await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta());
+      if (!err.retryable) {
+        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'upstream_rejected', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta());
+        return;
+      }
+    }
+  }
+  await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'no_channel_available', reason: lastReason, completedAt: nowSeconds(deps.clock) } }, meta());
+}

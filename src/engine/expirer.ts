@@ -1,0 +1,50 @@
+/**
+ * Expirer: after the retention, deletes a task's re-hosted bytes and appends AssetsExpired
+ * (the views then empty `data` / `images`). Bytes go first: a crash between the two leaves
+ * the view entry, so the next pass finishes the job; deleting twice is harmless.
+ */
+import type { Logger } from 'pino';
+import type { AssetStore } from '../ports/asset-store.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { ViewStore } from '../ports/view-store.js';
+import type { AssetExpiryDoc } from '../../projections/asset-expiry.js';
+import { executeTask } from './task-commands.js';
+
+export interface Expirer {
+  runOnce(): Promise<number>;
+  start(intervalMs: number): void;
+  stop(): Promise<void>;
+}
+
+export function createExpirer(deps: { events: EventStore; views: ViewStore; assets: AssetStore; log: Logger; clock: () => Date }): Expirer {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+
+  async function pass(): Promise<number> {
+    const now = Math.floor(deps.clock().getTime() / 1000);
+    const due = await deps.views.find<AssetExpiryDoc>('asset-expiry', {}, { sortBy: 'expireAt', limit: 500 });
+    let expired = 0;
+    for (const { doc } of due) {
+      if (doc.expireAt > now) break;
+      for (const key of doc.assetKeys) await deps.assets.delete(key);
+      await executeTask(deps.events, doc.taskId, { type: 'ExpireAssets', data: { assetKeys: doc.assetKeys } }, { at: deps.clock().toISOString(), correlationId: doc.taskId });
+      expired++;
+    }
+    return expired;
+  }
+
+  return {
+    runOnce() {
+      running ??= pass().finally(() => (running = undefined));
+      return running;
+    },
+    start(intervalMs) {
+      timer = setInterval(() => void this.runOnce().catch((err: unknown) => deps.log.error({ err }, 'expiry pass failed')), intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * A checkpointed process manager: pulls task/account events in order from its checkpoint,
+ * hands the ones it handles to `handle` (a batch's events with bounded concurrency), then
+ * stores the checkpoint. A failing handler is retried with backoff, never skipped, so every
+ * event is handled at least once; handlers are idempotent.
+ */
+import type { Logger } from 'pino';
+import type { EventType } from '../domain/events.js';
+import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
+import type { EventStore, Subscription } from '../ports/event-store.js';
+import type { ViewStore } from '../ports/view-store.js';
+
+export interface Processor {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Resolves once the processor has handled everything up to `position`. */
+  caughtUp(position: bigint, timeoutMs?: number): Promise<void>;
+}
+
+export interface ProcessorOptions {
+  name: string;
+  events: EventStore;
+  views: ViewStore;
+  log: Logger;
+  handles: readonly EventType[];
+  streamPrefixes: readonly string[];
+  handle(event: RecordedDomainEvent): Promise<void>;
+  /** Events of one batch handled at once (different tasks are independent). */
+  concurrency?: number;
+  /** Where to start when there is no checkpoint: 'beginning' (default) or the current head. */
+  startAt?: 'beginning' | 'head';
+}
+
+export function createProcessor(o: ProcessorOptions): Processor {
+  const checkpointName = `processor:${o.name}`;
+  let subscription: Subscription | undefined;
+  let loop: Promise<void> | undefined;
+  let stopped = false;
+  let reached = 0n;
+
+  async function handleWithRetry(event: RecordedDomainEvent): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await o.handle(event);
+        return;
+      } catch (err) {
+        if (stopped) throw err;
+        o.log.error({ err, eventId: event.id, type: event.type, attempt }, 'handler failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 10_000)));
+      }
+    }
+  }
+
+  async function run(from: bigint): Promise<void> {
+    let after = from;
+    while (!stopped) {
+      subscription = o.events.subscribe({ after, streamPrefixes: o.streamPrefixes, batchSize: 500 });
+      try {
+        for await (const raw of subscription) {
+          const events = raw.map(toDomainEvent).filter((e): e is RecordedDomainEvent => e !== undefined && o.handles.includes(e.type));
+          const limit = o.concurrency ?? 32;
+          for (let i = 0; i < events.length; i += limit) {
+            await Promise.all(events.slice(i, i + limit).map(handleWithRetry));
+          }
+          after = raw[raw.length - 1]!.position;
+          await o.views.commit(checkpointName, [], after);
+          reached = after;
+        }
+      } catch (err) {
+        if (stopped) return;
+        o.log.error({ err }, 'processor subscription failed; resubscribing');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  return {
+    async start() {
+      let from = await o.views.getCheckpoint(checkpointName);
+      if (from === undefined) from = o.startAt === 'head' ? await o.events.headPosition() : 0n;
+      reached = from;
+      loop = run(from);
+    },
+    async stop() {
+      stopped = true;
+      await subscription?.close();
+      await loop?.catch(() => undefined);
+    },
+    async caughtUp(position, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (reached < position) {
+        if (Date.now() > deadline) throw new Error(`${o.name} did not reach ${position} (at ${reached})`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+  };
+}

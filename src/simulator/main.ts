@@ -1,0 +1,23 @@
+/**
+ * Runs the upstream simulator alone: `tsx src/simulator/main.ts`.
+ * Env: `PORT` (4010), `HOST` (127.0.0.1), `SIM_PREFIX` (`/_sim`, same paths as inside the
+ * gateway), `SIM_STEP_MS`, `SIM_SECRET` (use the gateway's value to answer its ids).
+ */
+import closeWithGrace from 'close-with-grace';
+import Fastify from 'fastify';
+import { simulatorPlugin } from './plugin.js';
+
+const port = Number(process.env.PORT ?? 4010);
+const host = process.env.HOST ?? '127.0.0.1';
+const prefix = process.env.SIM_PREFIX ?? '/_sim';
+if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid PORT ${process.env.PORT}`);
+
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, bodyLimit: 40 * 1024 * 1024 });
+await app.register(simulatorPlugin, { prefix });
+
+closeWithGrace({ delay: 5000 }, async ({ err }) => {
+  if (err) app.log.error({ err }, 'simulator stopping after an error');
+  await app.close();
+});
+
+await app.listen({ port, host });

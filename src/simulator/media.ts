@@ -1,0 +1,141 @@
+/**
+ * Real media bytes for simulated results: PNG images (pngjs), PCM WAV audio with a tone, and a
+ * small MP4 container. All generators are deterministic in their inputs, so a stateless file URL
+ * can be served again and again with the same bytes.
+ */
+import { createHash } from 'node:crypto';
+import { PNG } from 'pngjs';
+
+export const MAX_IMAGE_SIDE = 4096;
+
+export type Rgb = readonly [number, number, number];
+
+/** A colour derived from the seed (never near-black, so it is visibly "an image"). */
+export function seedColour(seed: string | number): Rgb {
+  const digest = createHash('sha256').update(String(seed)).digest();
+  const channel = (i: number): number => 48 + ((digest[i] ?? 0) % 208);
+  return [channel(0), channel(1), channel(2)];
+}
+
+/**
+ * A `width`×`height` RGB PNG filled with the seed's colour. Sides are clamped to 1..4096. The
+ * `Sub` filter turns every row of a solid image into zeros, so even 4096×4096 encodes in well
+ * under a second and to a few tens of kilobytes.
+ */
+export function makePng(width: number, height: number, seed: string | number): Buffer {
+  const w = clampSide(width);
+  const h = clampSide(height);
+  const [r, g, b] = seedColour(seed);
+  const options = { width: w, height: h, colorType: 2, inputColorType: 2, inputHasAlpha: false, filterType: 1 } as const;
+  const png = new PNG(options);
+  png.data = Buffer.alloc(w * h * 3).fill(Buffer.from([r, g, b]));
+  return PNG.sync.write(png, options);
+}
+
+function clampSide(side: number): number {
+  if (!Number.isFinite(side)) return 1;
+  return Math.min(MAX_IMAGE_SIDE, Math.max(1, Math.round(side)));
+}
+
+/**
+ * A mono 16-bit PCM RIFF/WAVE file of `seconds` holding a sine tone (default 440 Hz at a third
+ * of full scale). 44-byte canonical header followed by the samples.
+ */
+export function makeWav(seconds: number, sampleRate = 8000, frequencyHz = 440): Buffer {
+  if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new Error('sampleRate must be a positive integer');
+  const samples = Math.max(0, Math.round(Math.max(0, seconds) * sampleRate));
+  const dataBytes = samples * 2;
+  const out = Buffer.alloc(44 + dataBytes);
+  out.write('RIFF', 0, 'ascii');
+  out.writeUInt32LE(36 + dataBytes, 4);
+  out.write('WAVE', 8, 'ascii');
+  out.write('fmt ', 12, 'ascii');
+  out.writeUInt32LE(16, 16); // fmt chunk size
+  out.writeUInt16LE(1, 20); // PCM
+  out.writeUInt16LE(1, 22); // mono
+  out.writeUInt32LE(sampleRate, 24);
+  out.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  out.writeUInt16LE(2, 32); // block align
+  out.writeUInt16LE(16, 34); // bits per sample
+  out.write('data', 36, 'ascii');
+  out.writeUInt32LE(dataBytes, 40);
+  const amplitude = 32767 / 3;
+  for (let i = 0; i < samples; i++) {
+    out.writeInt16LE(Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / sampleRate)), 44 + i * 2);
+  }
+  return out;
+}
+
+export type Mp4Options = Readonly<{ width?: number; height?: number; seed?: string | number }>;
+
+/**
+ * A small MP4 (ISO BMFF) file: `ftyp`, an `mdat` with one PNG still, and a `moov` whose `mvhd`,
+ * `tkhd` and `mdhd` carry the duration, with one video track of a single sample lasting the
+ * whole clip. What it honestly is: a container with a correct duration and one frame coded as
+ * PNG (QuickTime sample entry `png `). MP4 parsers and ffmpeg/ffprobe read it as a video of that
+ * duration and decode the frame; browsers will not play it, because they have no PNG video codec.
+ */
+export function makeMp4(seconds: number, options: Mp4Options = {}): Buffer {
+  const width = Math.min(MAX_IMAGE_SIDE, Math.max(2, Math.round(options.width ?? 160)));
+  const height = Math.min(MAX_IMAGE_SIDE, Math.max(2, Math.round(options.height ?? 90)));
+  const frame = makePng(width, height, options.seed ?? 'mp4');
+  const timescale = 1000;
+  const duration = Math.max(1, Math.round(Math.max(0, seconds) * timescale));
+
+  const ftyp = box('ftyp', ascii('isom'), u32(0x200), ascii('isom'), ascii('iso2'), ascii('mp41'));
+  const mdat = box('mdat', frame);
+  const frameOffset = ftyp.length + 8;
+
+  const mvhd = fullBox('mvhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u32(0x00010000), u16(0x0100), zeros(10), MATRIX, zeros(24), u32(2));
+  const tkhd = fullBox('tkhd', 0, 3, u32(0), u32(0), u32(1), zeros(4), u32(duration), zeros(8), u16(0), u16(0), u16(0), zeros(2), MATRIX, u32(width << 16), u32(height << 16));
+  const mdhd = fullBox('mdhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u16(0x55c4 /* 'und' */), u16(0));
+  const hdlr = fullBox('hdlr', 0, 0, u32(0), ascii('vide'), zeros(12), Buffer.from('VideoHandler\0', 'ascii'));
+  const vmhd = fullBox('vmhd', 0, 1, u16(0), zeros(6));
+  const dinf = box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1)));
+  const sampleEntry = box(
+    'png ',
+    zeros(6), u16(1), // reserved, data_reference_index
+    zeros(16), // pre_defined, reserved, pre_defined[3]
+    u16(width), u16(height),
+    u32(0x00480000), u32(0x00480000), // 72 dpi
+    zeros(4), u16(1), // reserved, frame_count
+    zeros(32), // compressorname
+    u16(0x0018), u16(0xffff), // depth, pre_defined = -1
+  );
+  const stbl = box(
+    'stbl',
+    fullBox('stsd', 0, 0, u32(1), sampleEntry),
+    fullBox('stts', 0, 0, u32(1), u32(1), u32(duration)),
+    fullBox('stsc', 0, 0, u32(1), u32(1), u32(1), u32(1)),
+    fullBox('stsz', 0, 0, u32(0), u32(1), u32(frame.length)),
+    fullBox('stco', 0, 0, u32(1), u32(frameOffset)),
+  );
+  const moov = box('moov', mvhd, box('trak', tkhd, box('mdia', mdhd, hdlr, box('minf', vmhd, dinf, stbl))));
+  return Buffer.concat([ftyp, mdat, moov]);
+}
+
+const MATRIX = Buffer.concat([u32(0x00010000), u32(0), u32(0), u32(0), u32(0x00010000), u32(0), u32(0), u32(0), u32(0x40000000)]);
+
+function box(type: string, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  return Buffer.concat([u32(8 + body.length), ascii(type), body]);
+}
+
+function fullBox(type: string, version: number, flags: number, ...parts: Buffer[]): Buffer {
+  return box(type, u32(((version & 0xff) << 24) | (flags & 0xffffff)), ...parts);
+}
+
+function u32(value: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(value >>> 0);
+  return b;
+}
+
+function u16(value: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(value & 0xffff);
+  return b;
+}
+
+const zeros = (n: number): Buffer => Buffer.alloc(n);
+const ascii = (text: string): Buffer => Buffer.from(text, 'ascii');

@@ -1,0 +1,53 @@
+/**
+ * The built-in upstream simulator as one fastify plugin. The gateway mounts it at `/_sim`
+ * (`app.register(simulatorPlugin, { prefix: '/_sim' })`); `main.ts` runs it alone. It keeps no
+ * state: every task lives in its signed id (task-id.ts), so a restarted process, or another
+ * instance with the same secret, answers the same ids the same way.
+ *
+ * Each simulated family is one module in `simulatorFamilies`; add new families to that list.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { SimContext, SimFamily } from './context.js';
+import { fileRoutes } from './files.js';
+import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
+import { asyncImagesFamily } from './images.js';
+import { syncImagesFamily } from './sync-images.js';
+import { createTaskIdCodec, DEFAULT_SIM_SECRET } from './task-id.js';
+import { resolveStepMs } from './timeline.js';
+
+export type SimulatorOptions = {
+  /** Timeline step in ms; default `SIM_STEP_MS`, else 150; 0 finishes tasks at once. */
+  stepMs?: number;
+  /** HMAC key of the task ids; default `SIM_SECRET`, else a built-in constant. */
+  secret?: string;
+  /** Clock (epoch ms); tests drive it. Default `Date.now`. */
+  now?: () => number;
+  /** How long result files stay reachable after a task finished; default 2 hours. */
+  assetRetentionMs?: number;
+};
+
+export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
+
+/** Every simulated family, registered in this order. */
+export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily];
+
+export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
+  const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);
+  const ctx: SimContext = {
+    stepMs: resolveStepMs(options.stepMs),
+    codec: createTaskIdCodec(secret),
+    now: options.now ?? Date.now,
+    assetRetentionMs: options.assetRetentionMs ?? DEFAULT_ASSET_RETENTION_MS,
+    prefix: app.prefix,
+  };
+
+  useSimErrorShape(app, plainErrorBody);
+  app.setNotFoundHandler((request) => {
+    throw notFound('not_found', `the simulator has no route ${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  for (const family of simulatorFamilies) {
+    await app.register(async (scope) => family.routes(scope, ctx));
+  }
+  await app.register(async (scope) => fileRoutes(scope, ctx, simulatorFamilies));
+};
