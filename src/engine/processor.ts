@@ -88,7 +88,11 @@ export function createProcessor(o: ProcessorOptions): Processor {
     },
     async caughtUp(position, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
-      while (reached < position) {
+      // Done when no event of this processor's streams lies between what it handled and `position`.
+      for (;;) {
+        if (reached >= position) return;
+        const [next] = await o.events.readAll({ after: reached, maxCount: 1, streamPrefixes: o.streamPrefixes });
+        if (!next || next.position > position) return;
         if (Date.now() > deadline) throw new Error(`${o.name} did not reach ${position} (at ${reached})`);
         await new Promise((r) => setTimeout(r, 10));
       }

@@ -57,10 +57,15 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'body'
 }
 
 /** Markers from the given request texts plus an optional `x-sim-markers` header. */
+/**
+ * Markers come from the request's text, an `x-sim-markers` header, or the caller's API key: a
+ * channel whose key carries `[sim:5xx]` plays an upstream that is down for every request
+ * (how failover between channels is exercised).
+ */
 export function requestMarkers(request: FastifyRequest, texts: ReadonlyArray<string | null | undefined>): SimMarkers {
   const header = request.headers['x-sim-markers'];
   const headerText = Array.isArray(header) ? header.join(' ') : header;
-  return parseMarkersOf([...texts, headerText]);
+  return parseMarkersOf([...texts, headerText, request.headers.authorization]);
 }
 
 /** Refusals decided at submit: `[sim:reject]` → 400, `[sim:5xx]` → 503. */

@@ -15,7 +15,8 @@ import { ok } from '../api-response.js';
 const ChannelFields = z.object({
   name: z.string().min(1).max(64),
   family: z.string().regex(/^[a-z0-9-]{1,32}$/, 'must be a family name such as image, vidgen, tune'),
-  base_url: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }),
+  /** An http(s) URL, or a path such as `/_sim` meaning this gateway itself (its simulator). */
+  base_url: z.union([z.url({ protocol: /^https?$/ }), z.string().regex(/^\/[\w\-./]*$/)], { message: 'must be an http(s) URL or a path on this gateway' }),
   key: z.string().max(4096),
   models: z.array(z.string().min(1).max(128)).min(1, 'must name at least one model'),
   model_mapping: z.record(z.string(), z.string().min(1)),

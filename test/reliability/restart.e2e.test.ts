@@ -1,0 +1,75 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { foldAccount } from '../../src/domain/account.js';
+import { toDomainEvent } from '../../src/domain/recorded.js';
+import { startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
+import { tempDir } from '../support/tmp.js';
+
+const dir = tempDir();
+let running: ChildGateway | undefined;
+afterAll(async () => {
+  await running?.kill('SIGKILL');
+  dir.remove();
+});
+
+describe('restart with tasks in flight', () => {
+  it('after a hard kill and a restart on the same data, every accepted task ends and none is charged twice', async () => {
+    const env = { SIM_STEP_MS: '60', POLL_INTERVAL_MS: '40' };
+    running = await startChildGateway(dir.path, env);
+    const admin = new Client(running.url);
+    await admin.login('admin', ADMIN_PASSWORD);
+    const user = await newUser(admin, { credit: 10_000_000 });
+    const key = (await newToken(user.client)).key;
+    let api = new Client(running.url, key);
+
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const prompt = i % 3 === 0 ? `slow ${i} [sim:slow]` : i % 3 === 1 ? `plain ${i}` : `fails ${i} [sim:fail]`;
+      const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 2 });
+      expect(r.status).toBe(200);
+      ids.push(r.body.id);
+    }
+    // Kill while tasks are queued, running upstream, and finishing: no graceful drain.
+    await new Promise((r) => setTimeout(r, 150));
+    await running.kill('SIGKILL');
+
+    running = await startChildGateway(dir.path, env);
+    api = new Client(running.url, key);
+    const finals = await eventually(async () => {
+      const states = await Promise.all(ids.map(async (id) => (await api.get(`/v1/images/async/generations/${id}`)).body.status as string));
+      return states.every((s) => s === 'completed' || s === 'failed') ? states : undefined;
+    }, 30_000, 200);
+    expect(finals.filter((s) => s === 'failed')).toHaveLength(8);
+    expect(finals.filter((s) => s === 'completed')).toHaveLength(16);
+
+    // Let the settler finish, then stop and audit the account stream directly.
+    const self = new Client(running.url);
+    self.cookie = user.client.cookie;
+    await eventually(async () => ((await self.get('/api/user/self')).body.data.reserved_quota === 0 ? true : undefined), 15_000, 100);
+    await running.kill('SIGTERM');
+    running = undefined;
+
+    const store = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
+    try {
+      const recorded = await store.readStream(`account-${user.accountId}`);
+      const closes = new Map<string, number>();
+      for (const e of recorded) {
+        if (e.type === 'QuotaSettled' || e.type === 'QuotaReleased') {
+          const id = (e.data as { reservationId: string }).reservationId;
+          closes.set(id, (closes.get(id) ?? 0) + 1);
+        }
+      }
+      expect(recorded.filter((e) => e.type === 'QuotaReserved')).toHaveLength(24);
+      expect([...closes.values()].every((n) => n === 1)).toBe(true);
+      expect(closes.size).toBe(24);
+      const settled = recorded.filter((e) => e.type === 'QuotaSettled');
+      expect(settled).toHaveLength(16);
+      const state = foldAccount(recorded.map(toDomainEvent).filter((e) => e !== undefined));
+      expect(state.reserved).toBe(0);
+      expect(state.balance).toBe(10_000_000 - 16 * 2 * 10_000);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,58 @@
+/**
+ * The gateway as a separate process (`src/main.ts` under tsx), so a test can kill it the hard
+ * way (SIGKILL: no graceful drain) and start it again on the same data directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { ADMIN_PASSWORD } from './gateway.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface ChildGateway {
+  url: string;
+  process: ChildProcess;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
+  const port = await freePort();
+  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+  const child = spawn(tsx, ['src/main.ts'], {
+    cwd: process.cwd(),
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`gateway did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    process: child,
+    kill: (signal) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+  };
+}
