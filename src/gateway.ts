@@ -115,7 +115,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
   });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
-  reconciler.start();
+  reconciler.start(30_000);
 
   let closed = false;
   return {

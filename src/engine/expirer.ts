@@ -8,19 +8,13 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { AssetExpiryDoc } from '../../projections/asset-expiry.js';
+import { periodic, type Periodic } from './periodic.js';
 import { executeTask } from './task-commands.js';
 
-export interface Expirer {
-  runOnce(): Promise<number>;
-  start(intervalMs: number): void;
-  stop(): Promise<void>;
-}
+export type Expirer = Periodic;
 
 export function createExpirer(deps: { events: EventStore; views: ViewStore; assets: AssetStore; log: Logger; clock: () => Date }): Expirer {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-
-  async function pass(): Promise<number> {
+  return periodic('expiry', deps.log, async function pass(): Promise<number> {
     const now = Math.floor(deps.clock().getTime() / 1000);
     const due = await deps.views.find<AssetExpiryDoc>('asset-expiry', {}, { sortBy: 'expireAt', limit: 500 });
     let expired = 0;
@@ -31,20 +25,5 @@ export function createExpirer(deps: { events: EventStore; views: ViewStore; asse
       expired++;
     }
     return expired;
-  }
-
-  return {
-    runOnce() {
-      running ??= pass().finally(() => (running = undefined));
-      return running;
-    },
-    start(intervalMs) {
-      timer = setInterval(() => void this.runOnce().catch((err: unknown) => deps.log.error({ err }, 'expiry pass failed')), intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  });
 }

@@ -9,15 +9,12 @@ import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { OpenReservationDoc } from '../../projections/open-reservations.js';
 import type { AccountService } from './account-service.js';
+import { periodic, type Periodic } from './periodic.js';
 
 export const NEVER_SUBMITTED = 'task_never_submitted';
 
-export interface Reconciler {
-  /** One pass; resolves with the number of reservations released. */
-  runOnce(): Promise<number>;
-  start(intervalMs?: number): void;
-  stop(): Promise<void>;
-}
+/** `runOnce` resolves with the number of reservations released. */
+export type Reconciler = Periodic;
 
 export function createReconciler(deps: {
   events: EventStore;
@@ -27,10 +24,7 @@ export function createReconciler(deps: {
   graceSeconds: number;
   clock: () => Date;
 }): Reconciler {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-
-  async function pass(): Promise<number> {
+  return periodic('reconciler', deps.log, async function pass(): Promise<number> {
     const now = deps.clock();
     const cutoff = now.getTime() - deps.graceSeconds * 1000;
     const open = await deps.views.find<OpenReservationDoc>('open-reservations', {}, { sortBy: 'at', limit: 1000 });
@@ -50,22 +44,5 @@ export function createReconciler(deps: {
       }
     }
     return released;
-  }
-
-  return {
-    runOnce() {
-      running ??= pass().finally(() => (running = undefined));
-      return running;
-    },
-    start(intervalMs = 30_000) {
-      timer = setInterval(() => {
-        this.runOnce().catch((err: unknown) => deps.log.error({ err }, 'reconciler pass failed'));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  });
 }
