@@ -33,6 +33,8 @@ const Env = z.object({
   ASSET_SIGNING_SECRET: z.string().min(16).optional(),
   /** Step length of the built-in simulator (0 = finished at once). */
   SIM_STEP_MS: z.coerce.number().int().min(0).default(150),
+  /** Overrides every family's maximum task age (tests). */
+  TASK_MAX_AGE_SECONDS: z.coerce.number().int().min(1).optional(),
   /** Upper bound of upstream calls in flight per channel. */
   CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).default(32),
 });
@@ -56,6 +58,7 @@ export type Config = Readonly<{
   kafkaBrokers: string | undefined;
   role: z.infer<typeof Env>['ROLE'];
   pollIntervalMs: number | undefined;
+  taskMaxAgeSeconds: number | undefined;
   assetSigningSecret: string | undefined;
   simStepMs: number;
   channelConcurrency: number;
@@ -87,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     kafkaBrokers: e.KAFKA_BROKERS,
     role: e.ROLE,
     pollIntervalMs: e.POLL_INTERVAL_MS,
+    taskMaxAgeSeconds: e.TASK_MAX_AGE_SECONDS,
     assetSigningSecret: e.ASSET_SIGNING_SECRET,
     simStepMs: e.SIM_STEP_MS,
     channelConcurrency: e.CHANNEL_CONCURRENCY,

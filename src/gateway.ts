@@ -86,7 +86,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let selfUrl = `http://127.0.0.1:${config.port}`;
   const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
-  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock };
+  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => selfUrl };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const admin = await seedAdmin(deps, metadata);
@@ -109,10 +109,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...deps,
     upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
     log,
-    selfUrl: () => selfUrl,
     assetRetentionSeconds: config.assetRetentionSeconds,
     channelConcurrency: config.channelConcurrency,
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+    ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
   });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
   reconciler.start(30_000);

@@ -26,6 +26,7 @@ export interface PollerDeps {
   clock: () => Date;
   assetRetentionSeconds: number;
   pollIntervalMs?: number;
+  maxAgeSeconds?: number;
   channelConcurrency: number;
 }
 
@@ -115,8 +116,9 @@ export function createPoller(deps: PollerDeps): Poller {
       await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
       return;
     }
-    if (nowSeconds() - t.createdAt > adapter.maxAgeSeconds) {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${adapter.maxAgeSeconds} s`, completedAt: nowSeconds() } }, meta(t));
+    const maxAge = deps.maxAgeSeconds ?? adapter.maxAgeSeconds;
+    if (nowSeconds() - t.createdAt > maxAge) {
+      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${maxAge} s`, completedAt: nowSeconds() } }, meta(t));
       tracked.delete(t.taskId);
       return;
     }

@@ -31,6 +31,8 @@ export interface SubmitRequest {
   metadata: EventMetadata;
   /** A pre-chosen task id (idempotent submits decide it before reserving). */
   taskId?: string;
+  /** Executed in the request (sync endpoints), not by the dispatcher. */
+  sync?: boolean;
 }
 
 export interface SubmittedTask {
@@ -90,6 +92,7 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
     createdAt: Math.floor(deps.clock().getTime() / 1000),
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
     ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+    ...(req.sync ? { sync: true } : {}),
   };
   try {
     const result = await appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], { expectedRevision: 'no_stream', metadata });

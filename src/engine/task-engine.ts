@@ -30,6 +30,7 @@ export interface TaskEngineDeps {
   selfUrl: () => string;
   assetRetentionSeconds: number;
   pollIntervalMs?: number;
+  maxAgeSeconds?: number;
   channelConcurrency: number;
   expiryCheckMs?: number;
 }

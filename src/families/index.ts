@@ -1,11 +1,9 @@
 /** Every generation family's contribution: routes, query views and upstream adapters. */
-import type { UpstreamAdapter } from '../engine/upstream.js';
-import type { RoutePlugin } from '../http/server.js';
-import type { Projection } from '../../projections/projection.js';
-import { imageTaskProjection } from '../../projections/image-task.js';
-import { asyncImageRoutes } from './images/async-routes.js';
-import { asyncImagesUpstream } from './images/upstream.js';
+import type { FamilyModule } from './family.js';
+import { asyncImagesFamily } from './images/index.js';
 
-export const familyRoutes: readonly RoutePlugin[] = [asyncImageRoutes];
-export const familyProjections: readonly Projection[] = [imageTaskProjection] as Projection[];
-export const upstreamAdapters: readonly UpstreamAdapter[] = [asyncImagesUpstream];
+export const families: readonly FamilyModule[] = [asyncImagesFamily];
+
+export const familyRoutes = families.flatMap((f) => f.routes);
+export const familyProjections = families.flatMap((f) => f.projections);
+export const upstreamAdapters = families.flatMap((f) => f.upstreams);

@@ -23,6 +23,8 @@ export interface GatewayDeps {
   accounts: AccountService;
   tokens: TokenCache;
   signer: AssetSigner;
+  /** The address this gateway calls itself at (known once it listens). */
+  selfUrl: () => string;
   /** Injected so tests can move time; never call Date.now() in request logic. */
   clock: () => Date;
 }

@@ -53,3 +53,21 @@ describe('asset retention', () => {
     expect((await fetch(`${gw.url}${url.pathname}`)).status).toBe(403);
   });
 });
+
+describe('maximum task age', () => {
+  it('a task that exceeds its max age fails with timeout and its reservation is released', async () => {
+    const slow = await startGateway({ SIM_STEP_MS: '400', POLL_INTERVAL_MS: '50', TASK_MAX_AGE_SECONDS: '1' });
+    try {
+      const user = await newUser(await adminClient(slow), { credit: 1_000_000 });
+      const client = new Client(slow.url, (await newToken(user.client)).key);
+      const r = await client.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'takes forever [sim:slow]' });
+      const done = await waitForImageTask(client, r.body.id, 10_000);
+      expect(done.status).toBe('failed');
+      expect(done.error.message).toMatch(/^timeout/);
+      await slow.gateway.engine.settler.caughtUp(await slow.gateway.deps.events.headPosition());
+      expect((await slow.gateway.deps.accounts.state(user.accountId)).reserved).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+});
