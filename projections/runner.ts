@@ -17,8 +17,15 @@ export interface ProjectionRunner {
   /** Called after each committed batch with the writes that batch made. */
   onCommit(listener: (writes: readonly ViewWrite[]) => void): () => void;
   position(): bigint;
+  /**
+   * Projection lag of final task events: milliseconds from the event's decision (its
+   * `metadata.at`) to the commit that made every view show it. A bounded sample, newest kept.
+   */
+  finalEventLags(): readonly number[];
   stop(): Promise<void>;
 }
+
+const LAG_SAMPLE = 100_000;
 
 export class ProjectionLagError extends Error {
   constructor(readonly position: bigint, readonly reached: bigint) {
@@ -43,6 +50,7 @@ export function createProjectionRunner(deps: {
   let subscription: Subscription | undefined;
   let loop: Promise<void> | undefined;
   let stopped = false;
+  const lags: number[] = [];
 
   function advance(position: bigint): void {
     reached = position;
@@ -90,6 +98,12 @@ export function createProjectionRunner(deps: {
       all.push(...writes);
     }
     advance(last);
+    const now = Date.now();
+    for (const e of batch) {
+      if (e.type !== 'TaskSucceeded' && e.type !== 'TaskFailed') continue;
+      if (lags.length >= LAG_SAMPLE) lags.shift();
+      lags.push(now - Date.parse(e.metadata.at));
+    }
     if (all.length > 0) for (const l of listeners) l(all);
   }
 
@@ -138,6 +152,7 @@ export function createProjectionRunner(deps: {
       return () => listeners.delete(listener);
     },
     position: () => reached,
+    finalEventLags: () => lags,
     async stop() {
       stopped = true;
       await subscription?.close();

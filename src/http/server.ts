@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { creditRoutes } from './api/credits.js';
+import { metricsRoutes } from './api/metrics.js';
 import { pricingRoutes } from './api/pricing.js';
 import { tokenRoutes } from './api/tokens.js';
 import { userRoutes } from './api/users.js';
@@ -55,6 +56,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(channelRoutes(deps));
     await api.register(pricingRoutes(deps));
     await api.register(creditRoutes(deps));
+    await api.register(metricsRoutes(deps));
   });
   await app.register(modelRoutes(deps));
   for (const plugin of extraRoutes) await app.register(plugin(deps));

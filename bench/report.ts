@@ -1,0 +1,88 @@
+/** The benchmark's results: each figure beside its baseline and its target. */
+import { cpus, totalmem } from 'node:os';
+import type { LoadResult } from './load.js';
+import type { LifecycleResult } from './scenarios/lifecycle.js';
+import type { ReplayResult } from './scenarios/replay.js';
+
+export interface BenchResults {
+  date: string;
+  command: string;
+  quick: boolean;
+  machine: { cpus: number; model: string; memoryGiB: number; node: string };
+  baseline: LoadResult;
+  poll: LoadResult;
+  submit: LoadResult;
+  lifecycle: LifecycleResult;
+  replay: ReplayResult;
+  memory: { tasks: number; peakRssBytes: number; idleRssBytes: number };
+}
+
+export function machine() {
+  return { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+}
+
+interface Row {
+  figure: string;
+  measured: string;
+  target: string;
+  met: boolean;
+}
+
+const pct = (a: number, b: number) => `${Math.round((100 * a) / b)}%`;
+
+export function rows(r: BenchResults): Row[] {
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  return [
+    { figure: 'baseline (fastify hello-world)', measured: `${r.baseline.requestsPerSecond} req/s, p50 ${r.baseline.p50Ms} ms, p99 ${r.baseline.p99Ms} ms`, target: '—', met: true },
+    {
+      figure: 'poll GET /v1/images/async/generations/{id}',
+      measured: `${r.poll.requestsPerSecond} req/s (${pct(r.poll.requestsPerSecond, r.baseline.requestsPerSecond)} of baseline), p50 ${r.poll.p50Ms} ms, p99 ${r.poll.p99Ms} ms, non-2xx ${r.poll.non2xx}`,
+      target: '≥ 70% of baseline, p99 ≤ 10 ms',
+      met: r.poll.requestsPerSecond >= 0.7 * r.baseline.requestsPerSecond && r.poll.p99Ms <= 10 && r.poll.non2xx === 0,
+    },
+    {
+      figure: 'submit POST /v1/images/async/generations (durable)',
+      measured: `${r.submit.requestsPerSecond} req/s (${pct(r.submit.requestsPerSecond, r.baseline.requestsPerSecond)} of baseline), p50 ${r.submit.p50Ms} ms, p99 ${r.submit.p99Ms} ms, non-2xx ${r.submit.non2xx}`,
+      target: '≥ 35% of baseline, p99 ≤ 25 ms',
+      met: r.submit.requestsPerSecond >= 0.35 * r.baseline.requestsPerSecond && r.submit.p99Ms <= 25 && r.submit.non2xx === 0,
+    },
+    {
+      figure: `life cycle (${r.lifecycle.tasks} tasks to completion)`,
+      measured: `${r.lifecycle.tasksPerSecond} tasks/s (${r.lifecycle.seconds.toFixed(1)} s), projection lag p50 ${r.lifecycle.lagP50Ms} ms, p99 ${r.lifecycle.lagP99Ms} ms`,
+      target: '≥ 2,000 tasks/s, lag p99 ≤ 50 ms',
+      met: r.lifecycle.tasksPerSecond >= 2000 && (r.lifecycle.lagP99Ms ?? Infinity) <= 50,
+    },
+    {
+      figure: `audit replay (${r.replay.events} events)`,
+      measured: `${r.replay.auditEventsPerSecond} events/s (account streams only, ${r.replay.auditSeconds.toFixed(1)} s)`,
+      target: '≥ 250,000 events/s',
+      met: r.replay.auditEventsPerSecond >= 250_000,
+    },
+    {
+      figure: `projection rebuild (${r.replay.events} events)`,
+      measured: `${r.replay.rebuildEventsPerSecond} events/s (${r.replay.rebuildSeconds.toFixed(1)} s)`,
+      target: '≥ 250,000 events/s',
+      met: r.replay.rebuildEventsPerSecond >= 250_000,
+    },
+    {
+      figure: `memory (${r.memory.tasks} tasks in flight)`,
+      measured: `peak RSS ${mb(r.memory.peakRssBytes)} MB (idle ${mb(r.memory.idleRssBytes)} MB)`,
+      target: '≤ 400 MB at 100,000 tasks',
+      met: r.memory.peakRssBytes <= 400 * 2 ** 20,
+    },
+  ];
+}
+
+export function markdown(r: BenchResults): string {
+  const lines = [
+    `### ${r.date}${r.quick ? ' (quick)' : ''}`,
+    '',
+    `Machine: ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}. Command: \`${r.command}\`. Load: autocannon, loopback, 50 connections.`,
+    '',
+    '| figure | measured | target | met |',
+    '|---|---|---|---|',
+    ...rows(r).map((row) => `| ${row.figure} | ${row.measured} | ${row.target} | ${row.met ? 'yes' : 'no'} |`),
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,66 @@
+/**
+ * `npm run bench [-- --quick] [-- --out DIR]`: measures the gateway on the embedded default
+ * beside a fastify hello-world baseline measured in the same run, and records the results in
+ * bench/results/<date>.json and bench/README.md. `--quick` finishes in under a minute (the test
+ * suite runs it so the harness never rots) and writes nothing unless --out is given.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { machine, markdown, type BenchResults } from './report.js';
+import { baseline, pollAndSubmit } from './scenarios/http.js';
+import { lifecycle } from './scenarios/lifecycle.js';
+import { memory } from './scenarios/memory.js';
+import { replay } from './scenarios/replay.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const outIndex = args.indexOf('--out');
+const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
+
+const size = quick
+  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000 }
+  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000 };
+const basePort = 4100 + Math.floor(Math.random() * 800);
+
+function step(name: string): void {
+  process.stderr.write(`[bench] ${name}…\n`);
+}
+
+step('baseline');
+const base = await baseline(basePort, size.seconds);
+step('poll and submit');
+const { poll, submit } = await pollAndSubmit(basePort + 1, size.seconds, size.pool);
+step(`life cycle of ${size.lifecycle} tasks`);
+const life = await lifecycle(basePort + 2, size.lifecycle);
+step(`replay and rebuild over ${size.events} events`);
+const rep = await replay(size.events);
+step(`memory with ${size.inflight} tasks in flight`);
+const mem = await memory(basePort + 3, size.inflight);
+
+const results: BenchResults = {
+  date: new Date().toISOString(),
+  command: `npm run bench${quick ? ' -- --quick' : ''}`,
+  quick,
+  machine: machine(),
+  baseline: base,
+  poll,
+  submit,
+  lifecycle: life,
+  replay: rep,
+  memory: mem,
+};
+
+const table = markdown(results);
+process.stdout.write(`${table}\n`);
+if (out) {
+  mkdirSync(out, { recursive: true });
+  const file = join(out, `${results.date.slice(0, 19).replace(/[:T]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2));
+  if (!quick) {
+    const readme = 'bench/README.md';
+    const marker = '<!-- results -->';
+    const current = readFileSync(readme, 'utf8');
+    writeFileSync(readme, current.replace(marker, `${marker}\n\n${table}`));
+  }
+  process.stderr.write(`[bench] results written to ${file}\n`);
+}

@@ -1,0 +1,55 @@
+/** Life cycle: tasks submitted as fast as accepted and driven to completion; projection lag. */
+import { tempDir } from '../../test/support/tmp.js';
+import { adminCookie, fundedKey, pool } from '../client.js';
+import { startChild } from '../processes.js';
+import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
+
+export interface LifecycleResult {
+  tasks: number;
+  seconds: number;
+  tasksPerSecond: number;
+  submitSeconds: number;
+  lagP50Ms: number | null;
+  lagP99Ms: number | null;
+}
+
+interface Metrics {
+  data: { final_event_lag_ms: { count: number; p50: number | null; p99: number | null }; tasks_in_flight: { submitted: number; dispatched: number } };
+}
+
+export async function lifecycle(port: number, tasks: number): Promise<LifecycleResult> {
+  const dir = tempDir('gateway-bench-');
+  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path), '/readyz');
+  try {
+    const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
+    const cookie = await adminCookie(gw.url, ADMIN_PASSWORD);
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const started = Date.now();
+    await pool(tasks, 64, async (i) => {
+      const r = await fetch(`${gw.url}/v1/images/async/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `life ${i}` }) });
+      if (r.status !== 200) throw new Error(`submit answered ${r.status}: ${await r.text()}`);
+      await r.arrayBuffer();
+    });
+    const submitted = Date.now();
+    let metrics: Metrics | undefined;
+    for (;;) {
+      metrics = (await (await fetch(`${gw.url}/api/admin/metrics`, { headers: { cookie } })).json()) as Metrics;
+      const m = metrics.data;
+      if (m.final_event_lag_ms.count >= tasks && m.tasks_in_flight.submitted + m.tasks_in_flight.dispatched === 0) break;
+      if (Date.now() - started > 600_000) throw new Error(`life cycle did not finish: ${JSON.stringify(m)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (Date.now() - started) / 1000;
+    return {
+      tasks,
+      seconds,
+      tasksPerSecond: Math.round(tasks / seconds),
+      submitSeconds: (submitted - started) / 1000,
+      lagP50Ms: metrics.data.final_event_lag_ms.p50,
+      lagP99Ms: metrics.data.final_event_lag_ms.p99,
+    };
+  } finally {
+    await gw.stop();
+    dir.remove();
+  }
+}

@@ -1,0 +1,31 @@
+/** Memory: peak RSS of a gateway holding many tasks in flight (the simulator never finishes them). */
+import { adminCookie, fundedKey, pool } from '../client.js';
+import { tempDir } from '../../test/support/tmp.js';
+import { startChild } from '../processes.js';
+import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
+
+export async function memory(port: number, tasks: number): Promise<{ tasks: number; peakRssBytes: number; idleRssBytes: number }> {
+  const dir = tempDir('gateway-bench-');
+  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), '/readyz');
+  try {
+    const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
+    const idleRssBytes = gw.peakRss();
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    await pool(tasks, 64, async (i) => {
+      const r = await fetch(`${gw.url}/v1/images/async/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `held ${i}` }) });
+      await r.arrayBuffer();
+    });
+    // Wait until the dispatcher has put every task in flight upstream (the poller holds them).
+    const cookie = await adminCookie(gw.url, ADMIN_PASSWORD);
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const m = (await (await fetch(`${gw.url}/api/admin/metrics`, { headers: { cookie } })).json()) as { data: { tasks_in_flight: { dispatched: number } } };
+      if (m.data.tasks_in_flight.dispatched >= tasks || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes };
+  } finally {
+    await gw.stop();
+    dir.remove();
+  }
+}
