@@ -1,9 +1,7 @@
 /** Child processes of a benchmark: the baseline server and gateways, each on its own port. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
-const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
 
 export interface Child {
   url: string;
@@ -28,7 +26,8 @@ async function waitFor(url: string, child: ChildProcess, stderr: () => string): 
 }
 
 export async function startChild(script: string, port: number, env: Record<string, string>, readyPath: string): Promise<Child> {
-  const child = spawn(tsx, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Node with tsx as a loader, so the child's pid is the server itself (signals and RSS).
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;

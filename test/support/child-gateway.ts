@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { ADMIN_PASSWORD } from './gateway.js';
 
 async function freePort(): Promise<number> {
@@ -25,8 +24,9 @@ export interface ChildGateway {
 
 export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
   const port = await freePort();
-  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-  const child = spawn(tsx, ['src/main.ts'], {
+  // Node itself with tsx as a loader (not the tsx wrapper, which would leave its node child
+  // running when killed): a SIGKILL here really kills the gateway.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
