@@ -290,6 +290,21 @@ export function foldAccount(events: Iterable<DomainEvent>, from: AccountState = 
   return draft;
 }
 
+/**
+ * A state its owner may change in place: the account service keeps one per cached account and
+ * folds each decision into it without copying (a long-lived account holds many closed ids).
+ * The owner must drop it when an append of what it folded fails.
+ */
+export type MutableAccountState = AccountDraft;
+
+export function mutableAccountState(from: AccountState = initialAccountState()): MutableAccountState {
+  return draftOf(from);
+}
+
+export function applyAccountEvents(state: MutableAccountState, events: Iterable<DomainEvent>): void {
+  for (const event of events) applyInPlace(state, event);
+}
+
 export function accountView(state: AccountState): AccountView {
   return { balance: state.balance, reserved: state.reserved, available: availableOf(state), usedQuota: state.usedQuota };
 }

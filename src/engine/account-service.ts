@@ -6,12 +6,13 @@
  */
 import type { Logger } from 'pino';
 import {
+  applyAccountEvents,
   decideAccount,
-  foldAccount,
-  initialAccountState,
+  mutableAccountState,
   type AccountCommand,
   type AccountEvent,
   type AccountState,
+  type MutableAccountState,
 } from '../domain/account.js';
 import { streams } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
@@ -37,7 +38,8 @@ interface Pending {
 }
 
 interface Entry {
-  state: AccountState;
+  /** Changed in place as decisions are folded; dropped when an append fails. */
+  state: MutableAccountState;
   /** Revision of the last event folded into state; -1 when the stream does not exist. */
   revision: number;
 }
@@ -55,7 +57,9 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
     if (cached) return cached;
     const recorded = await events.readStream(streams.account(accountId));
     const domain = recorded.map(toDomainEvent).filter((e) => e !== undefined);
-    const entry = { state: foldAccount(domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
+    const state = mutableAccountState();
+    applyAccountEvents(state, domain);
+    const entry = { state, revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
     if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
     cache.set(accountId, entry);
     return entry;
@@ -64,12 +68,14 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
   async function runBatch(accountId: string, batch: Pending[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const entry = await load(accountId);
-      let state = entry.state;
+      // Decisions are folded into the cached state as they are made, so each command of the
+      // batch sees the ones before it; if the append fails the cache is dropped (below).
+      const state = entry.state;
       const decided: { pending: Pending; events: AccountEvent[] }[] = [];
       for (const pending of batch) {
         try {
           const evs = decideAccount(pending.command, state);
-          if (evs.length) state = foldAccount(evs, state);
+          if (evs.length) applyAccountEvents(state, evs);
           decided.push({ pending, events: evs });
         } catch (err) {
           pending.reject(err);
@@ -85,7 +91,7 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
         const result = await events.append(streams.account(accountId), newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
         });
-        cache.set(accountId, { state, revision: result.nextExpectedRevision });
+        entry.revision = result.nextExpectedRevision;
         for (const d of decided) d.pending.resolve({ events: d.events, position: d.events.length ? result.position : undefined });
         return;
       } catch (err) {
@@ -128,7 +134,8 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
       });
     },
     async state(accountId) {
-      return (await load(accountId)).state ?? initialAccountState();
+      // A copy: callers must not see (or change) the live cached state.
+      return mutableAccountState((await load(accountId)).state);
     },
   };
 }

@@ -1,10 +1,13 @@
 import { newEventId } from '../domain/ids.js';
-import type { DomainEvent } from '../domain/events.js';
+import { eventSchemas, type DomainEvent } from '../domain/events.js';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../ports/event-store.js';
 
-/** Wraps domain events with ids and metadata and appends them to one stream. */
+/**
+ * Wraps domain events with ids and metadata. Every event is checked against its catalog schema
+ * here, once, on the way in — so readers can trust what the store gives back.
+ */
 export function toNewEvents(events: readonly DomainEvent[], metadata: EventMetadata, ids?: readonly string[]): NewEvent[] {
-  return events.map((e, i) => ({ id: ids?.[i] ?? newEventId(), type: e.type, data: e.data, metadata }));
+  return events.map((e, i) => ({ id: ids?.[i] ?? newEventId(), type: e.type, data: eventSchemas[e.type].parse(e.data), metadata }));
 }
 
 export function appendEvents(

@@ -19,16 +19,17 @@ export interface DispatcherDeps {
   selfUrl: () => string;
   clock: () => Date;
   /** Called when a task is running upstream, so the poller follows it. */
-  onDispatched(task: KnownTask): void;
+  onDispatched(task: KnownTask, revision: number): void;
 }
 
 const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
 
 export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promise<void> {
-  const { state } = await readTask(deps.events, taskId);
+  let known = await readTask(deps.events, taskId);
+  const { state } = known;
   if (state.status === 'none' || state.final || state.sync) return;
   if (state.status !== 'submitted') {
-    deps.onDispatched(state);
+    deps.onDispatched(state, known.revision);
     return;
   }
   const meta = (): EventMetadata => ({ at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId });
@@ -47,19 +48,19 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task: state };
     try {
       const { upstreamTaskId } = await adapter.submit(ctx);
-      const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta());
-      if (result.state.status !== 'none') deps.onDispatched(result.state);
+      const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta(), known);
+      if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
       return;
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       lastReason = err.message;
       deps.log.warn({ taskId, channelId: channel.channelId, retryable: err.retryable, reason: err.message }, 'upstream submit failed');
-      await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta());
+      known = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta(), known);
       if (!err.retryable) {
-        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'upstream_rejected', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta());
+        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'upstream_rejected', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
         return;
       }
     }
   }
-  await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'no_channel_available', reason: lastReason, completedAt: nowSeconds(deps.clock) } }, meta());
+  await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'no_channel_available', reason: lastReason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
 }

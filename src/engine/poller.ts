@@ -32,12 +32,14 @@ export interface PollerDeps {
 
 interface Tracked {
   task: KnownTask;
+  /** Revision of the task stream as last seen (saves a read per change). */
+  revision: number | undefined;
   errors: number;
   timer?: NodeJS.Timeout;
 }
 
 export interface Poller {
-  track(task: KnownTask): void;
+  track(task: KnownTask, revision?: number): void;
   size(): number;
   stop(): Promise<void>;
 }
@@ -83,6 +85,7 @@ export function createPoller(deps: PollerDeps): Poller {
 
   async function finish(entry: Tracked, status: UpstreamStatus): Promise<void> {
     const t = entry.task;
+    const known = entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision };
     if (status.state === 'succeeded') {
       const channel = deps.catalog.channel(t.channelId!)!;
       const adapter = deps.upstreams.get(channel.family)!;
@@ -98,11 +101,11 @@ export function createPoller(deps: PollerDeps): Poller {
       await executeTask(deps.events, t.taskId, {
         type: 'CompleteTask',
         data: { results, usage: status.usage, ...(status.snapshot ? { upstream: status.snapshot } : {}), assetsExpireAt: results.some((r) => r.assetKey) ? assetsExpireAt : 0, completedAt: nowSeconds() },
-      }, meta(t));
+      }, meta(t), known);
     } else if (status.state === 'failed') {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } }, meta(t));
+      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } }, meta(t), known);
     } else if (status.state === 'lost') {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds() } }, meta(t));
+      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds() } }, meta(t), known);
     }
     tracked.delete(t.taskId);
   }
@@ -138,8 +141,9 @@ export function createPoller(deps: PollerDeps): Poller {
       const result = await executeTask(deps.events, t.taskId, {
         type: 'RecordProgress',
         data: { status: status.state, progress: Math.max(0, Math.min(100, Math.round(status.progress))), ...(status.snapshot ? { upstream: status.snapshot } : {}) },
-      }, meta(t));
+      }, meta(t), entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
       if (result.state.status !== 'none') entry.task = result.state;
+      entry.revision = result.revision;
       if (result.state.final) {
         tracked.delete(t.taskId);
         return;
@@ -151,9 +155,9 @@ export function createPoller(deps: PollerDeps): Poller {
   }
 
   return {
-    track(task) {
+    track(task, revision) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, errors: 0 };
+      const entry: Tracked = { task, revision, errors: 0 };
       tracked.set(task.taskId, entry);
       schedule(entry, intervalOf(task));
     },

@@ -11,8 +11,15 @@ import { toNewEvents } from './append.js';
 
 export interface TaskCommandResult {
   state: TaskState;
+  /** Revision of the stream's last event after the command. */
+  revision: number;
   events: TaskEvent[];
   position: bigint | undefined;
+}
+
+export interface KnownTaskState {
+  state: TaskState;
+  revision: number;
 }
 
 export async function readTask(events: EventStore, taskId: string): Promise<{ state: TaskState; revision: number }> {
@@ -21,16 +28,28 @@ export async function readTask(events: EventStore, taskId: string): Promise<{ st
   return { state: foldTask(domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
 }
 
-export async function executeTask(events: EventStore, taskId: string, command: TaskCommand, metadata: EventMetadata): Promise<TaskCommandResult> {
+/**
+ * `known` (a state the caller just read or wrote, with its revision) saves the read; when it
+ * is stale the append conflicts and the command is decided again on the stream as it is.
+ */
+export async function executeTask(
+  events: EventStore,
+  taskId: string,
+  command: TaskCommand,
+  metadata: EventMetadata,
+  known?: KnownTaskState,
+): Promise<TaskCommandResult> {
+  let current = known;
   for (let attempt = 0; ; attempt++) {
-    const { state, revision } = await readTask(events, taskId);
+    const { state, revision } = current ?? (await readTask(events, taskId));
+    current = undefined;
     const decided = decideTask(command, state);
-    if (decided.length === 0) return { state, events: [], position: undefined };
+    if (decided.length === 0) return { state, revision, events: [], position: undefined };
     try {
       const result = await events.append(streams.task(taskId), toNewEvents(decided, metadata), {
         expectedRevision: revision === -1 ? 'no_stream' : revision,
       });
-      return { state: decided.reduce(evolveTask, state), events: decided, position: result.position };
+      return { state: decided.reduce(evolveTask, state), revision: result.nextExpectedRevision, events: decided, position: result.position };
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && attempt < 5) continue;
       throw err;

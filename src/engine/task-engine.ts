@@ -55,7 +55,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     handles: ['TaskSubmitted'],
     streamPrefixes: ['task-'],
     concurrency: 64,
-    handle: (event) => dispatchTask({ ...deps, log: dispatcherLog, onDispatched: (t) => poller.track(t) }, event.streamName.slice('task-'.length)),
+    handle: (event) => dispatchTask({ ...deps, log: dispatcherLog, onDispatched: (t, revision) => poller.track(t, revision) }, event.streamName.slice('task-'.length)),
   });
   const settler = createProcessor({
     name: 'settler',

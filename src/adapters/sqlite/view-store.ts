@@ -36,7 +36,8 @@ interface DocumentRow {
 const LIVE = 'FROM view_documents WHERE view = ? AND doc IS NOT NULL';
 
 export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
-  const db = openSqlite(options.path);
+  // Views are rebuilt from the event store, so their commits need not wait for the disk.
+  const db = openSqlite(options.path, { synchronous: 'NORMAL' });
   db.exec(VIEWS_SCHEMA);
 
   const getOne = db.prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id = ?`).safeIntegers(true);
