@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPlug
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
+import { billingRoutes } from './api/billing.js';
 import { creditRoutes } from './api/credits.js';
 import { metricsRoutes } from './api/metrics.js';
 import { pricingRoutes } from './api/pricing.js';
@@ -57,6 +58,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(pricingRoutes(deps));
     await api.register(creditRoutes(deps));
     await api.register(metricsRoutes(deps));
+    await api.register(billingRoutes(deps));
   });
   await app.register(modelRoutes(deps));
   for (const plugin of extraRoutes) await app.register(plugin(deps));

@@ -1,0 +1,65 @@
+/**
+ * `GET /api/billing/ledger`: the caller's account statement — every reservation, settlement,
+ * release, credit and debit, newest first, with the task, model, price basis and amounts, so a
+ * charge can be traced to the upstream result it was settled on.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { LedgerEntry } from '../../../projections/ledger.js';
+import { currentUser, requireSession } from '../auth/session.js';
+import type { GatewayDeps } from '../deps.js';
+import { ok } from '../api-response.js';
+
+const isoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), { message: 'must be a date or time (ISO 8601)' }).transform((v) => new Date(Date.parse(v)).toISOString());
+
+const LedgerQuery = z.object({
+  p: z.coerce.number().int().min(0).default(0),
+  size: z.coerce.number().int().min(1).max(500).default(50),
+  from: isoTime.optional(),
+  to: isoTime.optional(),
+  model: z.string().min(1).max(128).optional(),
+  task_id: z.string().min(1).max(128).optional(),
+});
+
+const record = (e: LedgerEntry) => ({
+  id: e.entryId,
+  type: e.type,
+  at: e.at,
+  position: e.position,
+  task_id: e.taskId,
+  reservation_id: e.reservationId,
+  model: e.model,
+  amount: e.amount,
+  balance_delta: e.balanceDelta,
+  reserved_delta: e.reservedDelta,
+  basis: e.basis,
+  note: e.note,
+});
+
+export function billingRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
+    app.get('/api/billing/ledger', { schema: { tags: ['billing'], querystring: LedgerQuery }, preHandler: requireSession(deps) }, async (request) => {
+      const user = currentUser(request);
+      const { p, size, from, to, model, task_id } = request.query;
+      const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
+      if (!from && !to) {
+        const [docs, total] = await Promise.all([
+          deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
+          deps.views.count('ledger', where),
+        ]);
+        return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
+      }
+      // A time window: walk the statement newest first and keep what falls inside.
+      const wanted = (p + 1) * size;
+      const inside: LedgerEntry[] = [];
+      for (let offset = 0; inside.length < wanted; offset += 1000) {
+        const chunk = await deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: 1000, offset });
+        for (const { doc } of chunk) if ((!from || doc.at >= from) && (!to || doc.at <= to)) inside.push(doc);
+        if (chunk.length < 1000 || (from && chunk.length && chunk[chunk.length - 1]!.doc.at < from)) break;
+      }
+      return ok({ items: inside.slice(p * size, wanted).map(record), page: p, page_size: size });
+    });
+  };
+}
