@@ -2,6 +2,8 @@ import type { Projection } from './projection.js';
 import { accountsProjection } from './accounts.js';
 import { channelsProjection } from './channels.js';
 import { assetExpiryProjection } from './asset-expiry.js';
+import { callbacksProjection } from './callbacks.js';
+import { webhookSecretsProjection } from './webhook-secrets.js';
 import { inflightProjection } from './inflight.js';
 import { ledgerProjection } from './ledger.js';
 import { openReservationsProjection } from './open-reservations.js';
@@ -22,4 +24,6 @@ export const coreProjections: readonly Projection[] = [
   openReservationsProjection,
   inflightProjection,
   assetExpiryProjection,
+  callbacksProjection,
+  webhookSecretsProjection,
 ] as Projection[];

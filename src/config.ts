@@ -35,6 +35,15 @@ const Env = z.object({
   SIM_STEP_MS: z.coerce.number().int().min(0).default(150),
   /** Overrides every family's maximum task age (tests). */
   TASK_MAX_AGE_SECONDS: z.coerce.number().int().min(1).optional(),
+  /** Seconds between callback attempts (comma list): ~27 h in all, then dead-lettered. */
+  CALLBACK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'a comma-separated list of seconds')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((v) => v.split(',').map(Number)),
+  CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How often due callbacks are looked for. */
+  CALLBACK_CHECK_MS: z.coerce.number().int().min(10).default(1000),
   /** Upper bound of upstream calls in flight per channel. */
   CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).default(32),
 });
@@ -59,6 +68,9 @@ export type Config = Readonly<{
   role: z.infer<typeof Env>['ROLE'];
   pollIntervalMs: number | undefined;
   taskMaxAgeSeconds: number | undefined;
+  callbackRetryScheduleSeconds: readonly number[];
+  callbackTimeoutMs: number;
+  callbackCheckMs: number;
   assetSigningSecret: string | undefined;
   simStepMs: number;
   channelConcurrency: number;
@@ -91,6 +103,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     role: e.ROLE,
     pollIntervalMs: e.POLL_INTERVAL_MS,
     taskMaxAgeSeconds: e.TASK_MAX_AGE_SECONDS,
+    callbackRetryScheduleSeconds: e.CALLBACK_RETRY_SCHEDULE,
+    callbackTimeoutMs: e.CALLBACK_TIMEOUT_MS,
+    callbackCheckMs: e.CALLBACK_CHECK_MS,
     assetSigningSecret: e.ASSET_SIGNING_SECRET,
     simStepMs: e.SIM_STEP_MS,
     channelConcurrency: e.CHANNEL_CONCURRENCY,

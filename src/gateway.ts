@@ -18,7 +18,8 @@ import { createCatalog } from './engine/catalog.js';
 import { createReconciler } from './engine/reconciler.js';
 import { createAssetSigner, loadSigningSecret } from './engine/assets.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
-import { familyProjections, familyRoutes, upstreamAdapters } from './families/index.js';
+import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
+import { createCallbackService, type CallbackService } from './engine/callback-service.js';
 import { assetRoutes } from './http/assets.js';
 import { simulatorPlugin } from './simulator/plugin.js';
 import { createTokenCache } from './http/auth/token-cache.js';
@@ -32,6 +33,7 @@ import { createProjectionRunner } from '../projections/runner.js';
 export interface Gateway {
   app: FastifyInstance;
   engine: TaskEngine;
+  callbacks: CallbackService;
   deps: GatewayDeps;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
@@ -105,6 +107,18 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.simulator ? [simulator] : []),
     ...(options.extraRoutes ?? []),
   ]);
+  const callbacks = createCallbackService({
+    ...deps,
+    bodies: familyQueryBodies(deps),
+    retryScheduleSeconds: config.callbackRetryScheduleSeconds,
+    timeoutMs: config.callbackTimeoutMs,
+    checkMs: config.callbackCheckMs,
+    checkUrl: async (url) => {
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('callback URL must be http(s)');
+    },
+    viewsReach: (position) => runner.waitFor(position),
+  });
   const engine = createTaskEngine({
     ...deps,
     upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
@@ -123,17 +137,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     deps,
     ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
     engine,
+    callbacks,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       const port = new URL(address).port;
       selfUrl = `http://127.0.0.1:${port}`;
       if (!config.publicBaseUrl && !['0.0.0.0', '::'].includes(config.host)) selfUrl = address;
       await engine.start();
+      await callbacks.start();
       return address;
     },
     async close() {
       if (closed) return;
       closed = true;
+      await callbacks.stop();
       await engine.stop();
       await app.close();
       await reconciler.stop();

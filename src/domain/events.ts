@@ -194,6 +194,30 @@ export const TaskSucceeded = z.object({
 export const TaskFailed = z.object({ code: z.string(), reason: z.string(), completedAt: z.number().int() });
 export const AssetsExpired = z.object({ assetKeys: z.array(z.string()) });
 
+// ---- callback-<taskId>: completion callback deliveries ----
+export const CallbackScheduled = z.object({
+  taskId: z.string(),
+  accountId: z.string(),
+  family: z.string(),
+  url: z.string(),
+  /** Unix milliseconds of the first attempt. */
+  nextAttemptAt: z.number().int(),
+});
+export const CallbackAttempted = z.object({
+  attempt: z.number().int().min(1),
+  /** HTTP status, or 0 when no answer came (timeout, refused, guard). */
+  status: z.number().int(),
+  latencyMs: z.number().int().min(0),
+  error: z.string().optional(),
+  /** Unix milliseconds of the next attempt; absent when this was the last. */
+  nextAttemptAt: z.number().int().optional(),
+});
+export const CallbackDelivered = z.object({ attempt: z.number().int() });
+export const CallbackDeadLettered = z.object({ attempts: z.number().int(), reason: z.string() });
+
+// ---- webhooks-<accountId>: the account's signing secret ----
+export const WebhookSecretRotated = z.object({ secret: z.string() });
+
 // ---- idem-<hash of token id and Idempotency-Key> ----
 export const IdempotencyKeyClaimed = z.object({ taskId: z.string(), requestHash: z.string(), tokenId: z.string() });
 /** The submit behind a claim failed before its task existed: the key may be used again. */
@@ -207,6 +231,7 @@ export const eventSchemas = {
   PricesSet,
   TaskSubmitted, UpstreamSubmitted, UpstreamSubmitFailed, TaskProgressed, TaskSucceeded, TaskFailed, AssetsExpired,
   IdempotencyKeyClaimed, IdempotencyKeyReleased,
+  CallbackScheduled, CallbackAttempted, CallbackDelivered, CallbackDeadLettered, WebhookSecretRotated,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -236,7 +261,9 @@ export const streams = {
   channel: (id: string) => `channel-${id}`,
   pricing: () => 'pricing',
   idempotency: (hash: string) => `idem-${hash}`,
+  callback: (taskId: string) => `callback-${taskId}`,
+  webhooks: (accountId: string) => `webhooks-${accountId}`,
 } as const;
 
 /** Every stream prefix the gateway writes: subscriptions filter on these. */
-export const gatewayStreamPrefixes = ['task-', 'account-', 'user-', 'username-', 'token-', 'channel-', 'pricing'] as const;
+export const gatewayStreamPrefixes = ['task-', 'account-', 'user-', 'username-', 'token-', 'channel-', 'pricing', 'callback-', 'webhooks-'] as const;

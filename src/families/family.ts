@@ -1,4 +1,6 @@
+import type { QueryBody } from '../engine/callbacks.js';
 import type { UpstreamAdapter } from '../engine/upstream.js';
+import type { GatewayDeps } from '../http/deps.js';
 import type { RoutePlugin } from '../http/server.js';
 import type { Projection } from '../../projections/projection.js';
 
@@ -10,4 +12,9 @@ export interface FamilyModule {
   projections: readonly Projection[];
   /** Upstream protocols, by channel family. */
   upstreams: readonly UpstreamAdapter[];
+  /**
+   * The query view of a task as its owner reads it, by TaskSubmitted family name: the body of
+   * completion callbacks.
+   */
+  queryBodies?: (deps: GatewayDeps) => Readonly<Record<string, QueryBody>>;
 }

@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { billingRoutes } from './api/billing.js';
+import { webhookRoutes } from './api/webhooks.js';
 import { creditRoutes } from './api/credits.js';
 import { metricsRoutes } from './api/metrics.js';
 import { pricingRoutes } from './api/pricing.js';
@@ -59,6 +60,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(creditRoutes(deps));
     await api.register(metricsRoutes(deps));
     await api.register(billingRoutes(deps));
+    await api.register(webhookRoutes(deps));
   });
   await app.register(modelRoutes(deps));
   for (const plugin of extraRoutes) await app.register(plugin(deps));

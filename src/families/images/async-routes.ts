@@ -18,7 +18,7 @@ function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
   return body;
 }
 
-async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
+export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
   const data = await Promise.all(
     body.data.map(async ({ b64_asset, ...rest }) => {
       if (!b64_asset) return rest;

@@ -1,7 +1,9 @@
 import type { Projection } from '../../../projections/projection.js';
 import { imageTaskProjection } from '../../../projections/image-task.js';
 import type { FamilyModule } from '../family.js';
-import { asyncImageRoutes } from './async-routes.js';
+import { taskViewFor } from '../../http/task-views.js';
+import { IMAGE_FAMILY } from '../../../projections/image-task.js';
+import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';
 
 export const asyncImagesFamily: FamilyModule = {
@@ -9,4 +11,10 @@ export const asyncImagesFamily: FamilyModule = {
   routes: [asyncImageRoutes],
   projections: [imageTaskProjection as Projection],
   upstreams: [asyncImagesUpstream],
+  queryBodies: (deps) => ({
+    [IMAGE_FAMILY]: async (taskId, accountId) => {
+      const doc = await taskViewFor(deps, imageTaskProjection, taskId, accountId);
+      return doc ? withInlineBase64(deps, doc.body) : undefined;
+    },
+  }),
 };

@@ -1,0 +1,51 @@
+/** Wires completion callbacks: a checkpointed scheduler over final task events and the deliverer. */
+import type { Logger } from 'pino';
+import type { EventStore } from '../ports/event-store.js';
+import type { ViewStore } from '../ports/view-store.js';
+import { createCallbackDeliverer, scheduleCallback, type QueryBody } from './callbacks.js';
+import type { Periodic } from './periodic.js';
+import { createProcessor, type Processor } from './processor.js';
+
+export interface CallbackService {
+  scheduler: Processor;
+  deliverer: Periodic;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createCallbackService(deps: {
+  events: EventStore;
+  views: ViewStore;
+  log: Logger;
+  clock: () => Date;
+  bodies: ReadonlyMap<string, QueryBody>;
+  retryScheduleSeconds: readonly number[];
+  timeoutMs: number;
+  checkMs: number;
+  checkUrl: (url: string) => Promise<void>;
+  viewsReach: (position: bigint) => Promise<void>;
+}): CallbackService {
+  const log = deps.log.child({ processor: 'callbacks' });
+  const scheduler = createProcessor({
+    name: 'callback-scheduler',
+    events: deps.events,
+    views: deps.views,
+    log,
+    handles: ['TaskSucceeded', 'TaskFailed'],
+    streamPrefixes: ['task-'],
+    handle: (event) => scheduleCallback(deps, event),
+  });
+  const deliverer = createCallbackDeliverer({ ...deps, log });
+  return {
+    scheduler,
+    deliverer,
+    async start() {
+      await scheduler.start();
+      deliverer.start(deps.checkMs);
+    },
+    async stop() {
+      await scheduler.stop();
+      await deliverer.stop();
+    },
+  };
+}

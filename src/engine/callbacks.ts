@@ -1,0 +1,118 @@
+/**
+ * Completion callbacks. When a task with a callback address reaches a final state, a delivery
+ * is scheduled on the stream `callback-<taskId>`; a periodic pass delivers due ones: the body is
+ * the family's query view at that moment, signed per Standard Webhooks with the account's
+ * secret (`webhook-id` stays the same across retries so receivers can dedupe). Timeouts,
+ * connection errors and non-2xx answers are retried on a bounded schedule with jitter, then the
+ * delivery is dead-lettered. Every attempt is an event, so a restart loses no retry.
+ */
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { streams } from '../domain/events.js';
+import type { RecordedDomainEvent } from '../domain/recorded.js';
+import { WrongExpectedRevisionError, type EventStore } from '../ports/event-store.js';
+import type { ViewStore } from '../ports/view-store.js';
+import type { CallbackDoc } from '../../projections/callbacks.js';
+import { appendEvents } from './append.js';
+import { periodic, type Periodic } from './periodic.js';
+import { readTask } from './task-commands.js';
+import { webhookSecretFor } from './webhook-secrets.js';
+
+/** The family's query view of a task, as its owner would read it (undefined: not found). */
+export type QueryBody = (taskId: string, accountId: string) => Promise<unknown>;
+
+export interface CallbackDeps {
+  events: EventStore;
+  views: ViewStore;
+  log: Logger;
+  clock: () => Date;
+  /** Query bodies by TaskSubmitted family. */
+  bodies: ReadonlyMap<string, QueryBody>;
+  /** Seconds between attempts; its length + 1 is the number of attempts. */
+  retryScheduleSeconds: readonly number[];
+  timeoutMs: number;
+  /** Refuses addresses the gateway must not call (private networks), throwing with a reason. */
+  checkUrl: (url: string) => Promise<void>;
+  /** Resolves once the views show the event at `position` (the next pass must see this attempt). */
+  viewsReach: (position: bigint) => Promise<void>;
+}
+
+export async function scheduleCallback(deps: Pick<CallbackDeps, 'events' | 'clock'>, event: RecordedDomainEvent): Promise<void> {
+  if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return;
+  const taskId = event.streamName.slice('task-'.length);
+  const { state } = await readTask(deps.events, taskId);
+  if (state.status === 'none' || !state.callbackUrl) return;
+  try {
+    await appendEvents(deps.events, streams.callback(taskId), [
+      { type: 'CallbackScheduled', data: { taskId, accountId: state.accountId, family: state.family, url: state.callbackUrl, nextAttemptAt: deps.clock().getTime() } },
+    ], { expectedRevision: 'no_stream', metadata: { at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId, causationId: event.id } });
+  } catch (err) {
+    if (!(err instanceof WrongExpectedRevisionError)) throw err; // already scheduled
+  }
+}
+
+const jitter = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
+
+export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
+  const inFlight = new Set<string>();
+
+  async function attempt(doc: CallbackDoc): Promise<void> {
+    const now = deps.clock();
+    const number = doc.attempts.length + 1;
+    const meta = { at: now.toISOString(), accountId: doc.accountId, correlationId: doc.taskId };
+    const started = Date.now();
+    let status = 0;
+    let error: string | undefined;
+    try {
+      await deps.checkUrl(doc.url);
+      const body = await deps.bodies.get(doc.family)?.(doc.taskId, doc.accountId);
+      const payload = JSON.stringify(body ?? { task_id: doc.taskId });
+      const secret = await webhookSecretFor(deps.events, doc.accountId, now);
+      const id = `msg_${doc.taskId}`;
+      const signature = new Webhook(secret).sign(id, now, payload);
+      const res = await fetch(doc.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature, 'user-agent': 'media-gateway-webhooks/1' },
+        body: payload,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(deps.timeoutMs),
+      });
+      status = res.status;
+      await res.arrayBuffer().catch(() => undefined);
+      if (status < 200 || status >= 300) error = `answered ${status}`;
+    } catch (err) {
+      error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.timeoutMs} ms` : err.message) : String(err);
+    }
+    const latencyMs = Date.now() - started;
+    const delivered = error === undefined;
+    const delay = deps.retryScheduleSeconds[number - 1];
+    const events = delivered
+      ? [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs } }, { type: 'CallbackDelivered' as const, data: { attempt: number } }]
+      : delay === undefined
+        ? [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error! } }, { type: 'CallbackDeadLettered' as const, data: { attempts: number, reason: error! } }]
+        : [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error!, nextAttemptAt: deps.clock().getTime() + jitter(delay * 1000) } }];
+    if (!delivered) deps.log.warn({ taskId: doc.taskId, attempt: number, error, deadLettered: delay === undefined }, 'callback delivery failed');
+    // Revision = attempts so far + 1 (the schedule event): two passes never record one attempt twice.
+    const result = await appendEvents(deps.events, streams.callback(doc.taskId), events, { expectedRevision: doc.attempts.length, metadata: meta });
+    await deps.viewsReach(result.position);
+  }
+
+  return periodic('callbacks', deps.log, async () => {
+    const now = deps.clock().getTime();
+    const pending = await deps.views.find<CallbackDoc>('callbacks', { state: 'pending' }, { sortBy: 'nextAttemptAt', limit: 200 });
+    const due = pending.filter((d) => d.doc.nextAttemptAt !== null && d.doc.nextAttemptAt <= now && !inFlight.has(d.id));
+    await Promise.all(
+      due.map(async ({ id, doc }) => {
+        inFlight.add(id);
+        try {
+          await attempt(doc);
+        } catch (err) {
+          if (!(err instanceof WrongExpectedRevisionError)) deps.log.error({ err, taskId: id }, 'recording a callback attempt failed');
+        } finally {
+          inFlight.delete(id);
+        }
+      }),
+    );
+    return due.length;
+  });
+}

@@ -1,0 +1,133 @@
+import type { FastifyRequest } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { submitTask } from '../../src/engine/submit.js';
+import { authenticate } from '../../src/http/auth/bearer.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { FAST_ENGINE } from '../support/images.js';
+import { startReceiver } from '../support/receiver.js';
+import { tempDir } from '../support/tmp.js';
+
+const ENV = { ...FAST_ENGINE, CALLBACK_RETRY_SCHEDULE: '0.3,0.6,1.2', CALLBACK_TIMEOUT_MS: '400', CALLBACK_CHECK_MS: '50', ALLOW_LOOPBACK_OUTBOUND: '1' };
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(gw: TestGateway) {
+  const user = await newUser(await adminClient(gw), { credit: 1_000_000 });
+  const { key } = await newToken(user.client);
+  const request = { headers: { authorization: `Bearer ${key}` }, ip: '127.0.0.1' } as unknown as FastifyRequest;
+  const caller = await authenticate(request, gw.gateway.deps.tokens, new Date());
+  return { user, key, caller };
+}
+
+/** An async image task with a callback address (the mechanism is the same for every family). */
+async function taskWithCallback(gw: TestGateway, caller: Awaited<ReturnType<typeof setup>>['caller'], url: string, prompt = 'with a callback') {
+  const task = await submitTask(gw.gateway.deps, {
+    family: 'image', channelFamily: 'images', action: 'anime/generate', model: 'anime-diffusion-4-5-full', caller,
+    request: { model: 'anime-diffusion-4-5-full', prompt, n: 1, size: '1024x1024' }, units: 1, callbackUrl: url, metadata: { at: new Date().toISOString() },
+  });
+  return task.taskId;
+}
+
+describe('completion callbacks', () => {
+  it('a final task produces exactly one accepted delivery, signed so standardwebhooks verifies it', async () => {
+    const gw = await startGateway(ENV);
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver(() => 200);
+    cleanups.push(() => receiver.close());
+    const { user, key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url);
+
+    await eventually(async () => (receiver.received.length >= 1 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received).toHaveLength(1);
+    const delivery = receiver.received[0]!;
+    const secret = (await user.client.get('/api/user/webhook-secret')).body.data.secret as string;
+    const verified = new Webhook(secret).verify(delivery.body, delivery.headers) as { id: string; status: string; data: unknown[] };
+    expect(verified).toMatchObject({ id: taskId, object: 'image.task', status: 'completed' });
+    expect(verified.data).toHaveLength(1);
+    expect(delivery.headers['webhook-id']).toBe(`msg_${taskId}`);
+
+    const record = await new Client(gw.url, key).get(`/api/callbacks/${taskId}`);
+    expect(record.body.data).toMatchObject({ state: 'delivered', url: receiver.url, attempts: [{ attempt: 1, status: 200, error: null }] });
+    // Another account cannot see it.
+    const other = await setup(gw);
+    expect((await new Client(gw.url, other.key).get(`/api/callbacks/${taskId}`)).status).toBe(404);
+  });
+
+  it('a receiver answering 500 three times then 200 gets four attempts with growing gaps', async () => {
+    const gw = await startGateway(ENV);
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver((n) => (n <= 3 ? 500 : 200));
+    cleanups.push(() => receiver.close());
+    const { key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url);
+    const api = new Client(gw.url, key);
+    const record = await eventually(async () => {
+      const r = await api.get(`/api/callbacks/${taskId}`);
+      return r.body.data?.state === 'delivered' ? r.body.data : undefined;
+    }, 15_000, 100);
+    expect(record.attempts.map((a: { status: number }) => a.status)).toEqual([500, 500, 500, 200]);
+    expect(receiver.received).toHaveLength(4);
+    const gaps = receiver.received.slice(1).map((r, i) => r.at - receiver.received[i]!.at);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(250);
+    expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
+    expect(gaps[2]!).toBeGreaterThan(gaps[1]!);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('a receiver that never answers ends in the dead-letter with every attempt recorded', async () => {
+    const gw = await startGateway(ENV);
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver(() => 'hang');
+    cleanups.push(() => receiver.close());
+    const { key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url);
+    const api = new Client(gw.url, key);
+    const record = await eventually(async () => {
+      const r = await api.get(`/api/callbacks/${taskId}`);
+      return r.body.data?.state === 'dead' ? r.body.data : undefined;
+    }, 20_000, 100);
+    expect(record.attempts).toHaveLength(4);
+    for (const a of record.attempts) expect(a).toMatchObject({ status: 0, error: expect.stringMatching(/no answer within 400 ms/) });
+    expect(record.next_attempt_at).toBeNull();
+  });
+
+  it('a restart between attempts does not lose the retry', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    let fail = true;
+    const receiver = await startReceiver(() => (fail ? 503 : 200));
+    cleanups.push(() => receiver.close());
+    const slowRetry = { ...ENV, CALLBACK_RETRY_SCHEDULE: '2' };
+    const first = await startGateway(slowRetry, { dataDir: dir.path, keepData: true });
+    const { key, caller } = await setup(first);
+    const taskId = await taskWithCallback(first, caller, receiver.url);
+    await eventually(async () => (receiver.received.length >= 1 ? true : undefined));
+    await first.close();
+    fail = false;
+
+    const second = await startGateway(slowRetry, { dataDir: dir.path, keepData: true });
+    cleanups.push(() => second.close());
+    const api = new Client(second.url, key);
+    const record = await eventually(async () => {
+      const r = await api.get(`/api/callbacks/${taskId}`);
+      return r.body.data?.state === 'delivered' ? r.body.data : undefined;
+    }, 15_000, 100);
+    expect(record.attempts.map((a: { status: number }) => a.status)).toEqual([503, 200]);
+    expect(receiver.received).toHaveLength(2);
+  });
+
+  it('the secret can be rotated; later deliveries are signed with the new one', async () => {
+    const gw = await startGateway(ENV);
+    cleanups.push(() => gw.close());
+    const { user } = await setup(gw);
+    const before = (await user.client.get('/api/user/webhook-secret')).body.data.secret;
+    const rotated = (await user.client.post('/api/user/webhook-secret/rotate')).body.data.secret;
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(before);
+    expect((await user.client.get('/api/user/webhook-secret')).body.data.secret).toBe(rotated);
+  });
+});
