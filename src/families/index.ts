@@ -1,4 +1,6 @@
 /** Every generation family's contribution: routes, query views and upstream adapters. */
+import type { QueryBody } from '../engine/callbacks.js';
+import type { GatewayDeps } from '../http/deps.js';
 import type { FamilyModule } from './family.js';
 import { asyncImagesFamily } from './images/index.js';
 
@@ -7,3 +9,8 @@ export const families: readonly FamilyModule[] = [asyncImagesFamily];
 export const familyRoutes = families.flatMap((f) => f.routes);
 export const familyProjections = families.flatMap((f) => f.projections);
 export const upstreamAdapters = families.flatMap((f) => f.upstreams);
+
+/** Query bodies of every family, by TaskSubmitted family name (callback payloads). */
+export function familyQueryBodies(deps: GatewayDeps): ReadonlyMap<string, QueryBody> {
+  return new Map(families.flatMap((f) => Object.entries(f.queryBodies?.(deps) ?? {})));
+}
