@@ -3,6 +3,7 @@ import type { Projection } from './projection.js';
 /** Tasks holding re-hosted assets, with when they expire; the expirer works from here. */
 export interface AssetExpiryDoc {
   taskId: string;
+  accountId: string | null;
   /** Unix seconds. */
   expireAt: number;
   assetKeys: string[];
@@ -17,7 +18,7 @@ export const assetExpiryProjection: Projection<AssetExpiryDoc> = {
     if (e.type === 'TaskSucceeded') {
       const assetKeys = e.data.results.flatMap((r) => (r.assetKey ? [r.assetKey] : []));
       if (doc || assetKeys.length === 0) return undefined;
-      return { taskId: e.streamName.slice('task-'.length), expireAt: e.data.assetsExpireAt, assetKeys };
+      return { taskId: e.streamName.slice('task-'.length), accountId: e.metadata.accountId ?? null, expireAt: e.data.assetsExpireAt, assetKeys };
     }
     if (e.type === 'AssetsExpired') return doc ? null : undefined;
     return undefined;

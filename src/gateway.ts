@@ -20,6 +20,8 @@ import { createAssetSigner, loadSigningSecret } from './engine/assets.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
 import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
+import { createPublisher } from './engine/publisher.js';
+import type { Processor } from './engine/processor.js';
 import { assetRoutes } from './http/assets.js';
 import { simulatorPlugin } from './simulator/plugin.js';
 import { createTokenCache } from './http/auth/token-cache.js';
@@ -34,6 +36,7 @@ export interface Gateway {
   app: FastifyInstance;
   engine: TaskEngine;
   callbacks: CallbackService;
+  publisher: Processor;
   deps: GatewayDeps;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
@@ -119,6 +122,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     },
     viewsReach: (position) => runner.waitFor(position),
   });
+  const publisher = createPublisher(deps);
   const engine = createTaskEngine({
     ...deps,
     upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
@@ -138,6 +142,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
     engine,
     callbacks,
+    publisher,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       const port = new URL(address).port;
@@ -145,11 +150,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (!config.publicBaseUrl && !['0.0.0.0', '::'].includes(config.host)) selfUrl = address;
       await engine.start();
       await callbacks.start();
+      await publisher.start();
       return address;
     },
     async close() {
       if (closed) return;
       closed = true;
+      await publisher.stop();
       await callbacks.stop();
       await engine.stop();
       await app.close();

@@ -24,7 +24,9 @@ export interface ProcessorOptions {
   log: Logger;
   handles: readonly EventType[];
   streamPrefixes: readonly string[];
-  handle(event: RecordedDomainEvent): Promise<void>;
+  handle?(event: RecordedDomainEvent): Promise<void>;
+  /** Instead of `handle`: the batch's events in order, at once (the publisher keeps order). */
+  handleBatch?(events: readonly RecordedDomainEvent[]): Promise<void>;
   /** Events of one batch handled at once (different tasks are independent). */
   concurrency?: number;
   /** Where to start when there is no checkpoint: 'beginning' (default) or the current head. */
@@ -38,18 +40,19 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let stopped = false;
   let reached = 0n;
 
-  async function handleWithRetry(event: RecordedDomainEvent): Promise<void> {
+  async function withRetry(what: string, work: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await o.handle(event);
+        await work();
         return;
       } catch (err) {
         if (stopped) throw err;
-        o.log.error({ err, eventId: event.id, type: event.type, attempt }, 'handler failed; retrying');
+        o.log.error({ err, what, attempt }, 'handler failed; retrying');
         await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 10_000)));
       }
     }
   }
+  const handleWithRetry = (event: RecordedDomainEvent) => withRetry(`${event.type} ${event.id}`, () => o.handle!(event));
 
   async function run(from: bigint): Promise<void> {
     let after = from;
@@ -58,9 +61,13 @@ export function createProcessor(o: ProcessorOptions): Processor {
       try {
         for await (const raw of subscription) {
           const events = raw.map(toDomainEvent).filter((e): e is RecordedDomainEvent => e !== undefined && o.handles.includes(e.type));
-          const limit = o.concurrency ?? 32;
-          for (let i = 0; i < events.length; i += limit) {
-            await Promise.all(events.slice(i, i + limit).map(handleWithRetry));
+          if (o.handleBatch) {
+            if (events.length > 0) await withRetry(`batch of ${events.length}`, () => o.handleBatch!(events));
+          } else {
+            const limit = o.concurrency ?? 32;
+            for (let i = 0; i < events.length; i += limit) {
+              await Promise.all(events.slice(i, i + limit).map(handleWithRetry));
+            }
           }
           after = raw[raw.length - 1]!.position;
           await o.views.commit(checkpointName, [], after);

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { billingRoutes } from './api/billing.js';
 import { webhookRoutes } from './api/webhooks.js';
+import { eventStreamRoutes } from './api/events-stream.js';
 import { creditRoutes } from './api/credits.js';
 import { metricsRoutes } from './api/metrics.js';
 import { pricingRoutes } from './api/pricing.js';
@@ -61,6 +62,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(metricsRoutes(deps));
     await api.register(billingRoutes(deps));
     await api.register(webhookRoutes(deps));
+    await api.register(eventStreamRoutes(deps));
   });
   await app.register(modelRoutes(deps));
   for (const plugin of extraRoutes) await app.register(plugin(deps));
