@@ -21,6 +21,7 @@ import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
 import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
 import { createPublisher } from './engine/publisher.js';
+import { createOwnership } from './engine/ownership.js';
 import type { Processor } from './engine/processor.js';
 import { assetRoutes } from './http/assets.js';
 import { simulatorPlugin } from './simulator/plugin.js';
@@ -110,8 +111,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.simulator ? [simulator] : []),
     ...(options.extraRoutes ?? []),
   ]);
+  const ownership = createOwnership(bus);
   const callbacks = createCallbackService({
     ...deps,
+    owns: (taskId) => ownership.owns(taskId),
     bodies: familyQueryBodies(deps),
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
@@ -131,6 +134,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     channelConcurrency: config.channelConcurrency,
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
+    ownership,
+    viewsReach: (position) => runner.waitFor(position, 120_000),
   });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
   reconciler.start(30_000);

@@ -24,6 +24,7 @@ export function createCallbackService(deps: {
   checkMs: number;
   checkUrl: (url: string) => Promise<void>;
   viewsReach: (position: bigint) => Promise<void>;
+  owns?: (taskId: string) => boolean;
 }): CallbackService {
   const log = deps.log.child({ processor: 'callbacks' });
   const scheduler = createProcessor({

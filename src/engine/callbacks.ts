@@ -35,6 +35,8 @@ export interface CallbackDeps {
   checkUrl: (url: string) => Promise<void>;
   /** Resolves once the views show the event at `position` (the next pass must see this attempt). */
   viewsReach: (position: bigint) => Promise<void>;
+  /** Whether this instance owns the task's partition (only its owner delivers). */
+  owns?: (taskId: string) => boolean;
 }
 
 export async function scheduleCallback(deps: Pick<CallbackDeps, 'events' | 'clock'>, event: RecordedDomainEvent): Promise<void> {
@@ -100,7 +102,7 @@ export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
   return periodic('callbacks', deps.log, async () => {
     const now = deps.clock().getTime();
     const pending = await deps.views.find<CallbackDoc>('callbacks', { state: 'pending' }, { sortBy: 'nextAttemptAt', limit: 200 });
-    const due = pending.filter((d) => d.doc.nextAttemptAt !== null && d.doc.nextAttemptAt <= now && !inFlight.has(d.id));
+    const due = pending.filter((d) => d.doc.nextAttemptAt !== null && d.doc.nextAttemptAt <= now && !inFlight.has(d.id) && (deps.owns?.(d.id) ?? true));
     await Promise.all(
       due.map(async ({ id, doc }) => {
         inFlight.add(id);

@@ -40,6 +40,8 @@ interface Tracked {
 
 export interface Poller {
   track(task: KnownTask, revision?: number): void;
+  /** Stops following the tasks that match (their partition moved to another instance). */
+  untrackWhere(matches: (taskId: string) => boolean): void;
   size(): number;
   stop(): Promise<void>;
 }
@@ -160,6 +162,13 @@ export function createPoller(deps: PollerDeps): Poller {
       const entry: Tracked = { task, revision, errors: 0 };
       tracked.set(task.taskId, entry);
       schedule(entry, intervalOf(task));
+    },
+    untrackWhere(matches) {
+      for (const [taskId, entry] of tracked) {
+        if (!matches(taskId)) continue;
+        clearTimeout(entry.timer);
+        tracked.delete(taskId);
+      }
     },
     size: () => tracked.size,
     async stop() {

@@ -7,6 +7,7 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { InflightDoc } from '../../projections/inflight.js';
+import type { KnownTask } from '../domain/task.js';
 import type { AccountService } from './account-service.js';
 import type { AssetSigner } from './assets.js';
 import type { Catalog } from './catalog.js';
@@ -16,6 +17,7 @@ import { createPoller, loadTracked, type Poller } from './poller.js';
 import { createProcessor, type Processor } from './processor.js';
 import { settleTask } from './settler.js';
 import type { UpstreamRegistry } from './upstream.js';
+import type { Ownership } from './ownership.js';
 
 export interface TaskEngineDeps {
   events: EventStore;
@@ -33,6 +35,9 @@ export interface TaskEngineDeps {
   maxAgeSeconds?: number;
   channelConcurrency: number;
   expiryCheckMs?: number;
+  ownership: Ownership;
+  /** Resolves once the views show everything up to `position` (before reading the in-flight set). */
+  viewsReach: (position: bigint) => Promise<void>;
 }
 
 export interface TaskEngine {
@@ -55,8 +60,29 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     handles: ['TaskSubmitted'],
     streamPrefixes: ['task-'],
     concurrency: 64,
-    handle: (event) => dispatchTask({ ...deps, log: dispatcherLog, onDispatched: (t, revision) => poller.track(t, revision) }, event.streamName.slice('task-'.length)),
+    handle: async (event) => {
+      const taskId = event.streamName.slice('task-'.length);
+      // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
+      if (!deps.ownership.owns(taskId)) return;
+      await dispatchTask(dispatcherDeps, taskId);
+    },
   });
+  const dispatcherDeps = { ...deps, log: dispatcherLog, onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision) };
+
+  /** Takes over the unfinished tasks of newly owned partitions. */
+  async function adopt(partitions: readonly number[]): Promise<void> {
+    const mine = new Set(partitions);
+    await deps.viewsReach(await deps.events.headPosition());
+    const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { limit: 10_000_000 });
+    for (const { doc } of inflight) {
+      if (!mine.has(deps.ownership.partitionOf(doc.taskId))) continue;
+      if (doc.stage === 'submitted') await dispatchTask(dispatcherDeps, doc.taskId);
+      else {
+        const task = await loadTracked(deps.events, doc.taskId);
+        if (task && task.status !== 'submitted') poller.track(task);
+      }
+    }
+  }
   const settler = createProcessor({
     name: 'settler',
     events: deps.events,
@@ -75,17 +101,21 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     settler,
     expirer,
     async start() {
-      // Tasks already running upstream when the process stopped: follow them again.
-      const inflight = await deps.views.find<InflightDoc>('inflight', { stage: 'dispatched' }, { limit: 1_000_000 });
-      for (const { doc } of inflight) {
-        const task = await loadTracked(deps.events, doc.taskId);
-        if (task && task.status !== 'submitted') poller.track(task);
-      }
+      // Unfinished tasks of the partitions this instance owns (all of them on the embedded
+      // default) are adopted on assignment: after a restart, or when another instance left.
+      await deps.ownership.start({
+        onAssign: (partitions) => adopt(partitions).catch((err: unknown) => deps.log.error({ err }, 'adopting in-flight tasks failed')),
+        onRevoke: (partitions) => {
+          const lost = new Set(partitions);
+          poller.untrackWhere((taskId) => lost.has(deps.ownership.partitionOf(taskId)));
+        },
+      });
       await settler.start();
       await dispatcher.start();
       expirer.start(deps.expiryCheckMs ?? 1000);
     },
     async stop() {
+      await deps.ownership.stop();
       await dispatcher.stop();
       await poller.stop();
       await settler.stop();
