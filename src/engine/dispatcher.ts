@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import type { KnownTask } from '../domain/task.js';
+import { InvalidTaskTransitionError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
 import { orderChannels } from './channel-order.js';
 import { executeTask, readTask } from './task-commands.js';
@@ -48,8 +48,16 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task: state };
     try {
       const { upstreamTaskId } = await adapter.submit(ctx);
-      const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta(), known);
-      if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
+      try {
+        const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta(), known);
+        if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
+      } catch (err) {
+        if (!(err instanceof InvalidTaskTransitionError)) throw err;
+        // Another instance dispatched it meanwhile (ownership moved mid-dispatch): follow the
+        // upstream task it recorded; ours is abandoned (at-least-once towards the upstream).
+        const current = await readTask(deps.events, taskId);
+        if (current.state.status !== 'none' && !current.state.final) deps.onDispatched(current.state, current.revision);
+      }
       return;
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;

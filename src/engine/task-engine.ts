@@ -76,10 +76,14 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { limit: 10_000_000 });
     for (const { doc } of inflight) {
       if (!mine.has(deps.ownership.partitionOf(doc.taskId))) continue;
-      if (doc.stage === 'submitted') await dispatchTask(dispatcherDeps, doc.taskId);
-      else {
-        const task = await loadTracked(deps.events, doc.taskId);
-        if (task && task.status !== 'submitted') poller.track(task);
+      try {
+        if (doc.stage === 'submitted') await dispatchTask(dispatcherDeps, doc.taskId);
+        else {
+          const task = await loadTracked(deps.events, doc.taskId);
+          if (task && task.status !== 'submitted') poller.track(task);
+        }
+      } catch (err) {
+        deps.log.error({ err, taskId: doc.taskId }, 'adopting a task failed');
       }
     }
   }
@@ -115,9 +119,12 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       expirer.start(deps.expiryCheckMs ?? 1000);
     },
     async stop() {
-      await deps.ownership.stop();
+      // Graceful: finish dispatches in progress, then leave the group so another instance
+      // adopts what is still in flight. (A crash leaves the group without the first step: a
+      // task may then be submitted upstream twice, and only one submission is recorded.)
       await dispatcher.stop();
       await poller.stop();
+      await deps.ownership.stop();
       await settler.stop();
       await expirer.stop();
     },

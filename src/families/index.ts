@@ -2,9 +2,11 @@
 import type { QueryBody } from '../engine/callbacks.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { FamilyModule } from './family.js';
+import { artFamily } from './art/index.js';
 import { asyncImagesFamily } from './images/index.js';
+import { tuneFamily } from './tune/index.js';
 
-export const families: readonly FamilyModule[] = [asyncImagesFamily];
+export const families: readonly FamilyModule[] = [asyncImagesFamily, tuneFamily, artFamily];
 
 export const familyRoutes = families.flatMap((f) => f.routes);
 export const familyProjections = families.flatMap((f) => f.projections);

@@ -26,7 +26,7 @@ export const invalidRequest = (param: string, message: string): GatewayError =>
  * - plain: `{code, message}` (async/sync images, tune submit, motion, models)
  * - openai: `{error:{message, type, param, code}}` all strings (clip, vidgen, Vid-H3)
  * - api: `{success:false, message}` (user, token and admin routes)
- * - art: `{code: <number>, description}`
+ * - art: `{code: <number>, description, result: null}` (4 = refused or not found, 9 = server error)
  */
 export type ErrorShape = 'plain' | 'openai' | 'api' | 'art';
 
@@ -39,7 +39,8 @@ export function renderError(shape: ErrorShape, err: GatewayError): unknown {
     case 'api':
       return { success: false, message: err.message, code: err.code };
     case 'art':
-      return { code: err.status === 404 ? 4 : err.status >= 500 ? 9 : 1, description: err.message, result: null };
+      // 1 means success in this family; every refusal (not found, validation, auth) is 4.
+      return { code: err.status >= 500 ? 9 : 4, description: err.message, result: null };
   }
 }
 

@@ -12,6 +12,8 @@ import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
 import { asyncImagesFamily } from './images.js';
 import { syncImagesFamily } from './sync-images.js';
+import { tuneSimFamily } from './tune.js';
+import { artSimFamily } from './art.js';
 import { createTaskIdCodec, DEFAULT_SIM_SECRET } from './task-id.js';
 import { resolveStepMs } from './timeline.js';
 
@@ -29,7 +31,7 @@ export type SimulatorOptions = {
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
 
 /** Every simulated family, registered in this order. */
-export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily];
+export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, tuneSimFamily, artSimFamily];
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);

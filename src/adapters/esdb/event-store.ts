@@ -1,0 +1,302 @@
+/**
+ * EventStore on EventStoreDB / KurrentDB through `@eventstore/db-client` (gRPC). Every import
+ * of the client lives in this folder, so a move to `@kurrent/kurrentdb-client` stays local.
+ *
+ * - Connection strings: `esdb://` (or `esdb+discover://`) only; 6.2.1 knows no other scheme.
+ * - Expected revisions map one to one: 'any' → ANY, 'no_stream' → NO_STREAM,
+ *   'stream_exists' → STREAM_EXISTS, n → BigInt(n) (never -1n); a WrongExpectedVersionError
+ *   becomes WrongExpectedRevisionError with the actual revision (-1 for no stream).
+ * - Idempotent retries: before writing, the stream's last `events.length` events are read; when
+ *   their ids are exactly the appended ids the stored result is returned and nothing is
+ *   written; when only some ids are there the append is refused. After a conflict the tail is
+ *   read again, so a concurrent identical retry also succeeds. (EventStoreDB's own id check
+ *   would absorb most retries, but it is best effort for ANY and its answer to an idempotent
+ *   write does not carry the stored position.) The cost is one small read per append.
+ * - Positions: the commit position, see records.ts. `readAll({after})` and `subscribe({after})`
+ *   take 0n or a position this adapter returned.
+ * - A missing stream throws StreamNotFoundError while iterating a read, not when the read is
+ *   created: reads are collected inside try/catch and a missing stream reads as [].
+ * - `readAll` filters client-side (6.2.1 has no server-side filter for reads), skipping
+ *   EventStoreDB's own events; `subscribe` filters server-side by stream prefix.
+ */
+import {
+  BACKWARDS,
+  END,
+  ErrorType,
+  EventStoreDBClient,
+  FORWARDS,
+  NO_STREAM,
+  START,
+  STREAM_EXISTS,
+  ANY,
+  WrongExpectedVersionError,
+  type AllStreamResolvedEvent,
+  type AppendExpectedRevision,
+  type CurrentRevision,
+  type Position,
+  type ResolvedEvent,
+  type StreamingRead,
+} from '@eventstore/db-client';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from '../../ports/event-store.js';
+import {
+  comparePositions,
+  eventIdsOf,
+  expectationHolds,
+  fullPosition,
+  isCommandErrorOf,
+  isSystemEvent,
+  matchesPrefixes,
+  toEsdbPosition,
+  toEventData,
+  toRecordedEvent,
+  validExpectedRevision,
+} from './records.js';
+import { createEsdbSubscription, type SubscriptionDrop } from './subscription.js';
+
+export interface EsdbEventStoreOptions {
+  /** e.g. `esdb://localhost:2113?tls=false` (insecure single node) or `esdb+discover://…`. */
+  connectionString: string;
+  /** Default upper bound of one subscription batch. Default 500. */
+  batchSize?: number;
+  /** Backoff bounds for resubscribing a dropped subscription (ms). Defaults 100 and 5000. */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+  /** Told about each dropped subscription before it is resubscribed (for logs). */
+  onSubscriptionDrop?(drop: SubscriptionDrop): void;
+  /** Deadline of ping() (ms). Default 5000. */
+  pingTimeoutMs?: number;
+}
+
+export type { SubscriptionDrop } from './subscription.js';
+
+/** Events read per request when readAll/headPosition page through `$all`. */
+const PAGE = 512;
+
+export function createEsdbEventStore(options: EsdbEventStoreOptions): EventStore {
+  const client = EventStoreDBClient.connectionString(requireEsdbConnectionString(options.connectionString));
+  return esdbEventStoreOnClient(client, options);
+}
+
+/** The adapter on a client made elsewhere (the tests use an in-memory stand-in); close() disposes it. */
+export function esdbEventStoreOnClient(
+  client: EventStoreDBClient,
+  options: Omit<EsdbEventStoreOptions, 'connectionString'> = {},
+): EventStore {
+  const defaultBatchSize = Math.max(1, Math.trunc(options.batchSize ?? 500));
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+
+  function assertOpen(): void {
+    if (closed) throw new Error('event store is closed');
+  }
+
+  /** The last `count` events of a stream in revision order; [] when the stream does not exist. */
+  async function readTail(streamName: string, count: number): Promise<RecordedEvent[]> {
+    const read = client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: count });
+    return (await collectStream(read)).reverse();
+  }
+
+  function storedResult(tail: readonly RecordedEvent[], ids: readonly string[]): AppendResult | undefined {
+    const last = tail.at(-1);
+    if (!last || ids.length === 0 || tail.length !== ids.length) return undefined;
+    if (!tail.every((event, index) => event.id === ids[index])) return undefined;
+    return { nextExpectedRevision: last.revision, position: last.position };
+  }
+
+  /** Reads `$all` forwards from an inclusive position, page by page, until `keep` says stop. */
+  async function scanAll(from: Position | typeof START, visit: (event: RecordedEvent) => boolean): Promise<void> {
+    let cursor: Position | undefined;
+    for (;;) {
+      const page = await collectAll(
+        client.readAll({ direction: FORWARDS, fromPosition: cursor ?? from, maxCount: PAGE, resolveLinkTos: false }),
+      );
+      let fresh = 0;
+      for (const resolved of page) {
+        const event = resolved.event;
+        const position = event && fullPosition(event);
+        if (!event || !position || (cursor && comparePositions(position, cursor) <= 0)) continue;
+        cursor = position;
+        fresh += 1;
+        if (isSystemEvent(event)) continue;
+        if (!visit(toRecordedEvent(event))) return;
+      }
+      if (page.length < PAGE || fresh === 0) return;
+    }
+  }
+
+  return {
+    async append(streamName, events, appendOptions) {
+      assertOpen();
+      const stream = requireStreamName(streamName);
+      const expected = validExpectedRevision(appendOptions?.expectedRevision ?? 'any');
+      const ids = eventIdsOf(events);
+      const data = events.map(toEventData);
+
+      const tail = await readTail(stream, Math.max(1, ids.length));
+      const current = tail.at(-1)?.revision ?? -1;
+      const stored = storedResult(tail, ids);
+      if (stored) return stored;
+      if (ids.length === 0) {
+        if (!expectationHolds(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current);
+        return { nextExpectedRevision: current, position: tail.at(-1)?.position ?? 0n };
+      }
+      if (tail.some((event) => ids.includes(event.id))) throw new WrongExpectedRevisionError(stream, expected, current);
+
+      let written;
+      try {
+        written = await client.appendToStream(stream, data, { expectedRevision: toEsdbExpectedRevision(expected) });
+      } catch (error) {
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        const retried = storedResult(await readTail(stream, ids.length), ids);
+        if (retried) return retried;
+        throw new WrongExpectedRevisionError(stream, expected, actualRevision(error.actualVersion));
+      }
+      if (!written.success) {
+        throw new WrongExpectedRevisionError(stream, expected, Number(written.nextExpectedRevision));
+      }
+      const nextExpectedRevision = Number(written.nextExpectedRevision);
+      const position = written.position?.commit ?? (await readTail(stream, 1)).at(-1)?.position;
+      if (position === undefined) throw new Error(`EventStoreDB returned no position for the append to ${stream}`);
+      return { nextExpectedRevision, position };
+    },
+
+    async readStream(streamName, readOptions = {}) {
+      assertOpen();
+      const fromRevision = Math.max(0, Math.trunc(readOptions.fromRevision ?? 0));
+      const maxCount = readOptions.maxCount === undefined ? undefined : Math.max(0, Math.trunc(readOptions.maxCount));
+      if (maxCount === 0) return [];
+      const read = client.readStream(requireStreamName(streamName), {
+        direction: FORWARDS,
+        fromRevision: BigInt(fromRevision),
+        ...(maxCount === undefined ? {} : { maxCount }),
+      });
+      return collectStream(read);
+    },
+
+    async readAll(readOptions: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+      assertOpen();
+      const after = readOptions.after ?? 0n;
+      const maxCount = readOptions.maxCount === undefined ? Infinity : Math.max(0, Math.trunc(readOptions.maxCount));
+      const prefixes = readOptions.streamPrefixes ?? [];
+      const found: RecordedEvent[] = [];
+      if (maxCount === 0) return found;
+      await scanAll(after > 0n ? toEsdbPosition(after) : START, (event) => {
+        if (event.position > after && matchesPrefixes(event.streamName, prefixes)) found.push(event);
+        return found.length < maxCount;
+      });
+      return found;
+    },
+
+    async headPosition() {
+      assertOpen();
+      // The last event that is not EventStoreDB's own (statistics, metadata, links).
+      let from: Position | typeof END = END;
+      for (;;) {
+        const page = await collectAll(
+          client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: PAGE, resolveLinkTos: false }),
+        );
+        for (const resolved of page) {
+          const event = resolved.event;
+          if (event && !isSystemEvent(event)) return toRecordedEvent(event).position;
+        }
+        const oldest = page.at(-1)?.event;
+        const position = oldest && fullPosition(oldest);
+        if (page.length < PAGE || !position) return 0n;
+        from = position;
+      }
+    },
+
+    subscribe(subscribeOptions: SubscribeOptions = {}): Subscription {
+      assertOpen();
+      const subscription = createEsdbSubscription({
+        client,
+        after: subscribeOptions.after,
+        prefixes: [...(subscribeOptions.streamPrefixes ?? [])],
+        batchSize: Math.max(1, Math.trunc(subscribeOptions.batchSize ?? defaultBatchSize)),
+        reconnectMinMs: options.reconnectMinMs ?? 100,
+        reconnectMaxMs: options.reconnectMaxMs ?? 5000,
+        ...(options.onSubscriptionDrop ? { onDrop: options.onSubscriptionDrop } : {}),
+        onClose: () => subscriptions.delete(subscription),
+      });
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async ping() {
+      assertOpen();
+      await collectAll(
+        client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, deadline: options.pingTimeoutMs ?? 5000 }),
+      );
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.close()));
+      await client.dispose();
+    },
+  };
+}
+
+export function requireEsdbConnectionString(connectionString: string): string {
+  if (typeof connectionString !== 'string' || !/^esdb(\+discover)?:\/\//.test(connectionString)) {
+    throw new TypeError(
+      'EventStoreDB connection string must start with esdb:// or esdb+discover:// ' +
+        '(e.g. esdb://localhost:2113?tls=false); @eventstore/db-client 6 accepts no other scheme',
+    );
+  }
+  return connectionString;
+}
+
+function requireStreamName(streamName: string): string {
+  if (typeof streamName !== 'string' || streamName.length === 0) {
+    throw new TypeError('stream name must be a non-empty string');
+  }
+  return streamName;
+}
+
+export function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
+  switch (expected) {
+    case 'any':
+      return ANY;
+    case 'no_stream':
+      return NO_STREAM;
+    case 'stream_exists':
+      return STREAM_EXISTS;
+    default:
+      return BigInt(expected);
+  }
+}
+
+function actualRevision(current: CurrentRevision): number {
+  return current === NO_STREAM ? -1 : Number(current);
+}
+
+/** Drains a stream read; a missing stream (thrown while iterating) reads as []. */
+async function collectStream(read: StreamingRead<ResolvedEvent>): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  try {
+    for await (const resolved of read) {
+      if (resolved.event) events.push(toRecordedEvent(resolved.event));
+    }
+  } catch (error) {
+    if (isCommandErrorOf(error, ErrorType.STREAM_NOT_FOUND)) return [];
+    throw error;
+  }
+  return events;
+}
+
+async function collectAll(read: StreamingRead<AllStreamResolvedEvent>): Promise<AllStreamResolvedEvent[]> {
+  const events: AllStreamResolvedEvent[] = [];
+  for await (const resolved of read) events.push(resolved);
+  return events;
+}

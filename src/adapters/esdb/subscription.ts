@@ -1,0 +1,186 @@
+/**
+ * A catch-up subscription to `$all` (server-side stream-prefix filter), turned into the port's
+ * pull-based AsyncIterable of non-empty batches, that survives dropped connections.
+ *
+ * `subscribeToAll` does not resubscribe by itself: when its stream errors or ends, this
+ * resubscribes from the position of the last event it accepted, with exponential backoff, and
+ * drops anything at or below that position, so no event is delivered twice and none is
+ * skipped. Accepted events wait in a bounded queue (the client stream is paused above a high
+ * water mark, gRPC flow control does the rest); each `next()` takes up to `batchSize` of them.
+ * The `data` listener only pushes into the queue synchronously: the consumer pulls with
+ * `for await` and finishes a batch (and its checkpoint) before it sees the next.
+ */
+import {
+  ErrorType,
+  START,
+  excludeSystemEvents,
+  streamNameFilter,
+  type AllStreamResolvedEvent,
+  type AllStreamSubscription,
+  type EventStoreDBClient,
+  type Filter,
+  type Position,
+} from '@eventstore/db-client';
+import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
+import {
+  comparePositions,
+  fullPosition,
+  isCommandErrorOf,
+  isSystemEvent,
+  matchesPrefixes,
+  toEsdbPosition,
+  toRecordedEvent,
+} from './records.js';
+
+export interface SubscriptionDrop {
+  error: unknown;
+  /** Consecutive drops without an event or confirmation in between. */
+  attempt: number;
+  /** Wait before resubscribing. */
+  delayMs: number;
+}
+
+export interface EsdbSubscriptionOptions {
+  client: EventStoreDBClient;
+  /** Exclusive start (a checkpoint); undefined or 0n = from the beginning of `$all`. */
+  after: bigint | undefined;
+  prefixes: readonly string[];
+  batchSize: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  onDrop?(drop: SubscriptionDrop): void;
+  onClose(): void;
+}
+
+/** Errors that resubscribing cannot fix: they end the iteration instead. */
+const FATAL = [ErrorType.ACCESS_DENIED, ErrorType.INVALID_ARGUMENT, ErrorType.UNSUPPORTED];
+
+function filterFor(prefixes: readonly string[]): Filter {
+  return prefixes.length > 0 ? streamNameFilter({ prefixes: [...prefixes] }) : excludeSystemEvents();
+}
+
+export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription {
+  const queue: RecordedEvent[] = [];
+  const highWater = Math.max(2 * o.batchSize, 64);
+  /** Position of the last accepted event: the exclusive start of a resubscription. */
+  let cursor: Position | undefined = o.after !== undefined && o.after > 0n ? toEsdbPosition(o.after) : undefined;
+  let current: AllStreamSubscription | undefined;
+  let paused = false;
+  let closed = false;
+  let fatal: { error: unknown } | undefined;
+  let attempt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let wake: (() => void) | undefined;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  const notify = (): void => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+
+  function accept(resolved: AllStreamResolvedEvent): void {
+    const event = resolved.event;
+    if (!event || isSystemEvent(event) || !matchesPrefixes(event.streamId, o.prefixes)) return;
+    const position = fullPosition(event);
+    if (!position || (cursor && comparePositions(position, cursor) <= 0)) return;
+    queue.push(toRecordedEvent(event));
+    cursor = position;
+    attempt = 0;
+    notify();
+  }
+
+  function open(): void {
+    if (closed) return;
+    const subscription = o.client.subscribeToAll({
+      fromPosition: cursor ?? START,
+      filter: filterFor(o.prefixes),
+      resolveLinkTos: false,
+    });
+    current = subscription;
+    paused = false;
+    subscription.on('data', (resolved: AllStreamResolvedEvent) => {
+      if (subscription !== current) return;
+      try {
+        accept(resolved);
+      } catch (error) {
+        dropped(subscription, error);
+        return;
+      }
+      if (queue.length >= highWater && !paused) {
+        paused = true;
+        subscription.pause();
+      }
+    });
+    subscription.on('confirmation', () => {
+      if (subscription === current) attempt = 0;
+    });
+    subscription.on('error', (error: Error) => dropped(subscription, error));
+    subscription.on('end', () => dropped(subscription, new Error('EventStoreDB ended the subscription')));
+    subscription.on('close', () => dropped(subscription, new Error('EventStoreDB subscription closed')));
+  }
+
+  function dropped(subscription: AllStreamSubscription, error: unknown): void {
+    if (subscription !== current) return;
+    current = undefined;
+    void subscription.unsubscribe().catch(() => undefined);
+    if (closed) return;
+    if (isCommandErrorOf(error, ...FATAL)) {
+      fatal = { error };
+      notify();
+      return;
+    }
+    const delayMs = Math.min(o.reconnectMaxMs, o.reconnectMinMs * 2 ** Math.min(attempt, 20));
+    attempt += 1;
+    o.onDrop?.({ error, attempt, delayMs });
+    timer = setTimeout(() => {
+      timer = undefined;
+      open();
+    }, delayMs);
+  }
+
+  async function pull(): Promise<IteratorResult<RecordedEvent[]>> {
+    for (;;) {
+      if (closed) return { done: true, value: undefined };
+      if (queue.length > 0) {
+        const batch = queue.splice(0, o.batchSize);
+        if (paused && queue.length < o.batchSize && current) {
+          paused = false;
+          current.resume();
+        }
+        return { done: false, value: batch };
+      }
+      if (fatal) throw fatal.error;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    if (timer) clearTimeout(timer);
+    const subscription = current;
+    current = undefined;
+    notify();
+    o.onClose();
+    await subscription?.unsubscribe().catch(() => undefined);
+  }
+
+  const iterator: AsyncIterator<RecordedEvent[]> = {
+    next() {
+      const result = chain.then(pull);
+      chain = result.catch(() => undefined);
+      return result;
+    },
+    async return() {
+      await close();
+      return { done: true, value: undefined };
+    },
+  };
+
+  open();
+  return {
+    [Symbol.asyncIterator]: () => iterator,
+    close,
+  };
+}

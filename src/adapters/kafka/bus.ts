@@ -1,0 +1,194 @@
+/**
+ * Bus on Kafka through `kafkajs` 2.2.4, designed for at-least-once (the STYLE notes: kafkajs is
+ * unmaintained and its idempotent producer experimental):
+ *
+ * - Producer: `idempotent: false`, one request in flight per broker (so a retried send cannot
+ *   overtake the next one and reorder a partition), acks from all in-sync replicas. A send that
+ *   failed after the broker stored it may be repeated: every message carries its dedup id in a
+ *   header (messages.ts) and consumers dedupe by id.
+ * - Partitions: set explicitly to `partitionOf(key)`, Kafka's murmur2 (src/adapters/inproc/
+ *   murmur2.ts), on topics created with exactly `partitions` partitions (topics.ts; a topic
+ *   with another count fails loudly). Automatic topic creation is off.
+ * - Consumers: one kafkajs consumer per `consume()` call, offsets committed after the handler
+ *   resolved, ownership surfaced through onAssign/onRevoke, CRASH handled (member.ts).
+ *   `fromBeginning: false` fixes the group's start at the partitions' ends when it has no
+ *   committed offset yet (admin.setOffsets while the group has no members), as the in-process
+ *   bus does, so messages published after the group first started are never skipped, even
+ *   when a partition changes owner before its first commit.
+ */
+import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
+import type { Bus, Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { partitionForKey } from '../inproc/murmur2.js';
+import { startMember, type MemberCrash } from './member.js';
+import { checkMessage, checkTopic, toKafkaMessage } from './messages.js';
+import { createTopicGuard } from './topics.js';
+
+export { TopicPartitionMismatchError } from './topics.js';
+export type { MemberCrash } from './member.js';
+
+export interface KafkaLogEntry {
+  level: 'error' | 'warn' | 'info' | 'debug';
+  namespace: string;
+  message: string;
+  extra: Record<string, unknown>;
+}
+
+export interface KafkaBusOptions {
+  /** `host:port` list, or the comma-separated KAFKA_BROKERS string. */
+  brokers: string | readonly string[];
+  clientId: string;
+  /** Partitions of every topic; must equal an existing topic's count. */
+  partitions: number;
+  /** Replication factor of topics this bus creates. Default: the broker's default. */
+  replicationFactor?: number;
+  /** Consumer group timing (ms). Defaults: session 30000, rebalance 60000, heartbeat 1000, fetch wait 1000. */
+  sessionTimeoutMs?: number;
+  rebalanceTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  maxWaitTimeMs?: number;
+  /** Partitions one consumer handles concurrently (each partition stays sequential). Default min(partitions, 8). */
+  partitionsConsumedConcurrently?: number;
+  /** kafkajs's log lines (info and above); without it only errors go to the console. */
+  onLog?(entry: KafkaLogEntry): void;
+  /** A consumer crashed (it is restarted, by kafkajs or by the member). */
+  onConsumerCrash?(crash: MemberCrash): void;
+}
+
+export function createKafkaBus(options: KafkaBusOptions): Bus {
+  const partitions = options.partitions;
+  if (!Number.isInteger(partitions) || partitions < 1) {
+    throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+  }
+  const brokers = parseBrokers(options.brokers);
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers,
+    ...(options.onLog
+      ? { logLevel: logLevel.INFO, logCreator: () => (entry: LogEntry) => forward(entry, options.onLog) }
+      : { logLevel: logLevel.ERROR }),
+  });
+  const members = new Set<Consumer>();
+  let producer: Promise<Producer> | undefined;
+  let admin: Promise<Admin> | undefined;
+  let closing: Promise<void> | undefined;
+
+  const connectedAdmin = (): Promise<Admin> =>
+    (admin ??= (async () => {
+      const client = kafka.admin();
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      admin = undefined;
+      throw error;
+    }));
+
+  const connectedProducer = (): Promise<Producer> =>
+    (producer ??= (async () => {
+      const client = kafka.producer({
+        idempotent: false,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      producer = undefined;
+      throw error;
+    }));
+
+  const topics = createTopicGuard(connectedAdmin, partitions, options.replicationFactor);
+  const partitionOf = (key: string): number => partitionForKey(key, partitions);
+
+  function assertOpen(): void {
+    if (closing) throw new Error('bus is closed');
+  }
+
+  /** A new group with `fromBeginning: false` starts at the current end of each partition. */
+  async function fixLatestStart(groupId: string, topic: string): Promise<void> {
+    const client = await connectedAdmin();
+    const [committed] = await client.fetchOffsets({ groupId, topics: [topic] });
+    const missing = (committed?.partitions ?? []).filter((p) => Number(p.offset) < 0).map((p) => p.partition);
+    if (missing.length === 0) return;
+    const ends = new Map((await client.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
+    try {
+      await client.setOffsets({
+        groupId,
+        topic,
+        partitions: missing.map((partition) => ({ partition, offset: ends.get(partition) ?? '0' })),
+      });
+    } catch {
+      // The group has running members (another instance started it): they own the start.
+    }
+  }
+
+  return {
+    partitions,
+    partitionOf,
+
+    async publish(topic, messages) {
+      assertOpen();
+      checkTopic(topic);
+      if (messages.length === 0) return;
+      messages.forEach(checkMessage);
+      await topics.ensure(topic);
+      const client = await connectedProducer();
+      await client.send({ topic, acks: -1, messages: messages.map((m) => toKafkaMessage(m, partitionOf(m.key))) });
+    },
+
+    async consume(consumeOptions: ConsumerOptions): Promise<Consumer> {
+      assertOpen();
+      checkTopic(consumeOptions.topic);
+      if (typeof consumeOptions.groupId !== 'string' || consumeOptions.groupId.length === 0) {
+        throw new TypeError('groupId must be a non-empty string');
+      }
+      if (typeof consumeOptions.handle !== 'function') throw new TypeError('handle must be a function');
+      await topics.ensure(consumeOptions.topic);
+      if (consumeOptions.fromBeginning === false) await fixLatestStart(consumeOptions.groupId, consumeOptions.topic);
+      const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+      const member = await startMember({
+        kafka,
+        config: {
+          groupId: consumeOptions.groupId,
+          sessionTimeout,
+          rebalanceTimeout: options.rebalanceTimeoutMs ?? 60_000,
+          heartbeatInterval: options.heartbeatIntervalMs ?? Math.min(1000, Math.floor(sessionTimeout / 3)),
+          maxWaitTimeInMs: options.maxWaitTimeMs ?? 1000,
+          allowAutoTopicCreation: false,
+        },
+        options: consumeOptions,
+        concurrency: Math.max(1, options.partitionsConsumedConcurrently ?? Math.min(partitions, 8)),
+        ...(options.onConsumerCrash ? { onCrash: options.onConsumerCrash } : {}),
+        onClosed: () => members.delete(member),
+      });
+      members.add(member);
+      return member;
+    },
+
+    async ping() {
+      assertOpen();
+      await (await connectedAdmin()).describeCluster();
+    },
+
+    close() {
+      closing ??= (async () => {
+        await Promise.allSettled([...members].map((member) => member.close()));
+        const clients: Array<Promise<{ disconnect(): Promise<void> }> | undefined> = [producer, admin];
+        await Promise.allSettled(clients.map(async (client) => (await client)?.disconnect()));
+      })();
+      return closing;
+    },
+  };
+}
+
+export function parseBrokers(brokers: string | readonly string[]): string[] {
+  const list = (typeof brokers === 'string' ? brokers.split(',') : [...brokers]).map((b) => b.trim()).filter(Boolean);
+  if (list.length === 0) throw new TypeError('at least one Kafka broker (host:port) is required');
+  return list;
+}
+
+function forward(entry: LogEntry, onLog: KafkaBusOptions['onLog']): void {
+  const { message, timestamp: _timestamp, ...extra } = entry.log;
+  const level = entry.level === logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : entry.level === logLevel.INFO ? 'info' : 'debug';
+  onLog?.({ level, namespace: entry.namespace, message, extra });
+}

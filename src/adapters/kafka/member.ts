@@ -1,0 +1,204 @@
+/**
+ * One consumer-group member of one topic (a kafkajs consumer), at-least-once:
+ *
+ * - `eachMessage` with autoCommit off; the offset after a message is committed only once its
+ *   handler resolved. A handler that throws gets the same message again after a growing
+ *   backoff (later messages of the partition wait); between attempts the member heartbeats, and
+ *   when that reports a rebalance the error goes to kafkajs, which rejoins the group, and the
+ *   message stays uncommitted for the partition's next owner.
+ * - Ownership (kafkajs uses the eager protocol): a member gives up all its partitions when it
+ *   rejoins. `REBALANCING` is emitted after in-flight messages finished and before the member
+ *   sends JoinGroup, so onRevoke(all owned) runs there — before any other member can be given
+ *   those partitions, since the group's new assignment needs this member's JoinGroup. GROUP_JOIN
+ *   carries the new assignment: revoked = previous minus new (for rejoins without REBALANCING,
+ *   e.g. after a session timeout), assigned = new minus previous. kafkajs does not await its
+ *   listeners: a promise returned by onRevoke may still run when another member is assigned;
+ *   messages of a partition are only handled after its onAssign resolved.
+ * - `CRASH`: the member lost its partitions (onRevoke). kafkajs restarts the consumer itself
+ *   when the error is retriable; otherwise this member starts a new consumer after a backoff.
+ * - `close()`: pauses fetching, waits for in-flight handlers, revokes, then leaves the group.
+ */
+import type { Consumer as KafkaConsumer, ConsumerConfig, EachMessagePayload, Kafka } from 'kafkajs';
+import type { Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { fromKafkaMessage } from './messages.js';
+
+export interface MemberCrash {
+  topic: string;
+  groupId: string;
+  error: Error;
+  /** True when kafkajs restarts the consumer itself; otherwise this member restarts it. */
+  restartedByKafkajs: boolean;
+}
+
+export interface MemberOptions {
+  kafka: Kafka;
+  config: ConsumerConfig;
+  options: ConsumerOptions;
+  /** Partitions handled concurrently (messages of one partition are always sequential). */
+  concurrency: number;
+  onCrash?(crash: MemberCrash): void;
+  onClosed(): void;
+}
+
+const RETRY_MIN_MS = 50;
+const RETRY_MAX_MS = 2000;
+const RESTART_MIN_MS = 500;
+const RESTART_MAX_MS = 30_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs a rebalance listener; its failure must not stop the member (the port has no error channel). */
+async function notify(listener: (() => void | Promise<void>) | undefined): Promise<void> {
+  try {
+    await listener?.();
+  } catch {
+    // ownership proceeds regardless, as in the in-process bus
+  }
+}
+
+export async function startMember(o: MemberOptions): Promise<Consumer> {
+  const { topic, groupId } = o.options;
+  const owned = new Set<number>();
+  /** Per partition: resolves once its onAssign has run. */
+  const assigned = new Map<number, Promise<void>>();
+  const inflight = new Set<Promise<void>>();
+  let listeners: Promise<void> = Promise.resolve();
+  let consumer: KafkaConsumer | undefined;
+  /** Set as soon as close() starts; `closed` is its promise (close is idempotent). */
+  let closing = false;
+  let closed: Promise<void> | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let restarts = 0;
+
+  /** Ownership changes run one after another, in the order kafkajs reported them. */
+  function enqueue(step: () => Promise<void>): Promise<void> {
+    listeners = listeners.then(step);
+    return listeners;
+  }
+
+  function revokeAll(): Promise<void> {
+    return revoke([...owned]);
+  }
+
+  function revoke(partitions: readonly number[]): Promise<void> {
+    const lost = [...partitions].sort((a, b) => a - b);
+    for (const p of lost) {
+      owned.delete(p);
+      assigned.delete(p);
+    }
+    if (lost.length === 0) return listeners;
+    return enqueue(() => notify(o.options.onRevoke && (() => o.options.onRevoke?.(lost))));
+  }
+
+  function assign(partitions: readonly number[]): Promise<void> {
+    const gained = [...partitions].sort((a, b) => a - b);
+    for (const p of gained) owned.add(p);
+    if (gained.length === 0) return listeners;
+    const done = enqueue(() => notify(o.options.onAssign && (() => o.options.onAssign?.(gained))));
+    for (const p of gained) assigned.set(p, done);
+    return done;
+  }
+
+  async function handleWithRetry(payload: EachMessagePayload, instance: KafkaConsumer): Promise<void> {
+    const message = fromKafkaMessage(payload.topic, payload.partition, payload.message);
+    let backoff = RETRY_MIN_MS;
+    for (;;) {
+      if (closing) return;
+      try {
+        await o.options.handle(message);
+        break;
+      } catch {
+        if (closing) return;
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, RETRY_MAX_MS);
+        // Throws a kafkajs error when the group is rebalancing: kafkajs rejoins, and the message
+        // (uncommitted) goes to the partition's next owner.
+        await payload.heartbeat();
+      }
+    }
+    await instance.commitOffsets([
+      { topic: payload.topic, partition: payload.partition, offset: (message.offset + 1n).toString() },
+    ]);
+  }
+
+  async function launch(): Promise<void> {
+    const instance = o.kafka.consumer(o.config);
+    consumer = instance;
+    const { GROUP_JOIN, REBALANCING, CRASH } = instance.events;
+
+    instance.on(GROUP_JOIN, ({ payload }) => {
+      if (instance !== consumer) return;
+      const next = new Set(payload.memberAssignment[topic] ?? []);
+      void revoke([...owned].filter((p) => !next.has(p)));
+      void assign([...next].filter((p) => !owned.has(p)));
+    });
+    instance.on(REBALANCING, () => {
+      if (instance === consumer) void revokeAll();
+    });
+    instance.on(CRASH, ({ payload }) => {
+      if (instance !== consumer) return;
+      void revokeAll();
+      o.onCrash?.({ topic, groupId, error: payload.error, restartedByKafkajs: payload.restart });
+      if (!payload.restart && !closing) scheduleRestart(instance);
+    });
+
+    await instance.connect();
+    await instance.subscribe({ topics: [topic], fromBeginning: o.options.fromBeginning !== false });
+    await instance.run({
+      autoCommit: false,
+      partitionsConsumedConcurrently: o.concurrency,
+      eachMessage: async (payload) => {
+        if (closing) return; // not handled, not committed: the next owner gets it
+        await assigned.get(payload.partition);
+        const run = handleWithRetry(payload, instance);
+        inflight.add(run);
+        try {
+          await run;
+        } finally {
+          inflight.delete(run);
+        }
+      },
+    });
+    restarts = 0;
+  }
+
+  function scheduleRestart(crashed: KafkaConsumer): void {
+    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** Math.min(restarts, 10));
+    restarts += 1;
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      if (closing) return;
+      void crashed
+        .disconnect()
+        .catch(() => undefined)
+        .then(() => (closing ? undefined : launch()))
+        .catch((error: unknown) => {
+          const err = error instanceof Error ? error : new Error(String(error));
+          o.onCrash?.({ topic, groupId, error: err, restartedByKafkajs: false });
+          if (!closing && consumer) scheduleRestart(consumer);
+        });
+    }, delay);
+  }
+
+  async function close(): Promise<void> {
+    closing = true;
+    if (restartTimer) clearTimeout(restartTimer);
+    const instance = consumer;
+    try {
+      instance?.pause([{ topic }]);
+    } catch {
+      // not running (crashed or restarting): nothing is fetched anyway
+    }
+    await Promise.allSettled([...inflight]);
+    await revokeAll();
+    await instance?.disconnect();
+    o.onClosed();
+  }
+
+  await launch();
+  // The first GROUP_JOIN has been emitted when run() resolved: let its onAssign finish.
+  await listeners;
+  return {
+    close: () => (closed ??= close()),
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * AssetStore on MongoDB GridFS: one GridFS file per put, named by the asset key, the content
+ * type in the file's `metadata.contentType`. Keys and content types are validated by the same
+ * rules as the local-directory store (src/adapters/fs/asset-key.ts).
+ *
+ * Replacing a key: GridFS writes the chunks first and the `files` document last, so a visible
+ * file is always whole. A put uploads a new file, then deletes every file of that key but the
+ * newest (`uploadDate`, then `_id`), which is its own or a concurrent put's that finished later;
+ * readers take the newest too. So racing puts leave the version that finished last, whole, and a
+ * reader sees the old version or the new one, never a mix. A read whose file is deleted under
+ * it (a concurrent replace or delete) looks again.
+ */
+import { GridFSBucket, MongoClient, MongoGridFSChunkError, MongoRuntimeError, type Db, type GridFSFile, type ObjectId } from 'mongodb';
+import type { AssetStore, StoredAsset } from '../../ports/asset-store.js';
+import { assertValidAssetKey, assertValidContentType } from '../fs/asset-key.js';
+
+export { InvalidAssetKeyError } from '../fs/asset-key.js';
+
+export interface GridFsAssetStoreOptions {
+  url: string;
+  dbName: string;
+  /** GridFS bucket (collections `<bucketName>.files` and `<bucketName>.chunks`). */
+  bucketName: string;
+}
+
+/** Newest first: the file a reader sees. */
+const NEWEST_FIRST = { uploadDate: -1, _id: -1 } as const;
+const READ_ATTEMPTS = 3;
+
+export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetStore {
+  const client = new MongoClient(options.url);
+  const db: Db = client.db(options.dbName);
+  const bucket = new GridFSBucket(db, { bucketName: options.bucketName });
+  let closed = false;
+
+  function keyOf(key: string): string {
+    if (closed) throw new Error('asset store is closed');
+    assertValidAssetKey(key);
+    return key;
+  }
+
+  async function newest(key: string): Promise<GridFSFile | undefined> {
+    const [file] = await bucket.find({ filename: key }).sort(NEWEST_FIRST).limit(1).toArray();
+    return file;
+  }
+
+  /** Runs `read` on the newest file of the key; looks again when that file vanished meanwhile. */
+  async function withNewest<T>(key: string, read: (file: GridFSFile) => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const file = await newest(key);
+      if (!file) return undefined;
+      try {
+        return await read(file);
+      } catch (error) {
+        if (!isFileGone(error) || attempt >= READ_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  function download(id: ObjectId, range?: { start: number; end: number }): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      bucket
+        .openDownloadStream(id, range)
+        .on('data', (chunk: Buffer) => chunks.push(chunk))
+        .once('error', reject)
+        .once('end', () => resolve(Buffer.concat(chunks)));
+    });
+  }
+
+  async function deleteQuietly(id: ObjectId): Promise<void> {
+    try {
+      await bucket.delete(id);
+    } catch (error) {
+      if (!isFileGone(error)) throw error;
+    }
+  }
+
+  return {
+    async put(key, bytes, contentType) {
+      const filename = keyOf(key);
+      assertValidContentType(contentType);
+      const upload = bucket.openUploadStream(filename, { metadata: { contentType } });
+      await new Promise<void>((resolve, reject) => {
+        upload.once('finish', () => resolve());
+        upload.once('error', reject);
+        upload.end(bytes);
+      });
+      // Keep only the newest version of the key: this one, or a concurrent put's that finished later.
+      const [, ...older] = await bucket.find({ filename }).sort(NEWEST_FIRST).toArray();
+      for (const file of older) await deleteQuietly(file._id);
+      return { key, contentType, size: bytes.length };
+    },
+
+    get: (key) =>
+      withNewest(keyOf(key), async (file) => ({
+        ...describe(key, file),
+        bytes: file.length === 0 ? Buffer.alloc(0) : await download(file._id),
+      })),
+
+    async stat(key) {
+      const file = await newest(keyOf(key));
+      return file ? describe(key, file) : undefined;
+    },
+
+    async getRange(key, start, end) {
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+        throw new RangeError(`invalid byte range ${start}-${end}`);
+      }
+      return withNewest(keyOf(key), async (file) => {
+        if (start >= file.length) return Buffer.alloc(0);
+        // GridFS's `end` is exclusive; the port's is inclusive.
+        return download(file._id, { start, end: Math.min(end + 1, file.length) });
+      });
+    },
+
+    async delete(key) {
+      const filename = keyOf(key);
+      const files = await bucket.find({ filename }).toArray();
+      for (const file of files) await deleteQuietly(file._id);
+    },
+
+    async ping() {
+      if (closed) throw new Error('asset store is closed');
+      await db.command({ ping: 1 });
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+function describe(key: string, file: GridFSFile): StoredAsset {
+  const contentType = file.metadata?.contentType;
+  return {
+    key,
+    contentType: typeof contentType === 'string' ? contentType : 'application/octet-stream',
+    size: file.length,
+  };
+}
+
+/**
+ * A file deleted under a reader: GridFS reports a missing files document as a runtime error
+ * (`FileNotFound…`, `File not found for id…`), and chunks removed mid-read as ChunkIsMissing.
+ */
+function isFileGone(error: unknown): boolean {
+  if (error instanceof MongoGridFSChunkError) return /ChunkIsMissing/.test(error.message);
+  return error instanceof MongoRuntimeError && /file not found|FileNotFound/i.test(error.message);
+}

@@ -1,0 +1,13 @@
+import type { Projection } from '../../../projections/projection.js';
+import { artTaskProjection } from '../../../projections/art-task.js';
+import type { FamilyModule } from '../family.js';
+import { artRoutes } from './routes.js';
+import { artUpstream } from './upstream.js';
+
+/** The image family with four submit actions and one query (spec 2.7, 3.5, 4.14). */
+export const artFamily: FamilyModule = {
+  name: 'art',
+  routes: [artRoutes],
+  projections: [artTaskProjection as Projection],
+  upstreams: [artUpstream],
+};

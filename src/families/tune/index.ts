@@ -1,0 +1,13 @@
+import type { Projection } from '../../../projections/projection.js';
+import { tuneTaskProjection } from '../../../projections/tune-task.js';
+import type { FamilyModule } from '../family.js';
+import { tuneRoutes } from './routes.js';
+import { tuneUpstream } from './upstream.js';
+
+/** Music and lyrics (spec 2.6, 3.4, 4.11). */
+export const tuneFamily: FamilyModule = {
+  name: 'tune',
+  routes: [tuneRoutes],
+  projections: [tuneTaskProjection as Projection],
+  upstreams: [tuneUpstream],
+};

@@ -1,0 +1,29 @@
+/**
+ * `POST /tune/submit/LYRICS` (spec 4.11): `prompt` (the theme, required), `lyrics_model`
+ * (`classic` or `remi`, default `classic`) and `hookUrl` (completion callback). Other fields
+ * are ignored; the callback stays with the gateway (it is not forwarded upstream).
+ */
+import { isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
+import { planWith, readCallbackUrl, readText, type TunePlan, type TunePlanResult } from './plan.js';
+
+export const LYRICS_MODELS = ['classic', 'remi'] as const;
+export const LYRICS_PROMPT_MAX = 3000;
+
+function lyricsPlan(body: unknown): TunePlan {
+  if (!isPlainObject(body)) refuse('body', 'must be a JSON object');
+  const prompt = readText(body, 'prompt', LYRICS_PROMPT_MAX);
+  if (prompt === undefined) refuse('prompt', 'required, the theme of the lyrics');
+  const lyricsModel = readEnum(body, 'lyrics_model', LYRICS_MODELS) ?? 'classic';
+  const hookUrl = readCallbackUrl(body, 'hookUrl');
+  return {
+    action: 'LYRICS',
+    model: 'tune_lyrics',
+    units: 1,
+    upstream: { prompt, lyrics_model: lyricsModel },
+    ...(hookUrl !== undefined ? { callbackUrl: hookUrl } : {}),
+  };
+}
+
+export function planLyricsRequest(body: unknown): TunePlanResult {
+  return planWith(() => lyricsPlan(body));
+}

@@ -1,0 +1,89 @@
+/**
+ * The `tune` upstream protocol: the spec's own 4.11 interface (a gateway may front another
+ * gateway of this kind; the built-in simulator speaks it too). Submit answers
+ * `{code: "success", data: <id>}`; `GET /tune/fetch/{id}` answers `{code, message, data: record}`.
+ * A channel that maps `tune_music` to a version sends that version as `mv`.
+ */
+import { failureOf, upstreamJson, upstreamMessage } from '../../engine/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/upstream.js';
+
+interface UpstreamRecord {
+  status?: unknown;
+  progress?: unknown;
+  fail_reason?: unknown;
+  result_url?: unknown;
+  data?: unknown;
+}
+
+const percent = (p: unknown): number => {
+  const n = typeof p === 'number' ? p : Number.parseFloat(String(p ?? '0'));
+  return Number.isFinite(n) ? n : 0;
+};
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+function recordOf(body: unknown): UpstreamRecord {
+  if (!body || typeof body !== 'object') return {};
+  const data = (body as { data?: unknown }).data;
+  return data && typeof data === 'object' && !Array.isArray(data) ? (data as UpstreamRecord) : {};
+}
+
+/** Audio results, in order, with the song details kept for the view (URLs left out). */
+function musicOutcome(record: UpstreamRecord): UpstreamStatus {
+  const songs = Array.isArray(record.data) ? record.data.filter((s): s is Record<string, unknown> => !!s && typeof s === 'object') : [];
+  const withAudio = songs.filter((s) => text(s.audio_url) !== '');
+  if (withAudio.length === 0 && text(record.result_url)) withAudio.push({ audio_url: record.result_url });
+  if (withAudio.length === 0) return { state: 'failed', code: 'empty_result', reason: 'the upstream finished without audio' };
+  const results: UpstreamResult[] = withAudio.map((s) => ({ kind: 'audio', url: text(s.audio_url), ...(num(s.duration) ? { durationSeconds: num(s.duration) } : {}) }));
+  const details = withAudio.map((s) => ({ id: text(s.id), title: text(s.title), tags: text(s.tags), lyrics: text(s.lyrics), mv: text(s.mv), duration: num(s.duration) }));
+  return { state: 'succeeded', results, usage: { units: 1 }, snapshot: { status: 'SUCCESS', songs: details } };
+}
+
+function lyricsOutcome(record: UpstreamRecord): UpstreamStatus {
+  const data = record.data;
+  const lyrics = typeof data === 'string' ? data : data && typeof data === 'object' ? text((data as { text?: unknown }).text) : '';
+  if (!lyrics) return { state: 'failed', code: 'empty_result', reason: 'the upstream finished without lyrics' };
+  return { state: 'succeeded', results: [{ kind: 'text', text: lyrics }], usage: { units: 1 }, snapshot: { status: 'SUCCESS' } };
+}
+
+export const tuneUpstream: UpstreamAdapter = {
+  family: 'tune',
+  delivery: () => 'url',
+  pollIntervalMs: 2000,
+  maxAgeSeconds: 30 * 60,
+
+  async submit({ baseUrl, channel, upstreamModel, task }) {
+    const body = task.action === 'MUSIC' && upstreamModel !== task.model ? { ...task.request, mv: upstreamModel } : task.request;
+    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body });
+    if (reply.status !== 200) throw failureOf(reply, 'submit');
+    const answer = (reply.body ?? {}) as { code?: unknown; data?: unknown };
+    if (answer.code !== 'success') throw new UpstreamError(`submit: upstream refused: ${upstreamMessage(reply.body)}`, false);
+    if (typeof answer.data !== 'string' || !answer.data) throw new UpstreamError('submit: upstream answered without a task id', true);
+    return { upstreamTaskId: answer.data };
+  },
+
+  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}/tune/fetch/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+    if (reply.status === 404 || (reply.status === 400 && JSON.stringify(reply.body).includes('task_not_exist'))) {
+      return { state: 'lost', reason: 'the upstream no longer knows the task' };
+    }
+    if (reply.status !== 200) throw failureOf(reply, 'poll');
+    const record = recordOf(reply.body);
+    const snapshot = { status: record.status, progress: record.progress };
+    switch (record.status) {
+      case 'NOT_START':
+      case 'SUBMITTED':
+      case 'QUEUED':
+        return { state: 'queued', progress: percent(record.progress), snapshot };
+      case 'IN_PROGRESS':
+        return { state: 'in_progress', progress: percent(record.progress), snapshot };
+      case 'SUCCESS':
+        return task.action === 'LYRICS' ? lyricsOutcome(record) : musicOutcome(record);
+      case 'FAILURE':
+        return { state: 'failed', code: 'upstream_failed', reason: text(record.fail_reason) || 'the upstream task failed', snapshot };
+      default:
+        throw new UpstreamError(`poll: unknown upstream status ${String(record.status)}`, true);
+    }
+  },
+};
