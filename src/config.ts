@@ -44,6 +44,10 @@ const Env = z.object({
   CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How often due callbacks are looked for. */
   CALLBACK_CHECK_MS: z.coerce.number().int().min(10).default(1000),
+  /** Partitions of every bus topic (task ownership follows them); the same on every instance. */
+  BUS_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16),
+  /** Where channel base URLs that are paths (`/_sim`) resolve; default this gateway itself. */
+  SIMULATOR_URL: z.string().url().optional(),
   /** Upper bound of upstream calls in flight per channel. */
   CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).default(32),
 });
@@ -71,6 +75,8 @@ export type Config = Readonly<{
   callbackRetryScheduleSeconds: readonly number[];
   callbackTimeoutMs: number;
   callbackCheckMs: number;
+  busPartitions: number;
+  simulatorUrl: string | undefined;
   assetSigningSecret: string | undefined;
   simStepMs: number;
   channelConcurrency: number;
@@ -106,6 +112,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     callbackRetryScheduleSeconds: e.CALLBACK_RETRY_SCHEDULE,
     callbackTimeoutMs: e.CALLBACK_TIMEOUT_MS,
     callbackCheckMs: e.CALLBACK_CHECK_MS,
+    busPartitions: e.BUS_PARTITIONS,
+    simulatorUrl: e.SIMULATOR_URL,
     assetSigningSecret: e.ASSET_SIGNING_SECRET,
     simStepMs: e.SIM_STEP_MS,
     channelConcurrency: e.CHANNEL_CONCURRENCY,

@@ -8,10 +8,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { createFsAssetStore } from './adapters/fs/asset-store.js';
-import { createInprocBus } from './adapters/inproc/bus.js';
-import { createSqliteEventStore } from './adapters/sqlite/event-store.js';
-import { createSqliteViewStore } from './adapters/sqlite/view-store.js';
 import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } from './bootstrap/seed.js';
 import { createAccountService } from './engine/account-service.js';
 import { createCatalog } from './engine/catalog.js';
@@ -27,7 +23,9 @@ import { assetRoutes } from './http/assets.js';
 import { simulatorPlugin } from './simulator/plugin.js';
 import { createTokenCache } from './http/auth/token-cache.js';
 import type { GatewayDeps } from './http/deps.js';
-import { buildServer, type RoutePlugin } from './http/server.js';
+import { buildHealthServer, buildServer, type RoutePlugin } from './http/server.js';
+import { selectAdapters } from './adapters/select.js';
+import { createCheckpointFollower } from '../projections/follower.js';
 import type { EventStore } from './ports/event-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
@@ -74,30 +72,35 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const clock = options.clock ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
 
-  const rawEvents = createSqliteEventStore({ path: join(config.dataDir, 'events.sqlite') });
-  const events = options.wrapEventStore ? options.wrapEventStore(rawEvents) : rawEvents;
-  const views = createSqliteViewStore({ path: join(config.dataDir, 'views.sqlite') });
-  const bus = createInprocBus({ path: join(config.dataDir, 'bus.sqlite') });
-  const assets = createFsAssetStore({ dir: join(config.dataDir, 'assets') });
+  const adapters = await selectAdapters(config);
+  const events = options.wrapEventStore ? options.wrapEventStore(adapters.events) : adapters.events;
+  const { views, bus, assets } = adapters;
+  // Process roles: `all` (the embedded default) runs everything; the distributed deployment
+  // splits HTTP (`api`), process managers (`worker`) and projections + publisher (`projector`).
+  const runsProjections = config.role === 'all' || config.role === 'projector';
+  const runsEngine = config.role === 'all' || config.role === 'worker';
+  const servesApi = config.role === 'all' || config.role === 'api';
 
   const projections = [...coreProjections, ...familyProjections, ...(options.extraProjections ?? [])];
-  const runner = createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) });
+  const runner = runsProjections
+    ? createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) })
+    : createCheckpointFollower(views, projections);
   await runner.start();
-  await runner.waitFor(await events.headPosition(), 120_000);
-  const catalog = await createCatalog(views, runner);
+  if (runsProjections) await runner.waitFor(await events.headPosition(), 120_000);
+  const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000);
   const accounts = createAccountService({ events, log: log.child({ processor: 'accounts' }) });
-  const tokens = createTokenCache(views, runner);
+  const tokens = createTokenCache(views, runner, runsProjections ? {} : { ttlMs: 2000 });
   // Known once the server listens: the address the engine calls itself at (simulator
   // channels), and the base of asset URLs unless PUBLIC_BASE_URL says otherwise.
   let selfUrl = `http://127.0.0.1:${config.port}`;
   const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
-  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => selfUrl };
+  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => config.simulatorUrl ?? selfUrl };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
-  const admin = await seedAdmin(deps, metadata);
-  if (config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
-  else if (config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL), metadata);
+  const admin = servesApi ? await seedAdmin(deps, metadata) : { created: false };
+  if (servesApi && config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
+  else if (servesApi && config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL), metadata);
 
   const simulator: RoutePlugin = () => async (sim) => {
     sim.addHook('onRoute', (route) => {
@@ -105,12 +108,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     });
     await sim.register(simulatorPlugin, { prefix: '/_sim', stepMs: config.simStepMs, assetRetentionMs: config.assetRetentionSeconds * 1000 });
   };
-  const app = await buildServer(deps, [
-    (d) => assetRoutes({ ...d, signer }),
-    ...familyRoutes,
-    ...(config.simulator ? [simulator] : []),
-    ...(options.extraRoutes ?? []),
-  ]);
+  const app = servesApi
+    ? await buildServer(deps, [(d) => assetRoutes({ ...d, signer }), ...familyRoutes, ...(config.simulator ? [simulator] : []), ...(options.extraRoutes ?? [])])
+    : await buildHealthServer(deps);
   const ownership = createOwnership(bus);
   const callbacks = createCallbackService({
     ...deps,
@@ -138,7 +138,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     viewsReach: (position) => runner.waitFor(position, 120_000),
   });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
-  reconciler.start(30_000);
 
   let closed = false;
   return {
@@ -153,9 +152,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const port = new URL(address).port;
       selfUrl = `http://127.0.0.1:${port}`;
       if (!config.publicBaseUrl && !['0.0.0.0', '::'].includes(config.host)) selfUrl = address;
-      await engine.start();
-      await callbacks.start();
-      await publisher.start();
+      if (runsEngine) {
+        await engine.start();
+        await callbacks.start();
+            }
+      if (runsProjections) await publisher.start();
       return address;
     },
     async close() {

@@ -22,7 +22,8 @@ export interface Catalog {
 
 const emptyPrices: PriceTable = { models: {}, groupRatios: {} };
 
-export async function createCatalog(views: ViewStore, runner?: ProjectionRunner): Promise<Catalog> {
+/** `refreshEveryMs`: for processes that do not run the projections and so see no commits. */
+export async function createCatalog(views: ViewStore, runner?: ProjectionRunner, refreshEveryMs?: number): Promise<Catalog> {
   let channels: ChannelDoc[] = [];
   let prices: PriceTable = emptyPrices;
   let byId = new Map<string, ChannelDoc>();
@@ -37,6 +38,8 @@ export async function createCatalog(views: ViewStore, runner?: ProjectionRunner)
   const unsubscribe = runner?.onCommit((writes) => {
     if (writes.some((w) => w.view === 'channels' || w.view === 'pricing')) void refresh();
   });
+  const timer = refreshEveryMs ? setInterval(() => void refresh().catch(() => undefined), refreshEveryMs) : undefined;
+  timer?.unref();
 
   const serves = (c: ChannelDoc, model: string, group: string): boolean =>
     c.status === 1 && c.models.includes(model) && (c.groups.length === 0 || c.groups.includes(group));
@@ -53,6 +56,9 @@ export async function createCatalog(views: ViewStore, runner?: ProjectionRunner)
       return [...models].sort();
     },
     refresh,
-    close: () => unsubscribe?.(),
+    close: () => {
+      unsubscribe?.();
+      if (timer) clearInterval(timer);
+    },
   };
 }

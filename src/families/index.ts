@@ -5,8 +5,12 @@ import type { FamilyModule } from './family.js';
 import { artFamily } from './art/index.js';
 import { asyncImagesFamily } from './images/index.js';
 import { tuneFamily } from './tune/index.js';
+import { vidgenFamily } from './vidgen/index.js';
+import { vidH3Family } from './vid-h3/index.js';
+import { clipFamily } from './clip/index.js';
+import { motionFamily } from './motion/index.js';
 
-export const families: readonly FamilyModule[] = [asyncImagesFamily, tuneFamily, artFamily];
+export const families: readonly FamilyModule[] = [asyncImagesFamily, vidgenFamily, tuneFamily, artFamily, vidH3Family, clipFamily, motionFamily];
 
 export const familyRoutes = families.flatMap((f) => f.routes);
 export const familyProjections = families.flatMap((f) => f.projections);

@@ -22,6 +22,13 @@ import { GatewayError, renderError, useErrorShape } from './errors.js';
 import { healthRoutes } from './health.js';
 import { modelRoutes } from './models.js';
 
+/** The server of the `worker` and `projector` roles: health and readiness only. */
+export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger });
+  await app.register(healthRoutes(deps));
+  return app;
+}
+
 /** Route plugins contributed by the generation families and other modules. */
 export type RoutePlugin = (deps: GatewayDeps) => FastifyPluginAsync;
 

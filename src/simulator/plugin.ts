@@ -14,8 +14,12 @@ import { asyncImagesFamily } from './images.js';
 import { syncImagesFamily } from './sync-images.js';
 import { tuneSimFamily } from './tune.js';
 import { artSimFamily } from './art.js';
+import { vidgenSimFamily } from './vidgen.js';
 import { createTaskIdCodec, DEFAULT_SIM_SECRET } from './task-id.js';
 import { resolveStepMs } from './timeline.js';
+import { vidH3SimFamily } from './vid-h3.js';
+import { clipSimFamily } from './clip.js';
+import { motionSimFamily } from './motion.js';
 
 export type SimulatorOptions = {
   /** Timeline step in ms; default `SIM_STEP_MS`, else 150; 0 finishes tasks at once. */
@@ -31,7 +35,7 @@ export type SimulatorOptions = {
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
 
 /** Every simulated family, registered in this order. */
-export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, tuneSimFamily, artSimFamily];
+export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, vidgenSimFamily, tuneSimFamily, artSimFamily, vidH3SimFamily, clipSimFamily, motionSimFamily];
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);

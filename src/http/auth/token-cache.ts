@@ -11,8 +11,14 @@ export interface TokenCache {
   close(): void;
 }
 
-export function createTokenCache(views: ViewStore, runner: ProjectionRunner, maxEntries = 50_000): TokenCache {
+/**
+ * `ttlMs`: how long an entry is trusted where no projection commits are seen (processes that
+ * do not run the projections); by default entries live until a commit touches their token.
+ */
+export function createTokenCache(views: ViewStore, runner: ProjectionRunner, options: { maxEntries?: number; ttlMs?: number } = {}): TokenCache {
+  const maxEntries = options.maxEntries ?? 50_000;
   const cache = new Map<string, TokenDoc | null>();
+  const loadedAt = new Map<string, number>();
   const hashOfToken = new Map<string, string>();
   const unsubscribe = runner.onCommit((writes) => {
     for (const w of writes) {
@@ -28,13 +34,16 @@ export function createTokenCache(views: ViewStore, runner: ProjectionRunner, max
   return {
     async byKeyHash(keyHash) {
       const hit = cache.get(keyHash);
-      if (hit !== undefined) return hit ?? undefined;
+      const fresh = options.ttlMs === undefined || Date.now() - (loadedAt.get(keyHash) ?? 0) < options.ttlMs;
+      if (hit !== undefined && fresh) return hit ?? undefined;
       const [found] = await views.find<TokenDoc>('tokens', { keyHash }, { limit: 1 });
       if (cache.size >= maxEntries) {
         cache.clear();
         hashOfToken.clear();
+        loadedAt.clear();
       }
       cache.set(keyHash, found?.doc ?? null);
+      if (options.ttlMs !== undefined) loadedAt.set(keyHash, Date.now());
       if (found) hashOfToken.set(found.doc.tokenId, keyHash);
       return found?.doc;
     },

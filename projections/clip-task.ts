@@ -1,0 +1,86 @@
+/**
+ * The `clip` task (spec 2.5, 3.6): `{code: 0, message: 'SUCCEED', request_id, data}` with
+ * `data.task_status` submitted → processing → succeed | failed (the values of this family's
+ * common clients), times in Unix milliseconds as those clients expect, `task_result.videos`
+ * the gateway's signed URL (emptied when the assets expire) and `final_unit_deduction` the
+ * seconds billed. `request_id` is the submit's request id; the query route answers its own.
+ */
+import type { EventDataOf } from '../src/domain/events.js';
+import type { Projection } from './projection.js';
+
+export const CLIP_FAMILY = 'clip';
+
+export type ClipTaskStatus = 'submitted' | 'processing' | 'succeed' | 'failed';
+
+export interface ClipTaskData {
+  task_id: string;
+  task_status: ClipTaskStatus;
+  task_status_msg: string;
+  created_at: number;
+  updated_at: number;
+  task_result: { videos: { id: string; url: string; duration: number }[] };
+  final_unit_deduction: number;
+}
+
+export interface ClipTaskBody {
+  code: number;
+  message: string;
+  request_id: string;
+  data: ClipTaskData;
+}
+
+export interface ClipTaskDoc {
+  accountId: string;
+  /** text2video or image2video: the path the task was submitted on. */
+  action: string;
+  body: ClipTaskBody;
+}
+
+/** The submit response (spec 2.5) with the task's first state. */
+export function clipSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string) {
+  const at = task.createdAt * 1000;
+  return { code: 0, message: 'SUCCEED', request_id: requestId, data: { task_id: task.taskId, task_status: 'submitted', created_at: at, updated_at: at } };
+}
+
+export function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId: string): ClipTaskBody {
+  const at = task.createdAt * 1000;
+  return {
+    code: 0,
+    message: 'SUCCEED',
+    request_id: requestId,
+    data: { task_id: task.taskId, task_status: 'submitted', task_status_msg: '', created_at: at, updated_at: at, task_result: { videos: [] }, final_unit_deduction: 0 },
+  };
+}
+
+export const clipTaskProjection: Projection<ClipTaskDoc> = {
+  name: 'clip-tasks',
+  view: 'clip-tasks',
+  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve(doc, e) {
+    if (e.type === 'TaskSubmitted') {
+      if (doc || e.data.family !== CLIP_FAMILY) return undefined;
+      return { accountId: e.data.accountId, action: e.data.action, body: submittedClipBody(e.data, e.metadata.requestId ?? '') };
+    }
+    if (!doc) return undefined;
+    const data = doc.body.data;
+    const next = (changes: Partial<ClipTaskData>): ClipTaskDoc => ({ ...doc, body: { ...doc.body, data: { ...data, ...changes, updated_at: Date.parse(e.metadata.at) } } });
+    switch (e.type) {
+      case 'TaskProgressed':
+        if (data.task_status === 'succeed' || data.task_status === 'failed') return undefined;
+        return next({ task_status: e.data.status === 'in_progress' ? 'processing' : 'submitted' });
+      case 'TaskSucceeded': {
+        const videos = e.data.results
+          .filter((r) => r.kind === 'video' && r.url)
+          .map((r, i) => ({ id: `${data.task_id}-${i}`, url: r.url ?? '', duration: r.durationSeconds ?? e.data.usage.units }));
+        return next({ task_status: 'succeed', task_result: { videos }, final_unit_deduction: e.data.usage.units });
+      }
+      case 'TaskFailed':
+        return next({ task_status: 'failed', task_status_msg: `${e.data.code}: ${e.data.reason}` });
+      case 'AssetsExpired':
+        return next({ task_result: { videos: [] } });
+      default:
+        return undefined;
+    }
+  },
+};

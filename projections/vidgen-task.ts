@@ -1,0 +1,116 @@
+/**
+ * The `vidgen` query envelope (spec 2.3, 3.2): `{code, message, data}` where `data.id` is the
+ * global position of the task's TaskSubmitted event (an integer, unique and increasing),
+ * `data.status` NOT_START → IN_PROGRESS → SUCCESS | FAILURE, `data.result_url` the gateway's
+ * signed URL (emptied when the assets expire) and `data.data` the upstream's own task result.
+ */
+import type { EventDataOf } from '../src/domain/events.js';
+import type { Projection } from './projection.js';
+
+export const VIDGEN_FAMILY = 'vidgen';
+
+export type VidgenStatus = 'NOT_START' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+
+export interface VidgenTaskData {
+  id: number;
+  task_id: string;
+  platform: string;
+  status: VidgenStatus;
+  progress: string;
+  fail_reason: string;
+  result_url: string;
+  created_at: number;
+  updated_at: number;
+  /** Unix seconds; 0 until the moment happened. */
+  submit_time: number;
+  start_time: number;
+  finish_time: number;
+  properties: { origin_model_name: string; resolution: string; seconds: number };
+  /** The upstream task result (status, duration, resolution, usage, upstream video URL). */
+  data: Record<string, unknown>;
+}
+
+export interface VidgenEnvelope {
+  code: 'success';
+  message: string;
+  data: VidgenTaskData;
+}
+
+export interface VidgenTaskDoc {
+  accountId: string;
+  body: VidgenEnvelope;
+}
+
+/** The submit response (spec 2.3): a different shape from the query envelope. */
+export function vidgenSubmitResponse(task: EventDataOf<'TaskSubmitted'>) {
+  return { id: task.taskId, task_id: task.taskId, object: 'video', model: task.model, status: 'queued', progress: 0, created_at: task.createdAt };
+}
+
+const secondsOf = (at: string): number => Math.floor(Date.parse(at) / 1000);
+
+export function submittedVidgenEnvelope(task: EventDataOf<'TaskSubmitted'>, position: bigint): VidgenEnvelope {
+  return {
+    code: 'success',
+    message: '',
+    data: {
+      id: Number(position),
+      task_id: task.taskId,
+      platform: VIDGEN_FAMILY,
+      status: 'NOT_START',
+      progress: '0%',
+      fail_reason: '',
+      result_url: '',
+      created_at: task.createdAt,
+      updated_at: task.createdAt,
+      submit_time: task.createdAt,
+      start_time: 0,
+      finish_time: 0,
+      properties: { origin_model_name: task.model, resolution: task.basis.tier ?? '', seconds: task.basis.units },
+      data: {},
+    },
+  };
+}
+
+export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
+  name: 'vidgen-tasks',
+  view: 'vidgen-tasks',
+  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve(doc, e) {
+    if (e.type === 'TaskSubmitted') {
+      if (doc || e.data.family !== VIDGEN_FAMILY) return undefined;
+      return { accountId: e.data.accountId, body: submittedVidgenEnvelope(e.data, e.position) };
+    }
+    if (!doc) return undefined;
+    const data = doc.body.data;
+    const at = secondsOf(e.metadata.at);
+    const next = (changes: Partial<VidgenTaskData>): VidgenTaskDoc => ({ ...doc, body: { ...doc.body, data: { ...data, ...changes, updated_at: at } } });
+    switch (e.type) {
+      case 'TaskProgressed': {
+        if (data.status === 'SUCCESS' || data.status === 'FAILURE') return undefined;
+        const running = e.data.status === 'in_progress';
+        return next({
+          status: running ? 'IN_PROGRESS' : 'NOT_START',
+          progress: `${e.data.progress}%`,
+          start_time: running && data.start_time === 0 ? at : data.start_time,
+          ...(e.data.upstream ? { data: e.data.upstream } : {}),
+        });
+      }
+      case 'TaskSucceeded':
+        return next({
+          status: 'SUCCESS',
+          progress: '100%',
+          result_url: e.data.results.find((r) => r.url)?.url ?? '',
+          start_time: data.start_time || at,
+          finish_time: e.data.completedAt,
+          ...(e.data.upstream ? { data: e.data.upstream } : {}),
+        });
+      case 'TaskFailed':
+        return next({ status: 'FAILURE', fail_reason: `${e.data.code}: ${e.data.reason}`, finish_time: e.data.completedAt });
+      case 'AssetsExpired':
+        return next({ result_url: '' });
+      default:
+        return undefined;
+    }
+  },
+};

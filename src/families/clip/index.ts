@@ -1,0 +1,12 @@
+import type { Projection } from '../../../projections/projection.js';
+import { clipTaskProjection } from '../../../projections/clip-task.js';
+import type { FamilyModule } from '../family.js';
+import { clipRoutes } from './routes.js';
+import { clipUpstream } from './upstream.js';
+
+export const clipFamily: FamilyModule = {
+  name: 'clip',
+  routes: [clipRoutes],
+  projections: [clipTaskProjection as Projection],
+  upstreams: [clipUpstream],
+};

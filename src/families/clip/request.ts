@@ -1,0 +1,88 @@
+/**
+ * Request rules of the `clip` submit paths (spec 4.12). Both paths take the same body;
+ * text2video needs a prompt and takes no frame images, image2video needs `image` (first frame)
+ * and may add `image_tail` (last frame). Field names follow the common clients of this family:
+ * `image`, `image_tail`, `duration`, `aspect_ratio`, `cfg_scale`. Defaults are sent upstream
+ * explicitly (duration 5, aspect ratio 1:1, guidance 0.5, mode std — pro for clip-v2-master).
+ * Frame images are strings forwarded unchanged (URL or Base64, as the upstream takes them).
+ * The reservation is duration seconds × mode.
+ */
+import { clipModels } from '../../bootstrap/model-catalog.js';
+import { type Body, type VideoPlan, type VideoPlanResult, field, isOneOf, planned, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse } from '../video-common.js';
+
+export type ClipAction = 'text2video' | 'image2video';
+export const CLIP_ACTIONS: readonly ClipAction[] = ['text2video', 'image2video'];
+export const CLIP_MODES = ['std', 'pro'] as const;
+const PRO_ONLY_MODELS: readonly string[] = ['clip-v2-master'];
+
+export const CLIP_DEFAULTS = { duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } as const;
+export const CLIP_MAX_DURATION = 3600;
+const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
+
+function readModel(body: Body): (typeof clipModels)[number] {
+  // `model_name` is the family's field; `model` the compatibility alias it wins over.
+  const given = field(body, 'model_name') !== undefined ? { param: 'model_name', value: field(body, 'model_name') } : { param: 'model', value: field(body, 'model') };
+  if (given.value === undefined) refuse('model_name', `required, one of ${clipModels.join(', ')}`);
+  if (!isOneOf(clipModels, given.value)) refuse(given.param, `must be one of ${clipModels.join(', ')}`);
+  return given.value;
+}
+
+function readMode(body: Body, model: string): (typeof CLIP_MODES)[number] {
+  const mode = readEnum(body, 'mode', CLIP_MODES);
+  const proOnly = PRO_ONLY_MODELS.includes(model);
+  if (proOnly && mode === 'std') refuse('mode', `${model} only offers pro`);
+  return mode ?? (proOnly ? 'pro' : 'std');
+}
+
+function readFrame(body: Body, key: string): string | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') refuse(key, 'must be a non-empty string (an image URL or Base64)');
+  return value;
+}
+
+function readCfgScale(body: Body): number {
+  const value = field(body, 'cfg_scale');
+  if (value === undefined) return CLIP_DEFAULTS.cfg_scale;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) refuse('cfg_scale', 'must be a number from 0 to 1');
+  return value;
+}
+
+function readAspectRatio(body: Body): string {
+  const value = field(body, 'aspect_ratio');
+  if (value === undefined) return CLIP_DEFAULTS.aspect_ratio;
+  if (typeof value !== 'string' || !ASPECT_RATIO.test(value)) refuse('aspect_ratio', 'must be a ratio such as 16:9, 9:16 or 1:1');
+  return value;
+}
+
+function plan(raw: unknown, action: ClipAction): VideoPlan {
+  const body = readBody(raw);
+  const model = readModel(body);
+  const mode = readMode(body, model);
+  const prompt = readOptionalString(body, 'prompt');
+  if (action === 'text2video' && (prompt === undefined || prompt.trim() === '')) refuse('prompt', 'required for text2video, a non-empty string');
+  const negativePrompt = readOptionalString(body, 'negative_prompt');
+  const image = readFrame(body, 'image');
+  const imageTail = readFrame(body, 'image_tail');
+  if (action === 'text2video' && (image !== undefined || imageTail !== undefined)) {
+    refuse(image !== undefined ? 'image' : 'image_tail', 'frame images go to /clip/v1/videos/image2video');
+  }
+  if (action === 'image2video' && image === undefined) refuse('image', 'required for image2video: the first-frame image');
+  const duration = readWholeSeconds(field(body, 'duration'), 'duration', 1, CLIP_MAX_DURATION) ?? CLIP_DEFAULTS.duration;
+  const aspectRatio = readAspectRatio(body);
+  const cfgScale = readCfgScale(body);
+  const metadata = readObject(body, 'metadata');
+
+  const upstream: Record<string, unknown> = { model_name: model };
+  if (prompt !== undefined) upstream.prompt = prompt;
+  if (negativePrompt !== undefined) upstream.negative_prompt = negativePrompt;
+  if (image !== undefined) upstream.image = image;
+  if (imageTail !== undefined) upstream.image_tail = imageTail;
+  Object.assign(upstream, { mode, duration, aspect_ratio: aspectRatio, cfg_scale: cfgScale });
+  if (metadata !== undefined) upstream.metadata = metadata;
+  return { action, model, units: duration, tier: mode, upstream };
+}
+
+export function planClipRequest(body: unknown, action: ClipAction): VideoPlanResult {
+  return planned(() => plan(body, action));
+}

@@ -1,0 +1,30 @@
+/**
+ * The `clip` endpoints (spec 4.12): two submit paths and two query paths. A task is found under
+ * either query path (the id alone names it, as the gateways of this family do); the path it was
+ * submitted on only picks the upstream endpoint. `request_id` is this request's id.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { GatewayDeps } from '../../http/deps.js';
+import { useErrorShape } from '../../http/errors.js';
+import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from '../../../projections/clip-task.js';
+import { findVideoTask, submitVideo } from '../video-common.js';
+import { CLIP_ACTIONS, planClipRequest } from './request.js';
+import { CLIP_PATH } from './upstream.js';
+
+export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, 'openai');
+
+    for (const action of CLIP_ACTIONS) {
+      app.post(`${CLIP_PATH}/${action}`, { schema: { tags: ['video'], summary: `Submit a clip ${action} task` } }, async (request) => {
+        const task = await submitVideo(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action) });
+        return clipSubmitResponse(task, request.id);
+      });
+
+      app.get(`${CLIP_PATH}/${action}/:task_id`, { schema: { tags: ['video'], summary: 'Query a clip task' } }, async (request) => {
+        const doc = await findVideoTask(deps, request, clipTaskProjection);
+        return { ...doc.body, request_id: request.id };
+      });
+    }
+  };
+}

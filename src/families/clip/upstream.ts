@@ -1,0 +1,62 @@
+/**
+ * The clip upstream protocol: the spec's own 4.12 interface, on the path the task was submitted
+ * on. The upstream reports no progress, so `processing` is recorded as 50 %; the delivered
+ * duration is what settlement charges, at the reserved mode (the upstream does not echo it).
+ */
+import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
+import { isPlainObject, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../video-common.js';
+export const CLIP_PATH = '/clip/v1/videos';
+const PROCESSING_PROGRESS = 50;
+
+function dataOf(body: unknown, what: string): Record<string, unknown> {
+  if (!isPlainObject(body)) throw new UpstreamError(`${what}: upstream answered without a body`, true);
+  // The family answers HTTP 200 with a non-zero `code` for refusals.
+  if (body.code !== undefined && body.code !== 0) throw new UpstreamError(`${what}: upstream refused: ${String(body.message ?? body.code)}`, false);
+  if (!isPlainObject(body.data)) throw new UpstreamError(`${what}: upstream answered without data`, true);
+  return body.data;
+}
+
+function firstVideo(data: Record<string, unknown>): { url: string; duration: unknown } | undefined {
+  const result = isPlainObject(data.task_result) ? data.task_result : {};
+  const video: unknown = Array.isArray(result.videos) ? result.videos[0] : undefined;
+  return isPlainObject(video) && typeof video.url === 'string' && video.url ? { url: video.url, duration: video.duration } : undefined;
+}
+
+export const clipUpstream: UpstreamAdapter = {
+  family: 'clip',
+  delivery: () => 'url',
+  pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
+  maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
+
+  async submit({ baseUrl, channel, upstreamModel, task }) {
+    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, { key: channel.key, body: { ...task.request, model_name: upstreamModel } });
+    if (reply.status !== 200) throw failureOf(reply, 'submit');
+    const id = dataOf(reply.body, 'submit').task_id;
+    if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
+    return { upstreamTaskId: id };
+  },
+
+  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}${CLIP_PATH}/${task.action}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+    if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the task' };
+    if (reply.status !== 200) throw failureOf(reply, 'poll');
+    const data = dataOf(reply.body, 'poll');
+    const snapshot = { task_status: data.task_status, task_status_msg: data.task_status_msg };
+    switch (data.task_status) {
+      case 'submitted':
+        return { state: 'queued', progress: 0, snapshot };
+      case 'processing':
+        return { state: 'in_progress', progress: PROCESSING_PROGRESS, snapshot };
+      case 'succeed': {
+        const video = firstVideo(data);
+        if (!video) return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video' };
+        return videoSucceeded({ url: video.url }, { seconds: reportedNumber(video.duration), tier: undefined }, task.basis.units, snapshot);
+      }
+      case 'failed':
+        return { state: 'failed', code: 'upstream_failed', reason: String(data.task_status_msg || 'the upstream task failed'), snapshot };
+      default:
+        throw new UpstreamError(`poll: unknown upstream status ${String(data.task_status)}`, true);
+    }
+  },
+};

@@ -1,0 +1,32 @@
+/**
+ * The motion endpoints (spec 4.15): the text-to-video and image-to-video submit paths, each with
+ * its own model set, and `GET /vendor/api/v1/tasks/{task_id}` for the task (the spec leaves the
+ * query open; this is the family's native one). Errors are `{code, message}`. The "channel API
+ * key" is a gateway token bound to a channel (`channel_id`): its tasks go only to that channel.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { GatewayDeps } from '../../http/deps.js';
+import { useErrorShape } from '../../http/errors.js';
+import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from '../../../projections/motion-task.js';
+import { findVideoTask, submitVideo } from '../video-common.js';
+import { type MotionPath, planMotionRequest } from './request.js';
+import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
+
+export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, 'plain');
+
+    for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
+      const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
+      app.post(MOTION_SUBMIT_PATHS[path], { schema: { tags: ['video'], summary } }, async (request) => {
+        const task = await submitVideo(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path) });
+        return motionSubmitResponse(task, request.id);
+      });
+    }
+
+    app.get(`${MOTION_TASKS_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a motion task' } }, async (request) => {
+      const doc = await findVideoTask(deps, request, motionTaskProjection);
+      return { ...doc.body, request_id: request.id };
+    });
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * `POST /v1/videos`, `GET /v1/videos/{task_id}` and `GET /v1/videos/{task_id}/content`
+ * (spec 4.13): OpenAI's video endpoints, so its client works against them. The submit takes JSON
+ * or the client's multipart form; the content endpoint streams the MP4 with range support.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { GatewayDeps } from '../../http/deps.js';
+import { GatewayError, useErrorShape } from '../../http/errors.js';
+import { sendAsset } from '../../http/send-asset.js';
+import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
+import { findVideoTask, submitVideo } from '../video-common.js';
+import { acceptForms } from './multipart.js';
+import { planVidH3Request } from './request.js';
+
+export const VID_H3_PATH = '/v1/videos';
+
+export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, 'openai');
+    acceptForms(app);
+
+    app.post(VID_H3_PATH, { schema: { tags: ['video'], summary: 'Submit a Vid-H3 video (JSON or multipart form)' } }, async (request) => {
+      const task = await submitVideo(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request });
+      return submittedVidH3Body(task);
+    });
+
+    app.get(`${VID_H3_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a Vid-H3 video' } }, async (request) => {
+      const doc = await findVideoTask(deps, request, vidH3VideoProjection);
+      return doc.body;
+    });
+
+    app.get(`${VID_H3_PATH}/:task_id/content`, { schema: { tags: ['video'], summary: 'Download a completed Vid-H3 video (MP4, range requests)' } }, async (request, reply) => {
+      const doc = await findVideoTask(deps, request, vidH3VideoProjection);
+      const { variant } = request.query as { variant?: string };
+      if (variant !== undefined && variant !== 'video') throw new GatewayError(400, 'invalid_request', 'variant: only video is available', 'variant');
+      if (doc.body.status !== 'completed' || !doc.assetKey) {
+        throw new GatewayError(409, 'video_not_ready', `task_id: the video is ${doc.body.status}; its content is available once completed`, 'task_id');
+      }
+      if (doc.expired) throw new GatewayError(410, 'video_expired', 'task_id: the video has expired and was deleted', 'task_id');
+      return sendAsset(request, reply, deps.assets, doc.assetKey, { 'cache-control': 'private, max-age=300', 'content-disposition': `inline; filename="${doc.body.id}.mp4"` });
+    });
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Request rules of `POST /v1/video/generations` (spec 4.3, limits 8). The reservation is quoted
+ * on seconds × resolution tier: the requested `metadata.resolution`, else the model's highest
+ * tier up to 1080p; the seconds asked for, else the upstream's default of 5. The 1.5 model's
+ * audio (on unless `generate_audio: false`) is the `audio` extra. `metadata` keys other than the
+ * spec's are refused; `callback_url` stays with the gateway, everything else goes upstream.
+ */
+import {
+  type Body, type VideoPlan, type VideoPlanResult,
+  field, isOneOf, planned, readBody, readCallbackUrl, readObject, readOptionalBoolean, readOptionalInt, readWholeSeconds, refuse,
+} from '../video-common.js';
+import { readContent } from './content.js';
+import { isVidgenModel, reservationTier, VIDGEN_MODELS, type VidgenCapabilities, type VidgenTier } from './models.js';
+
+export const VIDGEN_MAX_SECONDS = 3600;
+/** What the upstream renders when `seconds` is omitted (or 0, "let the model decide"). */
+export const VIDGEN_DEFAULT_SECONDS = 5;
+/** 3600 s at 24 frames per second, plus the first frame. */
+export const VIDGEN_MAX_FRAMES = 86_401;
+const SEED_MAX = 4_294_967_295;
+const SERVICE_TIERS = ['default', 'flex'] as const;
+const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
+
+const METADATA_KEYS = ['resolution', 'ratio', 'frames', 'seed', 'generate_audio', 'watermark', 'camera_fixed', 'draft', 'callback_url', 'service_tier', 'content'] as const;
+const FLAGS = ['generate_audio', 'watermark', 'camera_fixed', 'draft'] as const;
+
+function readModel(body: Body): keyof typeof VIDGEN_MODELS {
+  const model = field(body, 'model');
+  if (model === undefined) refuse('model', 'required, one of the vidgen models');
+  if (!isVidgenModel(model)) refuse('model', `must be one of ${Object.keys(VIDGEN_MODELS).join(', ')}`);
+  return model;
+}
+
+function readPrompt(body: Body): string {
+  const prompt = field(body, 'prompt');
+  if (typeof prompt !== 'string' || prompt.trim() === '') refuse('prompt', 'required, a non-empty string');
+  return prompt;
+}
+
+function readResolution(metadata: Body, model: string, caps: VidgenCapabilities): VidgenTier | undefined {
+  const value = field(metadata, 'resolution');
+  if (value === undefined) return undefined;
+  const tier = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+  if (!isOneOf(caps.tiers, tier)) refuse('metadata.resolution', `${model} offers ${caps.tiers.join(', ')}; ${JSON.stringify(value)} is not available`);
+  return tier;
+}
+
+/** The metadata sent upstream: known keys only, checked; resolution normalised; no callback. */
+function readMetadata(metadata: Body, model: string, caps: VidgenCapabilities): Record<string, unknown> {
+  for (const key of Object.keys(metadata)) {
+    if (!isOneOf(METADATA_KEYS, key)) refuse(`metadata.${key}`, `unknown key; metadata takes ${METADATA_KEYS.join(', ')}`);
+  }
+  const out: Record<string, unknown> = {};
+  const resolution = readResolution(metadata, model, caps);
+  if (resolution !== undefined) out.resolution = resolution;
+  const ratio = field(metadata, 'ratio');
+  if (ratio !== undefined) {
+    if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('metadata.ratio', 'must be an aspect ratio such as 16:9, 9:16, 1:1, or adaptive');
+    out.ratio = ratio;
+  }
+  const frames = readOptionalInt(metadata, 'frames', 1, VIDGEN_MAX_FRAMES, 'metadata.frames');
+  if (frames !== undefined) out.frames = frames;
+  const seed = readOptionalInt(metadata, 'seed', -1, SEED_MAX, 'metadata.seed');
+  if (seed !== undefined) out.seed = seed;
+  for (const flag of FLAGS) {
+    const value = readOptionalBoolean(metadata, flag, `metadata.${flag}`);
+    if (value !== undefined) out[flag] = value;
+  }
+  const tier = field(metadata, 'service_tier');
+  if (tier !== undefined) {
+    if (!isOneOf(SERVICE_TIERS, tier)) refuse('metadata.service_tier', `must be one of ${SERVICE_TIERS.join(', ')}`);
+    out.service_tier = tier;
+  }
+  return out;
+}
+
+function plan(raw: unknown): VideoPlan {
+  const body = readBody(raw);
+  const model = readModel(body);
+  const caps = VIDGEN_MODELS[model];
+  const prompt = readPrompt(body);
+  const seconds = readWholeSeconds(field(body, 'seconds'), 'seconds', 0, VIDGEN_MAX_SECONDS);
+  const metadata = readObject(body, 'metadata') ?? {};
+  const forwarded = readMetadata(metadata, model, caps);
+  const { items, action } = readContent(field(metadata, 'content'), model, caps);
+  const callbackUrl = readCallbackUrl(metadata);
+
+  if (items.length > 0) forwarded.content = items;
+  const audio = caps.pricedAudio && forwarded.generate_audio !== false;
+  if (caps.pricedAudio) forwarded.generate_audio = audio;
+
+  const upstream: Record<string, unknown> = { model, prompt };
+  if (seconds !== undefined && seconds > 0) upstream.seconds = seconds;
+  if (Object.keys(forwarded).length > 0) upstream.metadata = forwarded;
+  return {
+    action,
+    model,
+    units: seconds !== undefined && seconds > 0 ? seconds : VIDGEN_DEFAULT_SECONDS,
+    tier: typeof forwarded.resolution === 'string' ? forwarded.resolution : reservationTier(caps),
+    ...(audio ? { extras: ['audio'] } : {}),
+    upstream,
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+  };
+}
+
+export function planVidgenRequest(body: unknown): VideoPlanResult {
+  return planned(() => plan(body));
+}

@@ -1,0 +1,25 @@
+/** `POST /v1/video/generations` and `GET /v1/video/generations/{task_id}` (spec 4.3, 4.4). */
+import type { FastifyPluginAsync } from 'fastify';
+import type { GatewayDeps } from '../../http/deps.js';
+import { useErrorShape } from '../../http/errors.js';
+import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
+import { findVideoTask, submitVideo } from '../video-common.js';
+import { planVidgenRequest } from './request.js';
+import { VIDGEN_PATH } from './upstream.js';
+
+export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    // The spec leaves the vidgen error body open; the OpenAI shape matches its OpenAI-style submit object.
+    useErrorShape(app, 'openai');
+
+    app.post(VIDGEN_PATH, { schema: { tags: ['video'], summary: 'Submit a vidgen video task' } }, async (request) => {
+      const task = await submitVideo(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest });
+      return vidgenSubmitResponse(task);
+    });
+
+    app.get(`${VIDGEN_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a vidgen video task' } }, async (request) => {
+      const doc = await findVideoTask(deps, request, vidgenTaskProjection);
+      return doc.body;
+    });
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Sends a stored asset as the response: Content-Type and Content-Length from the store, and
+ * single-range requests (video players seek) answered 206 with Content-Range, an unsatisfiable
+ * range 416. Multiple ranges get the whole file (allowed by RFC 9110). Shared by the signed
+ * asset URLs and the Vid-H3 content endpoint.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import rangeParser from 'range-parser';
+import type { AssetStore } from '../ports/asset-store.js';
+import { GatewayError } from './errors.js';
+
+const gone = () => new GatewayError(404, 'asset_not_found', 'the file no longer exists');
+
+/** `headers` (e.g. cache-control) are set only when the file exists, so error answers stay plain. */
+export async function sendAsset(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  assets: AssetStore,
+  key: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<FastifyReply> {
+  const stat = await assets.stat(key).catch(() => undefined);
+  if (!stat) throw gone();
+  reply.headers(headers).header('accept-ranges', 'bytes').header('content-type', stat.contentType);
+  const rangeHeader = request.headers.range;
+  if (rangeHeader) {
+    const ranges = rangeParser(stat.size, rangeHeader, { combine: true });
+    if (ranges === -1) return reply.status(416).header('content-range', `bytes */${stat.size}`).send();
+    if (ranges !== -2 && ranges.length === 1) {
+      const { start, end } = ranges[0]!;
+      const bytes = await assets.getRange(key, start, end);
+      if (!bytes) throw gone();
+      return reply.status(206).header('content-range', `bytes ${start}-${end}/${stat.size}`).header('content-length', bytes.length).send(bytes);
+    }
+  }
+  const asset = await assets.get(key);
+  if (!asset) throw gone();
+  return reply.header('content-length', asset.bytes.length).send(asset.bytes);
+}
