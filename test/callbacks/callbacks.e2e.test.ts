@@ -131,3 +131,25 @@ describe('completion callbacks', () => {
     expect((await user.client.get('/api/user/webhook-secret')).body.data.secret).toBe(rotated);
   });
 });
+
+describe('callbacks through the families', () => {
+  it('a lyrics task with hookUrl delivers its tune query record; a vidgen task with metadata.callback_url its envelope', async () => {
+    const gw = await startGateway(ENV);
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver(() => 200);
+    cleanups.push(() => receiver.close());
+    const { user, key } = await setup(gw);
+    const api = new Client(gw.url, key);
+    const lyrics = await api.post('/tune/submit/LYRICS', { prompt: 'a song about callbacks', hookUrl: receiver.url });
+    expect(lyrics.status).toBe(200);
+    const video = await api.post('/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: 'a signed video', metadata: { callback_url: receiver.url, resolution: '480p' } });
+    expect(video.status).toBe(200);
+    await eventually(async () => (receiver.received.length >= 2 ? true : undefined), 15_000);
+    const secret = (await user.client.get('/api/user/webhook-secret')).body.data.secret as string;
+    const bodies = receiver.received.map((r) => new Webhook(secret).verify(r.body, r.headers) as Record<string, unknown>);
+    const tune = bodies.find((b) => (b as { data?: { task_id?: string } }).data?.task_id === lyrics.body.data);
+    expect(tune).toMatchObject({ code: 'success', data: { status: 'SUCCESS', action: 'LYRICS' } });
+    const vidgen = bodies.find((b) => (b as { data?: { task_id?: string } }).data?.task_id === video.body.id);
+    expect(vidgen).toMatchObject({ code: 'success', data: { status: 'SUCCESS' } });
+  });
+});

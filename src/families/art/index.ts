@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { artTaskProjection } from '../../../projections/art-task.js';
+import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { artRoutes } from './routes.js';
 import { artUpstream } from './upstream.js';
@@ -10,4 +11,5 @@ export const artFamily: FamilyModule = {
   routes: [artRoutes],
   projections: [artTaskProjection as Projection],
   upstreams: [artUpstream],
+  queryBodies: viewBody(ART_FAMILY, artTaskProjection),
 };

@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { clipTaskProjection } from '../../../projections/clip-task.js';
+import { CLIP_FAMILY, clipTaskProjection } from '../../../projections/clip-task.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { clipRoutes } from './routes.js';
 import { clipUpstream } from './upstream.js';
@@ -9,4 +10,5 @@ export const clipFamily: FamilyModule = {
   routes: [clipRoutes],
   projections: [clipTaskProjection as Projection],
   upstreams: [clipUpstream],
+  queryBodies: viewBody(CLIP_FAMILY, clipTaskProjection),
 };

@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { motionTaskProjection } from '../../../projections/motion-task.js';
+import { MOTION_FAMILY, motionTaskProjection } from '../../../projections/motion-task.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { motionRoutes } from './routes.js';
 import { motionUpstream } from './upstream.js';
@@ -9,4 +10,5 @@ export const motionFamily: FamilyModule = {
   routes: [motionRoutes],
   projections: [motionTaskProjection as Projection],
   upstreams: [motionUpstream],
+  queryBodies: viewBody(MOTION_FAMILY, motionTaskProjection),
 };

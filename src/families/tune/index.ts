@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { tuneTaskProjection } from '../../../projections/tune-task.js';
+import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { tuneRoutes } from './routes.js';
 import { tuneUpstream } from './upstream.js';
@@ -10,4 +11,5 @@ export const tuneFamily: FamilyModule = {
   routes: [tuneRoutes],
   projections: [tuneTaskProjection as Projection],
   upstreams: [tuneUpstream],
+  queryBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

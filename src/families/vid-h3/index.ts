@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
+import { VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { vidH3Routes } from './routes.js';
 import { vidH3Upstream } from './upstream.js';
@@ -9,4 +10,5 @@ export const vidH3Family: FamilyModule = {
   routes: [vidH3Routes],
   projections: [vidH3VideoProjection as Projection],
   upstreams: [vidH3Upstream],
+  queryBodies: viewBody(VID_H3_FAMILY, vidH3VideoProjection),
 };

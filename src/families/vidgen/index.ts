@@ -1,5 +1,6 @@
 import type { Projection } from '../../../projections/projection.js';
-import { vidgenTaskProjection } from '../../../projections/vidgen-task.js';
+import { VIDGEN_FAMILY, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
+import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
 import { vidgenRoutes } from './routes.js';
 import { vidgenUpstream } from './upstream.js';
@@ -9,4 +10,5 @@ export const vidgenFamily: FamilyModule = {
   routes: [vidgenRoutes],
   projections: [vidgenTaskProjection as Projection],
   upstreams: [vidgenUpstream],
+  queryBodies: viewBody(VIDGEN_FAMILY, vidgenTaskProjection),
 };
