@@ -12,7 +12,8 @@ import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } fr
 import { createAccountService } from './engine/account-service.js';
 import { createCatalog } from './engine/catalog.js';
 import { createReconciler } from './engine/reconciler.js';
-import { createAssetSigner, loadSigningSecret } from './engine/assets.js';
+import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
+import { checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
 import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
@@ -119,10 +120,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
     checkMs: config.callbackCheckMs,
-    checkUrl: async (url) => {
-      const parsed = new URL(url);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('callback URL must be http(s)');
-    },
+    // Callbacks trust no origin: private, loopback and metadata targets are refused (unless
+    // ALLOW_LOOPBACK_OUTBOUND allows loopback, for tests).
+    checkUrl: (url) => checkOutboundUrl(url, outboundPolicy(config, '', [])),
     viewsReach: (position) => runner.waitFor(position),
   });
   const publisher = createPublisher(deps);
@@ -136,6 +136,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
     ownership,
     viewsReach: (position) => runner.waitFor(position, 120_000),
+    outbound: (channelBaseUrl) => outboundPolicy(config, deps.selfUrl(), [channelBaseUrl], { maxBytes: MAX_DOWNLOAD_BYTES }),
   });
   const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
 

@@ -9,7 +9,8 @@ import type { TaskResultItem } from '../domain/events.js';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { UpstreamResult } from './upstream.js';
 
-const MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024;
+/** Largest result file the gateway downloads to re-host. */
+export const MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024;
 
 export interface AssetSigner {
   url(key: string, expiresAt: number): string;
@@ -59,23 +60,19 @@ const extensionOf: Record<string, string> = {
   'text/plain': 'txt',
 };
 
-async function download(url: string): Promise<{ bytes: Buffer; contentType: string | undefined }> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(60_000), redirect: 'follow' });
-  if (!res.ok) throw new Error(`download ${url}: ${res.status}`);
-  const length = Number(res.headers.get('content-length') ?? 0);
-  if (length > MAX_DOWNLOAD_BYTES) throw new Error(`download ${url}: ${length} bytes is over the limit`);
-  const bytes = Buffer.from(await res.arrayBuffer());
-  if (bytes.length > MAX_DOWNLOAD_BYTES) throw new Error(`download ${url}: over the size limit`);
-  return { bytes, contentType: res.headers.get('content-type')?.split(';')[0] ?? undefined };
-}
-
 /**
  * Stores every result's bytes under `tasks/<taskId>/<index>.<ext>` and returns the items for
  * TaskSucceeded. `delivery: 'url'` items carry a signed gateway URL; `b64` items only the key
  * (the query view inlines the bytes).
  */
 export async function rehostResults(
-  deps: { assets: AssetStore; signer: AssetSigner; resolveUrl: (url: string) => string },
+  deps: {
+    assets: AssetStore;
+    signer: AssetSigner;
+    resolveUrl: (url: string) => string;
+    /** Downloads through the outbound URL guard (engine/outbound-guard.ts). */
+    fetchBytes: (url: string) => Promise<{ bytes: Buffer; contentType: string | undefined }>;
+  },
   taskId: string,
   results: readonly UpstreamResult[],
   delivery: 'url' | 'b64',
@@ -89,7 +86,7 @@ export async function rehostResults(
         ...(r.durationSeconds !== undefined ? { durationSeconds: r.durationSeconds } : {}),
       };
       if (r.kind === 'text' && r.text !== undefined && !r.url && !r.b64) return { ...base, text: r.text };
-      const fetched = r.b64 !== undefined ? { bytes: Buffer.from(r.b64, 'base64'), contentType: r.contentType } : await download(deps.resolveUrl(r.url ?? ''));
+      const fetched = r.b64 !== undefined ? { bytes: Buffer.from(r.b64, 'base64'), contentType: r.contentType } : await deps.fetchBytes(deps.resolveUrl(r.url ?? ''));
       const contentType = sniffContentType(fetched.bytes, r.contentType ?? fetched.contentType ?? 'application/octet-stream');
       const key = `tasks/${taskId}/${index}.${extensionOf[contentType] ?? 'bin'}`;
       await deps.assets.put(key, fetched.bytes, contentType);

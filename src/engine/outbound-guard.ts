@@ -202,16 +202,24 @@ function readLimited(res: IncomingMessage, maxBytes: number, url: string): Promi
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+      res.destroy();
+    };
     res.on('data', (chunk: Buffer) => {
       total += chunk.length;
-      if (total > maxBytes) {
-        res.destroy(new Error(`download ${url}: over the ${maxBytes} byte limit`));
-        return;
-      }
+      if (total > maxBytes) return fail(new Error(`download ${url}: over the ${maxBytes} byte limit`));
       chunks.push(chunk);
     });
-    res.on('end', () => resolve(Buffer.concat(chunks)));
-    res.on('error', reject);
-    res.on('aborted', () => reject(new Error(`download ${url}: connection aborted`)));
+    res.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks));
+    });
+    res.on('error', fail);
+    res.on('aborted', () => fail(new Error(`download ${url}: connection aborted`)));
   });
 }

@@ -10,6 +10,7 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import type { AssetSigner } from './assets.js';
 import { rehostResults } from './assets.js';
+import { guardedDownload, type OutboundPolicy } from './outbound-guard.js';
 import type { Catalog } from './catalog.js';
 import { Semaphore } from './semaphore.js';
 import { executeTask, readTask } from './task-commands.js';
@@ -28,6 +29,8 @@ export interface PollerDeps {
   pollIntervalMs?: number;
   maxAgeSeconds?: number;
   channelConcurrency: number;
+  /** The outbound URL policy for result downloads from a channel (its origin is trusted). */
+  outbound: (channelBaseUrl: string) => OutboundPolicy;
 }
 
 interface Tracked {
@@ -94,7 +97,12 @@ export function createPoller(deps: PollerDeps): Poller {
       const assetsExpireAt = nowSeconds() + deps.assetRetentionSeconds;
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
       const results = await rehostResults(
-        { assets: deps.assets, signer: deps.signer, resolveUrl: (u) => (u.startsWith('/') ? new URL(baseUrl).origin + u : u) },
+        {
+          assets: deps.assets,
+          signer: deps.signer,
+          resolveUrl: (u) => (u.startsWith('/') ? new URL(baseUrl).origin + u : u),
+          fetchBytes: (u) => guardedDownload(u, deps.outbound(baseUrl)),
+        },
         t.taskId,
         status.results,
         adapter.delivery(t),

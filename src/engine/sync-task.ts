@@ -9,7 +9,8 @@ import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import type { TaskResultItem } from '../domain/events.js';
 import { amountOf, settlementBasis } from '../domain/pricing.js';
-import { rehostResults } from './assets.js';
+import { MAX_DOWNLOAD_BYTES, rehostResults } from './assets.js';
+import { guardedDownload, outboundPolicy } from './outbound-guard.js';
 import { orderChannels } from './channel-order.js';
 import { submitTask, type SubmitRequest, type SubmittedTask } from './submit.js';
 import { executeTask } from './task-commands.js';
@@ -60,7 +61,12 @@ export async function runSyncTask(
     let results: TaskResultItem[];
     try {
       results = await rehostResults(
-        { assets: deps.assets, signer: deps.signer, resolveUrl: (u) => (u.startsWith('/') ? new URL(baseUrl).origin + u : u) },
+        {
+          assets: deps.assets,
+          signer: deps.signer,
+          resolveUrl: (u) => (u.startsWith('/') ? new URL(baseUrl).origin + u : u),
+          fetchBytes: (u) => guardedDownload(u, outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES })),
+        },
         task.taskId,
         answer.results,
         request.delivery,

@@ -18,6 +18,7 @@ import { createProcessor, type Processor } from './processor.js';
 import { settleTask } from './settler.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
+import type { OutboundPolicy } from './outbound-guard.js';
 
 export interface TaskEngineDeps {
   events: EventStore;
@@ -36,6 +37,7 @@ export interface TaskEngineDeps {
   channelConcurrency: number;
   expiryCheckMs?: number;
   ownership: Ownership;
+  outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Resolves once the views show everything up to `position` (before reading the in-flight set). */
   viewsReach: (position: bigint) => Promise<void>;
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { streams } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
-import type { EventStore } from '../ports/event-store.js';
+import { WrongExpectedRevisionError, type EventStore } from '../ports/event-store.js';
 import { appendEvents } from './append.js';
 
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -26,6 +26,16 @@ export async function rotateWebhookSecret(events: EventStore, accountId: string,
   return secret;
 }
 
+/** The account's secret, created on first use — once, even when two deliveries race for it. */
 export async function webhookSecretFor(events: EventStore, accountId: string, at: Date): Promise<string> {
-  return (await currentWebhookSecret(events, accountId)) ?? rotateWebhookSecret(events, accountId, at);
+  const current = await currentWebhookSecret(events, accountId);
+  if (current) return current;
+  const secret = newSecret();
+  try {
+    await appendEvents(events, streams.webhooks(accountId), [{ type: 'WebhookSecretRotated', data: { secret } }], { expectedRevision: 'no_stream', metadata: { at: at.toISOString(), accountId } });
+    return secret;
+  } catch (err) {
+    if (!(err instanceof WrongExpectedRevisionError)) throw err;
+    return (await currentWebhookSecret(events, accountId))!;
+  }
 }

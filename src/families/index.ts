@@ -7,10 +7,12 @@ import { asyncImagesFamily } from './images/index.js';
 import { tuneFamily } from './tune/index.js';
 import { vidgenFamily } from './vidgen/index.js';
 import { vidH3Family } from './vid-h3/index.js';
+import { syncImagesFamily } from './sync-images/index.js';
+import { picgenSyncFamily } from './picgen/index.js';
 import { clipFamily } from './clip/index.js';
 import { motionFamily } from './motion/index.js';
 
-export const families: readonly FamilyModule[] = [asyncImagesFamily, vidgenFamily, tuneFamily, artFamily, vidH3Family, clipFamily, motionFamily];
+export const families: readonly FamilyModule[] = [asyncImagesFamily, vidgenFamily, tuneFamily, artFamily, vidH3Family, syncImagesFamily, picgenSyncFamily, clipFamily, motionFamily];
 
 export const familyRoutes = families.flatMap((f) => f.routes);
 export const familyProjections = families.flatMap((f) => f.projections);

@@ -42,6 +42,10 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     bodyLimit: 40 * 1024 * 1024,
     trustProxy: false,
   });
+  // Every answer names its request, so a client (or a test) can find what it caused.
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -12,6 +12,7 @@ import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
 import { asyncImagesFamily } from './images.js';
 import { syncImagesFamily } from './sync-images.js';
+import { picgenSyncSimFamily } from './picgen-sync.js';
 import { tuneSimFamily } from './tune.js';
 import { artSimFamily } from './art.js';
 import { vidgenSimFamily } from './vidgen.js';
@@ -35,7 +36,7 @@ export type SimulatorOptions = {
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
 
 /** Every simulated family, registered in this order. */
-export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, vidgenSimFamily, tuneSimFamily, artSimFamily, vidH3SimFamily, clipSimFamily, motionSimFamily];
+export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, vidgenSimFamily, tuneSimFamily, artSimFamily, vidH3SimFamily, clipSimFamily, picgenSyncSimFamily, motionSimFamily];
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);

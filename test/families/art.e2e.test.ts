@@ -1,6 +1,6 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
 import { FAST_ENGINE, pngSize } from '../support/images.js';
 import { makePng } from '../../src/simulator/media.js';
@@ -158,7 +158,7 @@ describe('art refusals append nothing', () => {
     expect(r.body.code).toBe(4);
     expect(r.body.result).toBeNull();
     expect(r.body.description.startsWith(`${field}:`), r.body.description).toBe(true);
-    expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    await expectNothingAppendedSince(gw, head, r);
   });
 
   /** Nothing appended: the head stays put (or, while a task runs, no reservation was made). */
@@ -170,7 +170,7 @@ describe('art refusals append nothing', () => {
     expect(r.body).toMatchObject({ code: 4, result: null });
     expect(r.body.description).toMatch(pattern);
     if (background) expect((await gw.gateway.deps.events.readStream(`account-${accountId}`)).length).toBe(before.length);
-    else expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    else await expectNothingAppendedSince(gw, head, r);
   }
 
   it('CHANGE of an unfinished task is refused', async () => {

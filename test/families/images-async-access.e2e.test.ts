@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { adminClient, Client, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
 import { expectBooksBalance } from '../support/billing.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
 
@@ -49,7 +49,7 @@ describe('refusals append nothing and charge nothing', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_request');
     expect(r.body.message.startsWith(`${field}:`), r.body.message).toBe(true);
-    expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    await expectNothingAppendedSince(gw, head, r);
   });
 
   it('malformed JSON is refused with 400 invalid_request', async () => {
@@ -64,7 +64,7 @@ describe('refusals append nothing and charge nothing', () => {
     const r = await limited.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'x' });
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ code: 'model_not_allowed' });
-    expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    await expectNothingAppendedSince(gw, head, r);
     expect((await limited.post('/v1/images/async/generations', { model: 'pro-image', prompt: 'x' })).status).toBe(200);
   });
 

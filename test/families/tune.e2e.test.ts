@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
 import { FAST_ENGINE } from '../support/images.js';
 import type { LedgerEntry } from '../../projections/ledger.js';
@@ -164,7 +164,7 @@ describe('tune refusals append nothing', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_request');
     expect(r.body.message.startsWith(`${field}:`), r.body.message).toBe(true);
-    expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    await expectNothingAppendedSince(gw, head, r);
   });
 
   it('extending fields point at the extend actions', async () => {
@@ -176,7 +176,7 @@ describe('tune refusals append nothing', () => {
     const head = await settledHead();
     const r = await new Client(gw.url).post('/tune/submit/LYRICS', { prompt: 'x' });
     expect(r.status).toBe(401);
-    expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+    await expectNothingAppendedSince(gw, head, r);
   });
 });
 

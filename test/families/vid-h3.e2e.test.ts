@@ -166,7 +166,7 @@ describe('Vid-H3: refusals append nothing', () => {
     form.append('input_reference', new Blob([Buffer.from('png')], { type: 'image/png' }), 'frame.png');
     const r = await refusedWithoutAppend(world.gw, async () => {
       const res = await fetch(`${world.gw.url}${PATH}`, { method: 'POST', headers: { authorization: `Bearer ${world.key}` }, body: form });
-      return { status: res.status, body: await res.json() };
+      return { status: res.status, body: await res.json(), headers: res.headers };
     });
     expect(r.status).toBe(400);
     expect(r.body.error.param).toBe('input_reference');

@@ -128,3 +128,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * A refused request appended nothing: no event after `head` was caused by it (its
+ * `x-request-id` is every event's `metadata.requestId` in the request path). Background work
+ * of earlier tests may append meanwhile; that is not this request's doing.
+ */
+export async function expectNothingAppendedSince(gw: TestGateway, head: bigint, reply: { headers: Headers }): Promise<void> {
+  const requestId = reply.headers.get('x-request-id');
+  if (!requestId) throw new Error('the reply carries no x-request-id');
+  const after = await gw.gateway.deps.events.readAll({ after: head });
+  const caused = after.filter((e) => e.metadata.requestId === requestId);
+  if (caused.length > 0) throw new Error(`request ${requestId} appended ${caused.map((e) => `${e.type} to ${e.streamName}`).join(', ')}`);
+}

@@ -1,6 +1,6 @@
 /** Helpers of the video families' black-box tests: a funded caller, polling, money per task, MP4 facts. */
 import { expect } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from './gateway.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from './gateway.js';
 import { FAST_ENGINE } from './images.js';
 
 export interface VideoWorld {
@@ -37,10 +37,10 @@ export async function pollUntil(api: Client, path: string, isFinal: (body: any) 
 }
 
 /** Calls `request`, expecting a refusal that appends nothing to the event store. */
-export async function refusedWithoutAppend(gw: TestGateway, request: () => Promise<{ status: number; body: any }>) {
+export async function refusedWithoutAppend(gw: TestGateway, request: () => Promise<{ status: number; body: any; headers: Headers }>) {
   const head = await gw.gateway.deps.events.headPosition();
   const reply = await request();
-  expect(await gw.gateway.deps.events.headPosition()).toBe(head);
+  await expectNothingAppendedSince(gw, head, reply);
   return reply;
 }
 

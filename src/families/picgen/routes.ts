@@ -1,0 +1,83 @@
+/**
+ * Synchronous picgen: generations (spec 4.7, reached through the shared
+ * `POST /v1/images/generations` route, which dispatches on the model) and
+ * `POST /v1/images/edits` (4.8, JSON or multipart). Each call is a synchronous task:
+ * reserved on the images asked for (sequential: the most the upstream may return) at the
+ * size tier, settled on the images returned. Answer: `{created, data:[{url, b64_json?}]}`;
+ * `url` is the re-hosted gateway URL, or the upstream's when the gateway could not fetch it.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { runSyncTask } from '../../engine/sync-task.js';
+import type { UpstreamResult } from '../../engine/upstream.js';
+import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
+import type { GatewayDeps } from '../../http/deps.js';
+import { GatewayError, useErrorShape } from '../../http/errors.js';
+import { metadataFor } from '../../http/request-meta.js';
+import { assertPublicReferences, type ImageSlot } from '../sync-images/results.js';
+import { MAX_FILES, multipartBody } from './multipart.js';
+import { MAX_REFERENCE_BYTES, planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
+import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
+
+/** TaskSubmitted family of the synchronous picgen calls. */
+export const PICGEN_SYNC_FAMILY = 'picgen-sync';
+
+type PicgenItem = { url: string; b64_json?: string };
+
+function accepted(planned: PicgenPlanResult): PicgenPlan {
+  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
+  return planned.plan;
+}
+
+async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Caller, plan: PicgenPlan, path: string) {
+  assertModelAllowed(caller, plan.model, deps.catalog);
+  await assertPublicReferences(deps, plan.referenceUrls.map((url) => ({ param: 'image', url })));
+  let images: UpstreamResult[] = [];
+  let slots: ImageSlot[] = [];
+  const outcome = await runSyncTask(
+    deps,
+    {
+      family: PICGEN_SYNC_FAMILY,
+      channelFamily: 'images',
+      action: plan.action,
+      model: plan.model,
+      caller,
+      request: plan.recorded,
+      units: plan.units,
+      tier: plan.tier,
+      metadata: metadataFor(request, deps.clock()),
+      delivery: 'url',
+    },
+    async (ctx) => {
+      const answer = await callPicgen(deps, ctx, path, plan.upstream);
+      images = answer.results;
+      slots = answer.slots;
+      return answer;
+    },
+  );
+  const data = slots.map((slot): PicgenItem => {
+    if (!('result' in slot)) return { url: slot.url };
+    const url = outcome.results[slot.result]?.url ?? '';
+    const b64 = images[slot.result]?.b64;
+    return plan.responseFormat === 'b64_json' && b64 !== undefined ? { url, b64_json: b64 } : { url };
+  });
+  return { created: Math.floor(deps.clock().getTime() / 1000), data };
+}
+
+/** `POST /v1/images/generations` for a picgen model (the caller is already authenticated). */
+export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, caller: Caller) {
+  return runPicgen(deps, request, caller, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
+}
+
+export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, 'plain');
+    await app.register(multipart, { limits: { fileSize: MAX_REFERENCE_BYTES, files: MAX_FILES } });
+
+    app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request) => {
+      const caller = await authenticate(request, deps.tokens, deps.clock());
+      const body = request.isMultipart() ? await multipartBody(request) : request.body;
+      return runPicgen(deps, request, caller, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
+    });
+  };
+}

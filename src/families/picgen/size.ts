@@ -1,0 +1,87 @@
+/**
+ * `size` of the synchronous picgen endpoints (spec 4.7, 4.8): a preset of the model's row
+ * (case-insensitive), or `<width>x<height>` (separator `x`, `X`, `×` or `*`) with positive
+ * integer sides, a pixel area within the row's range and an aspect ratio from 1:16 to 16:1.
+ * Layer decomposition takes only `1K`, `1.5K`, `2K` or `auto`. An omitted size is estimated
+ * for pricing (2K on generations, `auto` on edits: the output follows the input) and not sent
+ * upstream.
+ */
+import { type Body, field, refuse } from '../images/rules/shared.js';
+import { LAYER_SIZES, type PicgenCapabilities } from './capabilities.js';
+
+export const MAX_ASPECT_RATIO = 16;
+export const DEFAULT_SIZE_ESTIMATE = '2K';
+export const EDIT_SIZE_ESTIMATE = 'auto';
+
+/** Pixel area of each preset, for pricing custom dimensions at the nearest preset. */
+const PRESET_AREAS: ReadonlyArray<readonly [string, number]> = [
+  ['1K', 1024 * 1024],
+  ['1.5K', 1536 * 1536],
+  ['2K', 2048 * 2048],
+  ['3K', 3072 * 3072],
+  ['4K', 4096 * 4096],
+];
+
+export interface PicgenSize {
+  /** What is sent upstream (canonical preset or `<w>x<h>`); undefined when omitted. */
+  upstream: string | undefined;
+  /** Pricing tier: the preset, the nearest preset by area for custom sizes, or the estimate. */
+  tier: string;
+}
+
+const CUSTOM = /^([1-9]\d{0,5})[xX×*]([1-9]\d{0,5})$/u;
+
+export function parseCustomSize(text: string): { width: number; height: number } | undefined {
+  const match = CUSTOM.exec(text);
+  if (!match) return undefined;
+  return { width: Number(match[1]), height: Number(match[2]) };
+}
+
+function presetOf(text: string, presets: readonly string[]): string | undefined {
+  const lower = text.toLowerCase();
+  return presets.find((p) => p.toLowerCase() === lower);
+}
+
+/** The preset whose area is closest to `area` on a log scale. */
+export function nearestPreset(area: number): string {
+  let best = DEFAULT_SIZE_ESTIMATE;
+  let distance = Infinity;
+  for (const [name, presetArea] of PRESET_AREAS) {
+    const d = Math.abs(Math.log(area / presetArea));
+    if (d < distance) {
+      best = name;
+      distance = d;
+    }
+  }
+  return best;
+}
+
+function describe(caps: PicgenCapabilities, model: string): string {
+  return `must be one of ${caps.presets.join(', ')} (case-insensitive) or <width>x<height> with a pixel area from ${caps.minArea} to ${caps.maxArea} and an aspect ratio from 1:16 to 16:1 (for ${model})`;
+}
+
+export function readPicgenSize(body: Body, caps: PicgenCapabilities, model: string, endpoint: 'generate' | 'edit' | 'layers'): PicgenSize {
+  const value = field(body, 'size');
+  if (value === undefined) return { upstream: undefined, tier: endpoint === 'generate' ? DEFAULT_SIZE_ESTIMATE : EDIT_SIZE_ESTIMATE };
+  const layers = endpoint === 'layers';
+  if (typeof value !== 'string') refuse('size', 'must be a string');
+  if (layers) {
+    const preset = presetOf(value, LAYER_SIZES);
+    if (!preset) refuse('size', `must be one of ${LAYER_SIZES.join(', ')} for layer decomposition (no custom dimensions)`);
+    return { upstream: preset, tier: preset };
+  }
+  if (value.toLowerCase() === 'auto') refuse('size', 'auto is only valid for layer decomposition on /v1/images/edits');
+  const preset = presetOf(value, caps.presets);
+  if (preset) return { upstream: preset, tier: preset };
+  const dims = parseCustomSize(value);
+  if (!dims) refuse('size', describe(caps, model));
+  const { width, height } = dims;
+  if (Math.max(width, height) > MAX_ASPECT_RATIO * Math.min(width, height)) {
+    refuse('size', `aspect ratio ${width}:${height} is outside 1:16 to 16:1`);
+  }
+  const area = width * height;
+  if (area < caps.minArea || area > caps.maxArea) {
+    refuse('size', `${width}x${height} has ${area} pixels; ${model} takes ${caps.minArea} to ${caps.maxArea}`);
+  }
+  return { upstream: `${width}x${height}`, tier: nearestPreset(area) };
+}

@@ -1,0 +1,36 @@
+/**
+ * The synchronous picgen upstream call (the family's own public interface, spec 4.7 / 4.8):
+ * JSON to `{base}/v1/images/generations` or `{base}/v1/images/edits` (multipart files already
+ * turned into data URIs), answered `{created, data:[{url | b64_json}], usage?}`. URL images
+ * are downloaded through the outbound guard; one that cannot be fetched keeps its upstream
+ * URL (spec 4.7, `response_format`). Settlement charges every image the upstream returned.
+ */
+import type { SyncCallResult } from '../../engine/sync-task.js';
+import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
+import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
+import type { GatewayDeps } from '../../http/deps.js';
+import { isPlainObject } from '../images/rules/shared.js';
+import { fetchImages, SYNC_UPSTREAM_TIMEOUT_MS, type ImageSlot } from '../sync-images/results.js';
+import { itemsOf } from '../sync-images/upstream.js';
+
+export const PICGEN_GENERATIONS_PATH = '/v1/images/generations';
+export const PICGEN_EDITS_PATH = '/v1/images/edits';
+
+export type PicgenCallResult = SyncCallResult & { slots: ImageSlot[] };
+
+export async function callPicgen(deps: GatewayDeps, ctx: UpstreamContext, path: string, upstream: Record<string, unknown>): Promise<PicgenCallResult> {
+  const body = { ...upstream, model: ctx.upstreamModel };
+  const reply = await upstreamJson('POST', ctx.baseUrl + path, { key: ctx.channel.key, body, timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  if (reply.status !== 200) throw failureOf(reply, 'picgen');
+  const images = itemsOf(reply.body);
+  if (images.length === 0) throw new UpstreamError('picgen: the upstream answered without an image', false, 502);
+  const { results, slots } = await fetchImages(deps, ctx, images, 'keep-url');
+  const answer = isPlainObject(reply.body) ? reply.body : {};
+  const unhosted = slots.filter((s): s is Extract<ImageSlot, { url: string }> => 'url' in s);
+  return {
+    results,
+    slots,
+    usage: { units: images.length },
+    snapshot: { created: answer.created, usage: answer.usage, ...(unhosted.length > 0 ? { unhosted } : {}) },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Result images and reference URLs of the synchronous image families, through the one
+ * outbound guard (src/engine/outbound-guard.ts):
+ * - upstream result URLs are downloaded here, so the engine's re-hosting only stores bytes;
+ * - reference URLs are checked before they are handed to an upstream.
+ */
+import { outboundPolicy, checkOutboundUrl, guardedDownload, OutboundRefusedError, type OutboundPolicy } from '../../engine/outbound-guard.js';
+import { UpstreamError, type UpstreamContext, type UpstreamResult } from '../../engine/upstream.js';
+import type { GatewayDeps } from '../../http/deps.js';
+import { GatewayError } from '../../http/errors.js';
+
+/** Longest a synchronous upstream call may take (generation included). */
+export const SYNC_UPSTREAM_TIMEOUT_MS = 300_000;
+/** Largest result image downloaded. */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
+export interface UpstreamImage {
+  url?: string;
+  b64?: string;
+  revisedPrompt?: string;
+}
+
+/** Where each upstream image ended up: a result to re-host, or a URL the gateway could not fetch. */
+export type ImageSlot = { result: number } | { url: string; reason: string };
+
+export interface FetchedImages {
+  results: UpstreamResult[];
+  slots: ImageSlot[];
+}
+
+/** Result downloads trust the gateway itself and the channel's own origin; redirects away are checked. */
+export function resultPolicy(deps: GatewayDeps, ctx: UpstreamContext): OutboundPolicy {
+  return outboundPolicy(deps.config, deps.selfUrl(), [ctx.baseUrl], { maxBytes: MAX_RESULT_BYTES });
+}
+
+function absolute(url: string, baseUrl: string): string {
+  return url.startsWith('/') ? new URL(baseUrl).origin + url : url;
+}
+
+/**
+ * Downloads every URL image through the guard. `onFailure: 'fail'` makes a failed download a
+ * final upstream error; `'keep-url'` keeps the upstream URL for the client (picgen, spec 4.7).
+ */
+export async function fetchImages(deps: GatewayDeps, ctx: UpstreamContext, images: readonly UpstreamImage[], onFailure: 'fail' | 'keep-url'): Promise<FetchedImages> {
+  const policy = resultPolicy(deps, ctx);
+  const fetched = await Promise.all(
+    images.map(async (image): Promise<UpstreamResult | { url: string; reason: string }> => {
+      const base = { kind: 'image' as const, ...(image.revisedPrompt !== undefined ? { revisedPrompt: image.revisedPrompt } : {}) };
+      if (image.b64 !== undefined) return { ...base, b64: image.b64 };
+      const url = absolute(image.url ?? '', ctx.baseUrl);
+      try {
+        const file = await guardedDownload(url, policy);
+        return { ...base, b64: file.bytes.toString('base64'), ...(file.contentType ? { contentType: file.contentType } : {}) };
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        if (onFailure === 'fail') throw new UpstreamError(`the result image could not be fetched: ${reason}`, false, 502);
+        return { url, reason };
+      }
+    }),
+  );
+  const results: UpstreamResult[] = [];
+  const slots: ImageSlot[] = fetched.map((item) => {
+    if ('kind' in item) {
+      results.push(item);
+      return { result: results.length - 1 };
+    }
+    return item;
+  });
+  return { results, slots };
+}
+
+/** Refuses (400, naming the field) a reference URL that points at a non-public address. */
+export async function assertPublicReferences(deps: GatewayDeps, references: ReadonlyArray<{ param: string; url: string }>): Promise<void> {
+  const policy = outboundPolicy(deps.config, deps.selfUrl());
+  // Resolved together; the first refusal in request order is reported.
+  const checks = await Promise.allSettled(references.map(({ url }) => checkOutboundUrl(url, policy)));
+  checks.forEach((check, index) => {
+    if (check.status === 'fulfilled') return;
+    const err: unknown = check.reason;
+    const param = references[index]?.param ?? 'image';
+    if (err instanceof OutboundRefusedError) throw new GatewayError(400, 'invalid_request', `${param}: the URL is not allowed: ${err.reason}`, param);
+    throw err;
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * Server-sent events both ways: `SseReply` writes `text/event-stream` answers (chat chunks,
+ * `image_generation.*` events) and `readSse` parses an upstream's stream frame by frame.
+ *
+ * The answer starts lazily, at the first frame (or keep-alive comment): until then a refusal
+ * (quota, upstream rejection) is still an ordinary `{code, message}` answer with its HTTP
+ * status; after it, an error is the frame `data: {"error":{"code","message"}}`. A client that
+ * goes away only stops the writing; the task goes on and is settled or released.
+ */
+import type { FastifyReply } from 'fastify';
+import { GatewayError, normalizeError } from '../../http/errors.js';
+
+export const KEEP_ALIVE_MS = 15_000;
+
+export class SseReply {
+  private started = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly reply: FastifyReply) {}
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  private get gone(): boolean {
+    const raw = this.reply.raw;
+    return raw.destroyed || raw.writableEnded;
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': String(this.reply.request.id),
+    });
+  }
+
+  private write(text: string): void {
+    this.start();
+    if (!this.gone) this.reply.raw.write(text);
+  }
+
+  /** A `data:` frame, with an `event:` line when named. */
+  send(data: unknown, event?: string): void {
+    this.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  done(): void {
+    this.write('data: [DONE]\n\n');
+  }
+
+  /** Comment frames while the upstream works, so idle timeouts on the way do not cut the call. */
+  keepAlive(everyMs = KEEP_ALIVE_MS): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.write(': keep-alive\n\n'), everyMs);
+    this.timer.unref();
+  }
+
+  end(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.started && !this.gone) this.reply.raw.end();
+  }
+
+  /** Before the answer started: rethrows (the route's error handler answers). After: an error frame. */
+  fail(error: unknown, event?: string): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (!this.started) throw error;
+    const err: GatewayError = normalizeError(error);
+    if (err.status >= 500) this.reply.log.error({ err: error }, 'stream failed');
+    this.send({ error: { code: err.code, message: err.message } }, event);
+    this.end();
+  }
+}
+
+export interface SseFrame {
+  event: string | undefined;
+  data: string;
+}
+
+/** Frames of an upstream `text/event-stream` body (comments skipped, multi-line data joined). */
+export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (;;) {
+      const match = /\r?\n\r?\n/.exec(buffer);
+      if (!match) break;
+      const block = buffer.slice(0, match.index);
+      buffer = buffer.slice(match.index + match[0].length);
+      const frame = parseFrame(block);
+      if (frame) yield frame;
+    }
+  }
+  const last = parseFrame(buffer + decoder.decode());
+  if (last) yield last;
+}
+
+function parseFrame(block: string): SseFrame | undefined {
+  let event: string | undefined;
+  const data: string[] = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const name = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (name === 'event') event = value;
+    else if (name === 'data') data.push(value);
+  }
+  return data.length > 0 ? { event, data: data.join('\n') } : undefined;
+}

@@ -1,0 +1,148 @@
+/**
+ * Upstream calls of the synchronous std-image / pro-image endpoints (the upstream protocol is
+ * the family's own public interface, spec 4.5 / 4.6): one POST per channel attempt, answered
+ * with the images (downloaded through the outbound guard) and the count settlement charges.
+ * Token usage stays in the task's `upstream` snapshot and is echoed to the client.
+ */
+import type { SyncCallResult } from '../../engine/sync-task.js';
+import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
+import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
+import type { GatewayDeps } from '../../http/deps.js';
+import { isPlainObject } from '../images/rules/shared.js';
+import { fetchImages, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from './results.js';
+import { readSse } from './sse.js';
+
+export const IMAGES_PATH = '/v1/images/generations';
+export const CHAT_PATH = '/v1/chat/completions';
+
+const MARKDOWN_IMAGE = /!\[[^\]]*\]\(\s*([^)\s]+)[^)]*\)/g;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function itemsOf(body: unknown): UpstreamImage[] {
+  const data = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
+  return data.filter(isPlainObject).flatMap((item): UpstreamImage[] => {
+    const revised = str(item.revised_prompt);
+    const extra = revised !== undefined ? { revisedPrompt: revised } : {};
+    const b64 = str(item.b64_json);
+    const url = str(item.url);
+    if (b64) return [{ b64, ...extra }];
+    return url ? [{ url, ...extra }] : [];
+  });
+}
+
+/** Image links in a chat answer: URLs, or inline Base64 data URIs. */
+export function markdownImages(content: string): UpstreamImage[] {
+  return [...content.matchAll(MARKDOWN_IMAGE)].flatMap((m): UpstreamImage[] => {
+    const target = m[1] ?? '';
+    const inline = /^data:image\/[a-z0-9.+-]+;base64,(.+)$/.exec(target);
+    if (inline?.[1]) return [{ b64: inline[1] }];
+    return /^(https?:\/\/|\/)/.test(target) ? [{ url: target }] : [];
+  });
+}
+
+function body(ctx: UpstreamContext, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...upstream, model: ctx.upstreamModel, ...extra };
+}
+
+export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
+  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  if (reply.status !== 200) throw failureOf(reply, 'images');
+  const images = itemsOf(reply.body);
+  if (images.length === 0) throw new UpstreamError('images: the upstream answered without an image', false, 502);
+  const { results } = await fetchImages(deps, ctx, images, 'fail');
+  const answer = isPlainObject(reply.body) ? reply.body : {};
+  return { results, usage: { units: results.length }, snapshot: { created: answer.created, usage: answer.usage } };
+}
+
+export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult & { text: string }> {
+  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  if (reply.status !== 200) throw failureOf(reply, 'chat');
+  const answer = isPlainObject(reply.body) ? reply.body : {};
+  const choices = Array.isArray(answer.choices) ? answer.choices.filter(isPlainObject) : [];
+  const text = choices.map((c) => (isPlainObject(c.message) ? (str(c.message.content) ?? '') : '')).join('\n\n');
+  const { results } = await fetchImages(deps, ctx, markdownImages(text), 'fail');
+  // An answer without images (a refusal, say) is passed on as text and charged nothing.
+  const plain = results.length === 0 ? text : '';
+  return { results, usage: { units: results.length }, snapshot: { id: answer.id, usage: answer.usage }, text: plain };
+}
+
+/** Adds up numeric fields (nested objects too) of the per-image usages of a stream. */
+export function sumUsage(list: readonly unknown[]): Record<string, unknown> {
+  const total: Record<string, unknown> = {};
+  for (const usage of list) {
+    if (!isPlainObject(usage)) continue;
+    for (const [key, value] of Object.entries(usage)) {
+      if (typeof value === 'number') total[key] = (typeof total[key] === 'number' ? (total[key] as number) : 0) + value;
+      else if (isPlainObject(value)) total[key] = sumUsage([total[key], value]);
+    }
+  }
+  return total;
+}
+
+async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(ctx.baseUrl + IMAGES_PATH, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ctx.channel.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body(ctx, upstream, { stream: true })),
+      signal: AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
+      redirect: 'error',
+    });
+  } catch (err) {
+    throw new UpstreamError(`upstream unreachable: ${err instanceof Error ? err.message : String(err)}`, true);
+  }
+  if (res.status !== 200) {
+    const text = await res.text().catch(() => '');
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* keep the text */
+    }
+    throw failureOf({ status: res.status, body: parsed }, 'images stream');
+  }
+  if (!res.body || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    throw new UpstreamError('images stream: the upstream did not answer with text/event-stream', false, 502);
+  }
+  return res;
+}
+
+/**
+ * `stream: true` upstream: partial images go to `onPartial` as they come, completed images are
+ * collected. A failure after a partial image was passed on is final (no failover mid-stream).
+ */
+export async function callImagesStream(
+  deps: GatewayDeps,
+  ctx: UpstreamContext,
+  upstream: Record<string, unknown>,
+  onPartial: (event: { b64_json: string; partial_image_index: number }) => void,
+): Promise<SyncCallResult> {
+  const res = await openStream(ctx, upstream);
+  const images: UpstreamImage[] = [];
+  const usages: unknown[] = [];
+  let passedOn = false;
+  try {
+    for await (const frame of readSse(res.body as ReadableStream<Uint8Array>)) {
+      if (frame.data.startsWith('[DONE]')) break;
+      const event: unknown = JSON.parse(frame.data);
+      if (!isPlainObject(event)) continue;
+      if (isPlainObject(event.error)) throw new UpstreamError(`images stream: ${str(event.error.message) ?? 'upstream error'}`, !passedOn, 502);
+      const b64 = str(event.b64_json);
+      if (event.type === 'image_generation.partial_image' && b64) {
+        onPartial({ b64_json: b64, partial_image_index: typeof event.partial_image_index === 'number' ? event.partial_image_index : 0 });
+        passedOn = true;
+      } else if (event.type === 'image_generation.completed' && b64) {
+        images.push({ b64 });
+        usages.push(event.usage);
+      }
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError(`images stream broke off: ${err instanceof Error ? err.message : String(err)}`, !passedOn, 502);
+  }
+  if (images.length === 0) throw new UpstreamError('images stream: ended without a completed image', !passedOn, 502);
+  const { results } = await fetchImages(deps, ctx, images, 'fail');
+  return { results, usage: { units: results.length }, snapshot: { usage: sumUsage(usages), usages } };
+}
