@@ -40,7 +40,7 @@ function toSimError(error: FastifyError | SimHttpError): SimHttpError {
 
 export const notFound = (code: string, message: string): SimHttpError => new SimHttpError(404, code, message);
 
-/** onRequest hook: any non-empty `Authorization: Bearer <key>` passes; anything else is 401. */
+/** onRequest hook: every non-empty `Authorization: Bearer <key>` passes; everything else is 401. */
 export async function requireBearer(request: FastifyRequest): Promise<void> {
   const header = request.headers.authorization ?? '';
   const match = /^Bearer\s+(\S.*)$/i.exec(header.trim());
