@@ -10,8 +10,12 @@ import type { ViewStore } from '../ports/view-store.js';
 import type { OpenReservationDoc } from '../../projections/open-reservations.js';
 import type { AccountService } from './account-service.js';
 import { periodic, type Periodic } from './periodic.js';
+import { executeTask, readTask } from './task-commands.js';
 
 export const NEVER_SUBMITTED = 'task_never_submitted';
+export const INTERRUPTED = 'interrupted';
+/** Longest a synchronous upstream call may take (the sync families' upstream timeout). */
+const SYNC_CALL_SECONDS = 300;
 
 /** `runOnce` resolves with the number of reservations released. */
 export type Reconciler = Periodic;
@@ -24,6 +28,20 @@ export function createReconciler(deps: {
   graceSeconds: number;
   clock: () => Date;
 }): Reconciler {
+  /**
+   * A synchronous call runs in its request; if that process died mid-call nothing else would
+   * ever finish the task. Past the call's timeout plus the grace period it is failed, and the
+   * settler releases its reservation.
+   */
+  async function failInterruptedSyncTask(taskId: string, now: Date): Promise<boolean> {
+    const { state, revision } = await readTask(deps.events, taskId);
+    if (state.status === 'none' || state.final || !state.sync) return false;
+    if (now.getTime() / 1000 - state.createdAt < SYNC_CALL_SECONDS + deps.graceSeconds) return false;
+    const result = await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: INTERRUPTED, reason: 'the process serving this synchronous call stopped before it finished', completedAt: Math.floor(now.getTime() / 1000) } }, { at: now.toISOString(), accountId: state.accountId, correlationId: taskId }, { state, revision });
+    if (result.events.length > 0) deps.log.warn({ taskId }, 'failed an interrupted synchronous task');
+    return result.events.length > 0;
+  }
+
   return periodic('reconciler', deps.log, async function pass(): Promise<number> {
     const now = deps.clock();
     const cutoff = now.getTime() - deps.graceSeconds * 1000;
@@ -32,7 +50,10 @@ export function createReconciler(deps: {
     for (const { doc } of open) {
       if (Date.parse(doc.at) > cutoff) break;
       const task = await deps.events.readStream(streams.task(doc.taskId), { maxCount: 1 });
-      if (task.length > 0) continue;
+      if (task.length > 0) {
+        if (await failInterruptedSyncTask(doc.taskId, now)) released++;
+        continue;
+      }
       const result = await deps.accounts.execute(
         doc.accountId,
         { type: 'ReleaseQuota', data: { reservationId: doc.reservationId, reason: NEVER_SUBMITTED } },

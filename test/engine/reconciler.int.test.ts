@@ -97,3 +97,22 @@ describe('reservation reconciler', () => {
     expect((await gw.gateway.deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
   });
 });
+
+describe('interrupted synchronous calls', () => {
+  it('a sync task left unfinished by a dead process is failed after its timeout and its reservation released', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    const deps = gw.gateway.deps;
+    // What a process that died mid-call leaves behind: a submitted sync task, nothing more.
+    await submitTask(deps, { ...submitOf(caller), sync: true });
+    await deps.runner.waitFor(await deps.events.headPosition());
+    const log = pino({ level: 'silent' });
+    const soon = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+    expect(await soon.runOnce()).toBe(0);
+    const late = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 400_000) });
+    expect(await late.runOnce()).toBe(1);
+    await gw.gateway.engine.settler.caughtUp(await deps.events.headPosition());
+    const state = await deps.accounts.state(accountId);
+    expect(state.reserved).toBe(0);
+    expect(state.balance).toBe(100_000);
+  });
+});
