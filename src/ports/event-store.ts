@@ -52,6 +52,20 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/** Whether a stream at `current` (-1: no stream) meets an append's expectation — the same for every adapter. */
+export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return current === -1;
+    case 'stream_exists':
+      return current >= 0;
+    default:
+      return current === expected;
+  }
+}
+
 export interface ReadAllOptions {
   /** Exclusive: only events after this position. Omitted = from the beginning. */
   after?: bigint;

@@ -46,11 +46,11 @@ import {
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
+  expectationHolds,
 } from '../../ports/event-store.js';
 import {
   comparePositions,
   eventIdsOf,
-  expectationHolds,
   fullPosition,
   isCommandErrorOf,
   isSystemEvent,

@@ -135,18 +135,6 @@ export function validExpectedRevision(expected: ExpectedRevision): ExpectedRevis
   return expected;
 }
 
-export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'no_stream':
-      return current === -1;
-    case 'stream_exists':
-      return current >= 0;
-    default:
-      return current === expected;
-  }
-}
 
 export function isCommandErrorOf(error: unknown, ...types: ErrorType[]): boolean {
   return error instanceof Error && isCommandError(error) && types.includes(error.type);

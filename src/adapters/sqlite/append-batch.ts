@@ -5,6 +5,7 @@
  * events succeeds with the stored result and writes nothing.
  */
 import {
+  expectationHolds,
   WrongExpectedRevisionError,
   type AppendResult,
   type ExpectedRevision,
@@ -103,15 +104,3 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
   return (jobs) => inTransaction.immediate(jobs);
 }
 
-export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'no_stream':
-      return current === -1;
-    case 'stream_exists':
-      return current >= 0;
-    default:
-      return current === expected;
-  }
-}
