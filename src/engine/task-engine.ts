@@ -15,6 +15,8 @@ import { dispatchTask } from './dispatcher.js';
 import { createExpirer, type Expirer } from './expirer.js';
 import { createPoller, loadTracked, type Poller } from './poller.js';
 import { createProcessor, type Processor } from './processor.js';
+import { Semaphore } from './semaphore.js';
+import { periodic } from './periodic.js';
 import { settleTask } from './settler.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
@@ -66,9 +68,49 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       const taskId = event.streamName.slice('task-'.length);
       // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
       if (!deps.ownership.owns(taskId)) return;
-      await dispatchTask(dispatcherDeps, taskId);
+      // Not awaited: a slow upstream must not hold up the tasks behind it. A dispatch lost to a
+      // crash is found again on start (the task is still `submitted` in the in-flight view).
+      dispatchInBackground(taskId);
     },
   });
+  const dispatchLimit = new Semaphore(deps.channelConcurrency * 4);
+  const dispatching = new Set<Promise<void>>();
+  const dispatchingIds = new Set<string>();
+  function dispatchInBackground(taskId: string): void {
+    if (dispatchingIds.has(taskId)) return;
+    dispatchingIds.add(taskId);
+    const work = dispatchLimit.run(async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await dispatchTask(dispatcherDeps, taskId);
+        } catch (err) {
+          if (attempt >= 4 || stopping) throw err;
+          await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+        }
+      }
+    });
+    const tracked = work.catch((err: unknown) => dispatcherLog.error({ err, taskId }, 'dispatch failed; the task is picked up again on the next start'));
+    dispatching.add(tracked);
+    void tracked.finally(() => {
+      dispatching.delete(tracked);
+      dispatchingIds.delete(taskId);
+    });
+  }
+
+  /** Tasks still waiting for a dispatch a minute after submit (their dispatch failed): again. */
+  const redispatcher = periodic('redispatch', dispatcherLog, async () => {
+    const cutoff = Math.floor(deps.clock().getTime() / 1000) - 60;
+    const waiting = await deps.views.find<InflightDoc>('inflight', { stage: 'submitted', sync: false }, { sortBy: 'createdAt', limit: 1000 });
+    let again = 0;
+    for (const { doc } of waiting) {
+      if (doc.createdAt > cutoff) break;
+      if (!deps.ownership.owns(doc.taskId) || dispatchingIds.has(doc.taskId)) continue;
+      dispatchInBackground(doc.taskId);
+      again++;
+    }
+    return again;
+  });
+  let stopping = false;
   const dispatcherDeps = { ...deps, log: dispatcherLog, onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision) };
 
   /** Takes over the unfinished tasks of newly owned partitions. */
@@ -79,7 +121,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     for (const { doc } of inflight) {
       if (!mine.has(deps.ownership.partitionOf(doc.taskId))) continue;
       try {
-        if (doc.stage === 'submitted') await dispatchTask(dispatcherDeps, doc.taskId);
+        if (doc.stage === 'submitted') dispatchInBackground(doc.taskId);
         else {
           const task = await loadTracked(deps.events, doc.taskId);
           if (task && task.status !== 'submitted') poller.track(task);
@@ -119,12 +161,16 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       await settler.start();
       await dispatcher.start();
       expirer.start(deps.expiryCheckMs ?? 1000);
+      redispatcher.start(30_000);
     },
     async stop() {
       // Graceful: finish dispatches in progress, then leave the group so another instance
       // adopts what is still in flight. (A crash leaves the group without the first step: a
       // task may then be submitted upstream twice, and only one submission is recorded.)
+      stopping = true;
+      await redispatcher.stop();
       await dispatcher.stop();
+      await Promise.allSettled([...dispatching]);
       await poller.stop();
       await deps.ownership.stop();
       await settler.stop();
