@@ -73,7 +73,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       dispatchInBackground(taskId);
     },
   });
-  const dispatchLimit = new Semaphore(deps.channelConcurrency * 4);
+  const dispatchLimit = new Semaphore(deps.channelConcurrency);
   const dispatching = new Set<Promise<void>>();
   const dispatchingIds = new Set<string>();
   function dispatchInBackground(taskId: string): void {
