@@ -31,6 +31,7 @@ import {
   toEsdbPosition,
   toRecordedEvent,
 } from './records.js';
+import { pullSubscription } from '../pull-subscription.js';
 
 export interface SubscriptionDrop {
   error: unknown;
@@ -71,7 +72,6 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
   let attempt = 0;
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
 
   const notify = (): void => {
     const resolve = wake;
@@ -166,21 +166,6 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
     await subscription?.unsubscribe().catch(() => undefined);
   }
 
-  const iterator: AsyncIterator<RecordedEvent[]> = {
-    next() {
-      const result = chain.then(pull);
-      chain = result.catch(() => undefined);
-      return result;
-    },
-    async return() {
-      await close();
-      return { done: true, value: undefined };
-    },
-  };
-
   open();
-  return {
-    [Symbol.asyncIterator]: () => iterator,
-    close,
-  };
+  return pullSubscription(pull, close);
 }

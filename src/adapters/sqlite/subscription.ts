@@ -6,6 +6,7 @@
  */
 import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
 import type { ChangeNotifier } from './change-notifier.js';
+import { pullSubscription } from '../pull-subscription.js';
 
 export interface BatchRead {
   /** At most one batch, in position order. */
@@ -26,7 +27,6 @@ export function createCatchUpSubscription(options: CatchUpOptions): Subscription
   let cursor = options.after;
   let closed = false;
   let wake: (() => void) | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
 
   function waitForChange(seenVersion: number): Promise<void> {
     if (options.notifier.version !== seenVersion) return Promise.resolve();
@@ -61,20 +61,6 @@ export function createCatchUpSubscription(options: CatchUpOptions): Subscription
     options.onClose?.();
   }
 
-  const iterator: AsyncIterator<RecordedEvent[]> = {
-    next() {
-      const result = chain.then(pull);
-      chain = result.catch(() => undefined);
-      return result;
-    },
-    async return() {
-      await close();
-      return { done: true, value: undefined };
-    },
-  };
 
-  return {
-    [Symbol.asyncIterator]: () => iterator,
-    close,
-  };
+  return pullSubscription(pull, close);
 }
