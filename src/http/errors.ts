@@ -49,6 +49,31 @@ function fieldOf(instancePath: string): string {
   return instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
 }
 
+/**
+ * Client-caused errors that fastify, its body parsers and @fastify/multipart raise, by code:
+ * the status the client gets, and the field or header at fault. Their own messages name
+ * neither, and some carry statuses that do not fit (406 for a form that is not one).
+ */
+const CLIENT_FAULTS: Readonly<Record<string, { status: number; code: string; param: string; message: string }>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', param: 'content-type', message: 'this media type is not accepted by this endpoint' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'request_too_large', param: 'body', message: 'larger than this endpoint accepts' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', param: 'content-length', message: 'does not match the size of the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_request', param: 'body', message: 'empty, but content-type says application/json' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_request', param: 'body', message: 'not valid JSON (or it has a __proto__ or constructor key)' },
+  FST_ERR_BAD_URL: { status: 400, code: 'invalid_request', param: 'path', message: 'not a valid URL path (bad percent-encoding)' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', param: 'path', message: 'a path segment is longer than any identifier' },
+  FST_PROTO_VIOLATION: { status: 400, code: 'invalid_request', param: 'body', message: 'a form field is named after an Object.prototype property' },
+  FST_INVALID_JSON_FIELD_ERROR: { status: 400, code: 'invalid_request', param: 'body', message: 'a form field declared application/json is not valid JSON' },
+  FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: 'unsupported_media_type', param: 'content-type', message: 'not a multipart/form-data body' },
+  FST_MP_PREMATURE_CLOSE: { status: 400, code: 'invalid_request', param: 'body', message: 'the request ended before the form did' },
+  FST_PARTS_LIMIT: { status: 413, code: 'request_too_large', param: 'body', message: 'too many form parts' },
+  FST_FILES_LIMIT: { status: 413, code: 'request_too_large', param: 'body', message: 'too many files in the form' },
+  FST_FIELDS_LIMIT: { status: 413, code: 'request_too_large', param: 'body', message: 'too many form fields' },
+  FST_REQ_FILE_TOO_LARGE: { status: 413, code: 'request_too_large', param: 'body', message: 'a file in the form is too large' },
+};
+
+const STATUS_CODES: Readonly<Record<number, string>> = { 404: 'not_found', 413: 'request_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 429: 'rate_limited' };
+
 /** Turns anything thrown in a request into a GatewayError, keeping 4xx causes client-visible. */
 export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -58,9 +83,12 @@ export function normalizeError(error: unknown): GatewayError {
     return new GatewayError(400, 'invalid_request', `${field}: ${first.message}`, field);
   }
   const fe = error as Partial<FastifyError>;
+  const known = typeof fe.code === 'string' ? CLIENT_FAULTS[fe.code] : undefined;
+  if (known) return new GatewayError(known.status, known.code, `${known.param}: ${known.message}`, known.param);
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    const code = fe.statusCode === 413 ? 'request_too_large' : fe.statusCode === 415 ? 'unsupported_media_type' : fe.statusCode === 429 ? 'rate_limited' : 'invalid_request';
-    return new GatewayError(fe.statusCode, code, fe.message ?? 'invalid request');
+    // Another client-caused error (a body stream the client aborted, a plugin's refusal).
+    const param = fe.validationContext ?? 'request';
+    return new GatewayError(fe.statusCode, STATUS_CODES[fe.statusCode] ?? 'invalid_request', `${param}: ${fe.message ?? 'invalid request'}`, param);
   }
   return new GatewayError(500, 'internal_error', 'internal error');
 }
@@ -71,7 +99,33 @@ export function sendError(reply: FastifyReply, shape: ErrorShape, error: unknown
   return reply.status(err.status).send(renderError(shape, err));
 }
 
-/** Installs the family's error and not-found handlers on an encapsulated plugin. */
+/**
+ * The shapes of the route families of one server, by path: requests that never reach a route
+ * (no route matches, a malformed path) answer in the shape of the family whose paths they are
+ * under, else plain. Keyed by the http server every encapsulated context shares.
+ */
+const routeShapes = new WeakMap<object, Array<{ path: string; prefix: boolean; shape: ErrorShape }>>();
+
+/** The error shape for a URL that reached no route handler. */
+export function shapeOfUrl(app: FastifyInstance, url: string): ErrorShape {
+  const path = url.split('?')[0] ?? url;
+  let best: { length: number; shape: ErrorShape } = { length: -1, shape: 'plain' };
+  for (const route of routeShapes.get(app.server) ?? []) {
+    const hit = route.prefix ? path.startsWith(route.path) : path === route.path;
+    // `>=`: a plugin inside another registers later, and its shape is the one that applies.
+    if (hit && route.path.length >= best.length) best = { length: route.path.length, shape: route.shape };
+  }
+  return best.shape;
+}
+
+/** Installs the family's error handler on an encapsulated plugin, and records its paths' shape. */
 export function useErrorShape(app: FastifyInstance, shape: ErrorShape): void {
   app.setErrorHandler((error, _request, reply) => sendError(reply, shape, error));
+  const routes = routeShapes.get(app.server) ?? [];
+  routeShapes.set(app.server, routes);
+  app.addHook('onRoute', (route) => {
+    // `/v1/videos/:task_id/content` → every path under `/v1/videos/` is this family's.
+    const variable = route.url.search(/[:*]/);
+    routes.push(variable < 0 ? { path: route.url, prefix: false, shape } : { path: route.url.slice(0, variable), prefix: true, shape });
+  });
 }

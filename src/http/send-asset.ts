@@ -25,7 +25,11 @@ export async function sendAsset(
   const rangeHeader = request.headers.range;
   if (rangeHeader) {
     const ranges = rangeParser(stat.size, rangeHeader, { combine: true });
-    if (ranges === -1) return reply.status(416).header('content-range', `bytes */${stat.size}`).send();
+    if (ranges === -1) {
+      // A refusal like any other: the family's error body (the error handler drops content-type).
+      reply.header('content-range', `bytes */${stat.size}`);
+      throw new GatewayError(416, 'range_not_satisfiable', `Range: no byte of it is within the file (${stat.size} bytes)`, 'Range');
+    }
     if (ranges !== -2 && ranges.length === 1) {
       const { start, end } = ranges[0]!;
       const bytes = await assets.getRange(key, start, end);

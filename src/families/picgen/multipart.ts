@@ -6,12 +6,14 @@
  * field appears once; `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`,
  * `optimize_prompt`, `layer_decomposition` as `true`/`false`, and `optimize_prompt_options`,
  * `sequential_image_generation_options`, `tools` as JSON. A value that does not read as its
- * type stays a string, so the rules refuse it naming the field. Parsing: @fastify/multipart.
+ * type stays a string, so the rules refuse it naming the field. Parsing: @fastify/multipart;
+ * a form it cannot read (no boundary, truncated) is a 400 naming `body`, never a 500.
  */
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { sniffContentType } from '../../engine/assets.js';
-import { GatewayError, invalidRequest } from '../../http/errors.js';
+import { GatewayError, invalidRequest, normalizeError } from '../../http/errors.js';
+import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { MAX_REFERENCE_BYTES } from './request.js';
 
 /** Files in one request: the most references any model takes. */
@@ -28,6 +30,7 @@ function fieldValue(name: string, text: string): unknown {
   if (NUMBER_FIELDS.has(name)) return NUMBER_TEXT.test(text.trim()) ? Number(text.trim()) : text;
   if (BOOLEAN_FIELDS.has(name)) return text === 'true' ? true : text === 'false' ? false : text;
   if (JSON_FIELDS.has(name)) {
+    if (nestsDeeperThan(text)) throw invalidRequest(name, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
     try {
       return JSON.parse(text) as unknown;
     } catch {
@@ -67,6 +70,22 @@ function limitError(err: unknown): GatewayError | undefined {
   }
 }
 
+/**
+ * What a failure while reading the form tells the client. Apart from our own refusals, all
+ * that can fail in the loop is busboy reading the client's bytes (no boundary, a truncated
+ * body, a part cut short, a malformed part header): plain Errors without a status, which are
+ * the client's doing, so a 400 naming the body rather than a 500.
+ */
+function formError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const limit = limitError(err);
+  if (limit) return limit;
+  const known = normalizeError(err);
+  if (known.status < 500) return known;
+  const reason = err instanceof Error && err.message ? ` (${err.message.slice(0, 120)})` : '';
+  return invalidRequest('body', `the multipart form could not be parsed${reason}`);
+}
+
 export async function multipartBody(request: FastifyRequest): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {};
   const images: Array<{ index: number; value: string }> = [];
@@ -97,7 +116,7 @@ export async function multipartBody(request: FastifyRequest): Promise<Record<str
       Object.defineProperty(body, name, { value: fieldValue(name, text), enumerable: true, writable: true, configurable: true });
     }
   } catch (err) {
-    throw limitError(err) ?? err;
+    throw formError(err);
   }
   const ordered = images.sort((a, b) => a.index - b.index).map((i) => i.value);
   if (ordered.length > 0) body.image = ordered.length === 1 && !listForm ? ordered[0] : ordered;

@@ -7,6 +7,8 @@
  * Parsing uses the WHATWG `Response.formData()` built into Node, so no extra dependency.
  */
 import type { FastifyInstance } from 'fastify';
+import { GatewayError, invalidRequest } from '../../http/errors.js';
+import { MAX_JSON_DEPTH } from '../../http/json-depth.js';
 
 /** A file part of the form (not kept: the Vid-H3 upstream takes image URLs only). */
 export class UploadedFile {
@@ -62,6 +64,8 @@ export async function decodeForm(bytes: Buffer, contentType: string): Promise<Re
   for (const [key, entry] of form) {
     const path = pathOf(key);
     if (!path) continue;
+    // The same bound as JSON bodies: the decoded form is walked recursively later.
+    if (path.length > MAX_JSON_DEPTH) throw invalidRequest(key.slice(0, 64), `form key nested deeper than ${MAX_JSON_DEPTH} levels`);
     const value = typeof entry === 'string' ? entry : new UploadedFile(entry.name, entry.type, entry.size);
     assign(out, path, value);
   }
@@ -78,8 +82,10 @@ export function acceptForms(app: FastifyInstance): void {
   app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, async (request: { headers: Record<string, unknown> }, body: Buffer) => {
     try {
       return await decodeForm(body, String(request.headers['content-type']));
-    } catch {
-      throw Object.assign(new Error('body: the multipart form could not be parsed'), { statusCode: 400 });
+    } catch (err) {
+      // Anything but our own refusal is the WHATWG parser failing on the client's bytes.
+      if (err instanceof GatewayError) throw err;
+      throw invalidRequest('body', 'the multipart form could not be parsed (missing boundary, truncated or malformed)');
     }
   });
 }

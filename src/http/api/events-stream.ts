@@ -3,6 +3,7 @@
  * envelopes the publisher puts on the bus. An administrator sees every account's events, anyone
  * else only their own account's. Each event's SSE id is its global position, so a client
  * resumes with `Last-Event-ID`; without one the stream starts now (`?from=beginning` replays).
+ * A starting point that is not a position of this stream is a 400 naming it, before the 200.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { toDomainEvent } from '../../domain/recorded.js';
@@ -11,6 +12,9 @@ import { authenticate, bearerKey } from '../auth/bearer.js';
 import { sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
+
+/** Positions are signed 64-bit in every store (SQLite INTEGER; EventStoreDB log positions). */
+const MAX_POSITION = 2n ** 63n - 1n;
 
 export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
   /** The account whose events the caller may see, or null for all (administrators). */
@@ -21,16 +25,37 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
     return user.role === 'admin' ? null : user.accountId;
   }
 
+  /**
+   * Where the stream starts (exclusive): `Last-Event-ID` (or `?after=`), a decimal position
+   * no later than the store's head — a larger one was never an id of this stream, and resuming
+   * from it would silently skip events; else `?from=beginning` (everything) or `now` (default).
+   */
+  async function startingPoint(request: FastifyRequest): Promise<bigint> {
+    const query = request.query as Record<string, unknown>;
+    // An empty Last-Event-ID means no id (what an EventSource has before its first event).
+    const header = request.headers['last-event-id'];
+    const hasHeader = header !== undefined && !(typeof header === 'string' && header.trim() === '');
+    const [name, given] = hasHeader ? ['Last-Event-ID', header] : ['after', query.after];
+    const head = await deps.events.headPosition();
+    if (given !== undefined) {
+      const text = typeof given === 'string' ? given.trim() : undefined;
+      const position = text !== undefined && /^\d{1,19}$/.test(text) ? BigInt(text) : undefined;
+      if (position === undefined || position > MAX_POSITION || position > head) {
+        throw new GatewayError(400, 'invalid_request', `${name}: must be the id (a position) of an event from this stream, 0 to ${head}`, name);
+      }
+      return position;
+    }
+    const from = query.from;
+    if (from === undefined || from === 'now') return head;
+    if (from === 'beginning') return 0n;
+    throw new GatewayError(400, 'invalid_request', 'from: must be beginning or now (resume with Last-Event-ID)', 'from');
+  }
+
   return async (app) => {
     app.get('/api/events/stream', { schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } }, async (request, reply) => {
       const scope = await scopeOf(request);
-      const query = request.query as Record<string, string | undefined>;
-      const lastId = request.headers['last-event-id'];
-      const resumeFrom = typeof lastId === 'string' ? lastId : query.after;
-      if (resumeFrom !== undefined && !/^\d{1,20}$/.test(resumeFrom)) {
-        throw new GatewayError(400, 'invalid_request', 'Last-Event-ID: must be the id (a position) of an event from this stream', 'Last-Event-ID');
-      }
-      const after = resumeFrom !== undefined ? BigInt(resumeFrom) : query.from === 'beginning' ? 0n : await deps.events.headPosition();
+      // Everything is checked before the 200: once the stream is open an error cannot be told.
+      const after = await startingPoint(request);
 
       reply.hijack();
       const raw = reply.raw;
