@@ -1,8 +1,12 @@
-/** Wires completion callbacks: a checkpointed scheduler over final task events and the deliverer. */
+/**
+ * Wires completion callbacks: a checkpointed scheduler over final task events and the deliverer,
+ * which posts through the outbound guard (no trusted origin, loopback only as configured).
+ */
 import type { Logger } from 'pino';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import { createCallbackDeliverer, scheduleCallback, type QueryBody } from './callbacks.js';
+import { guardedPost, outboundPolicy } from './outbound-guard.js';
 import type { Periodic } from './periodic.js';
 import { createProcessor, type Processor } from './processor.js';
 
@@ -14,6 +18,7 @@ export interface CallbackService {
 }
 
 export function createCallbackService(deps: {
+  config: { allowLoopbackOutbound: boolean };
   events: EventStore;
   views: ViewStore;
   log: Logger;
@@ -36,7 +41,8 @@ export function createCallbackService(deps: {
     streamPrefixes: ['task-'],
     handle: (event) => scheduleCallback(deps, event),
   });
-  const deliverer = createCallbackDeliverer({ ...deps, log });
+  const policy = { ...outboundPolicy(deps.config, '', []), timeoutMs: deps.timeoutMs };
+  const deliverer = createCallbackDeliverer({ ...deps, log, post: (url, body, headers) => guardedPost(url, body, headers, policy) });
   return {
     scheduler,
     deliverer,

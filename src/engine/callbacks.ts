@@ -4,7 +4,9 @@
  * the family's query view at that moment, signed per Standard Webhooks with the account's
  * secret (`webhook-id` stays the same across retries so receivers can dedupe). Timeouts,
  * connection errors and non-2xx answers are retried on a bounded schedule with jitter, then the
- * delivery is dead-lettered. Every attempt is an event, so a restart loses no retry.
+ * delivery is dead-lettered. Every attempt is an event, so a restart loses no retry. Delivery
+ * goes through `post` (the outbound guard's guardedPost: address checked at connect time, no
+ * redirects followed).
  */
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -33,6 +35,11 @@ export interface CallbackDeps {
   timeoutMs: number;
   /** Refuses addresses the gateway must not call (private networks), throwing with a reason. */
   checkUrl: (url: string) => Promise<void>;
+  /**
+   * POSTs the signed payload and resolves with the HTTP status; the address is checked on the
+   * connection itself (a name that resolves elsewhere after `checkUrl` is still refused).
+   */
+  post: (url: string, body: string, headers: Readonly<Record<string, string>>) => Promise<number>;
   /** Resolves once the views show the event at `position` (the next pass must see this attempt). */
   viewsReach: (position: bigint) => Promise<void>;
   /** Whether this instance owns the task's partition (only its owner delivers). */
@@ -72,15 +79,13 @@ export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
       const secret = await webhookSecretFor(deps.events, doc.accountId, now);
       const id = `msg_${doc.taskId}`;
       const signature = new Webhook(secret).sign(id, now, payload);
-      const res = await fetch(doc.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature, 'user-agent': 'media-gateway-webhooks/1' },
-        body: payload,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(deps.timeoutMs),
+      status = await deps.post(doc.url, payload, {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signature,
+        'user-agent': 'media-gateway-webhooks/1',
       });
-      status = res.status;
-      await res.arrayBuffer().catch(() => undefined);
       if (status < 200 || status >= 300) error = `answered ${status}`;
     } catch (err) {
       error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.timeoutMs} ms` : err.message) : String(err);

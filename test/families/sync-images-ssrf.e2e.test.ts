@@ -41,7 +41,7 @@ describe('reference URLs (handed to the upstream) are refused when not public', 
     await expectNothingAppended(gw, async () => {
       const r = await api.post('/v1/images/edits', { model: V40, prompt: 'p', image: ['https://example.com/ok.png', url] });
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^image: the URL is not allowed: /) });
+      expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^image\.1: the URL is not allowed: /) });
     });
   });
 
