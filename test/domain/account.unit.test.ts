@@ -5,6 +5,7 @@ import {
   InsufficientQuotaError,
   InvalidQuotaAmountError,
   ReservationConflictError,
+  TokenQuotaExceededError,
   UnknownReservationError,
   accountDecider,
   accountView,
@@ -12,6 +13,7 @@ import {
   evolveAccount,
   foldAccount,
   initialAccountState,
+  tokenUsageOf,
   type AccountCommand,
   type AccountEvent,
   type AccountState,
@@ -26,6 +28,11 @@ const credit = (creditId: string, amount: number): AccountCommand => ({ type: 'C
 const reserve = (reservationId: string, amount: number): AccountCommand => ({
   type: 'ReserveQuota',
   data: { reservationId, taskId: `task-of-${reservationId}`, amount, model: 'img-1', basis },
+});
+/** A reservation made with token `tokenId`, whose cap (when given) the decision enforces. */
+const reserveWith = (reservationId: string, amount: number, tokenId: string, tokenQuotaLimit?: number): AccountCommand => ({
+  type: 'ReserveQuota',
+  data: { reservationId, taskId: `task-of-${reservationId}`, amount, model: 'img-1', basis, tokenId, ...(tokenQuotaLimit !== undefined ? { tokenQuotaLimit } : {}) },
 });
 const settle = (reservationId: string, actual: number): AccountCommand => ({ type: 'SettleQuota', data: { reservationId, actual } });
 const release = (reservationId: string): AccountCommand => ({ type: 'ReleaseQuota', data: { reservationId, reason: 'task failed' } });
@@ -120,6 +127,78 @@ describe('account: reservations', () => {
     const state = given(credit('c1', 100));
     expect(() => decideAccount(reserve('r1', -1), state)).toThrow(InvalidQuotaAmountError);
     expect(() => decideAccount(reserve('r1', 0.5), state)).toThrow(InvalidQuotaAmountError);
+  });
+});
+
+describe('account: token caps', () => {
+  it('counts what each token has reserved and what was charged to it', () => {
+    const state = given(credit('c1', 1000), reserveWith('r1', 60, 't1'), reserveWith('r2', 30, 't1'), reserveWith('r3', 5, 't2'), settle('r1', 40), release('r3'));
+    expect(tokenUsageOf(state, 't1')).toEqual({ reserved: 30, used: 40 });
+    expect(tokenUsageOf(state, 't2')).toEqual({ reserved: 0, used: 0 });
+    expect(tokenUsageOf(state, 'never-seen')).toEqual({ reserved: 0, used: 0 });
+  });
+
+  it('refuses a reservation that would take the token past its cap, counting open reservations', () => {
+    const state = given(credit('c1', 1000), reserveWith('r1', 40, 't1', 100), reserveWith('r2', 30, 't1', 100), settle('r1', 40));
+    // used 40 + reserved 30: 30 left under the cap of 100.
+    expect(decideAccount(reserveWith('r3', 30, 't1', 100), state)).toHaveLength(1);
+    expect(() => decideAccount(reserveWith('r3', 31, 't1', 100), state)).toThrow(TokenQuotaExceededError);
+    expect(() => decideAccount(reserveWith('r3', 31, 't1', 100), state)).toThrow(expect.objectContaining({ tokenId: 't1', remaining: 30, requested: 31 }));
+    // Another token, and the same token without a cap (unlimited), are not held back by it.
+    expect(decideAccount(reserveWith('r4', 500, 't2', 500), state)).toHaveLength(1);
+    expect(decideAccount(reserveWith('r4', 500, 't1'), state)).toHaveLength(1);
+  });
+
+  it('a released reservation gives the token its room back; a settled one keeps what was charged', () => {
+    const state = given(credit('c1', 1000), reserveWith('r1', 50, 't1', 100), reserveWith('r2', 50, 't1', 100));
+    expect(() => decideAccount(reserveWith('r3', 1, 't1', 100), state)).toThrow(TokenQuotaExceededError);
+    const afterRelease = run([release('r1')], state).state;
+    expect(decideAccount(reserveWith('r3', 50, 't1', 100), afterRelease)).toHaveLength(1);
+    const afterSettle = run([settle('r2', 20)], afterRelease).state;
+    expect(tokenUsageOf(afterSettle, 't1')).toEqual({ reserved: 0, used: 20 });
+    expect(() => decideAccount(reserveWith('r3', 81, 't1', 100), afterSettle)).toThrow(TokenQuotaExceededError);
+  });
+
+  it('checks the token before the balance, as the HTTP layer did', () => {
+    const state = given(credit('c1', 10));
+    expect(() => decideAccount(reserveWith('r1', 50, 't1', 20), state)).toThrow(TokenQuotaExceededError);
+    expect(() => decideAccount(reserveWith('r1', 50, 't1', 100), state)).toThrow(InsufficientQuotaError);
+  });
+
+  it('a retried reservation decides nothing even when the cap is now used up by it', () => {
+    const state = given(credit('c1', 100), reserveWith('r1', 100, 't1', 100));
+    expect(decideAccount(reserveWith('r1', 100, 't1', 100), state)).toEqual([]);
+  });
+
+  it('keeps the cap out of the recorded event, so the event catalog is unchanged', () => {
+    const [event] = decideAccount(reserveWith('r1', 10, 't1', 100), given(credit('c1', 100)));
+    expect(event).toEqual({ type: 'QuotaReserved', data: { reservationId: 'r1', taskId: 'task-of-r1', amount: 10, model: 'img-1', basis, tokenId: 't1' } });
+  });
+
+  it('refuses a cap that is not a non-negative integer', () => {
+    expect(() => decideAccount(reserveWith('r1', 1, 't1', -1), given(credit('c1', 10)))).toThrow(InvalidQuotaAmountError);
+  });
+
+  it('folds an account stream written before token caps existed, to the same balances', () => {
+    // As appended by the previous decider: reservations with and without a token, a settlement
+    // that names its token and one that does not (older still), a release.
+    const old: AccountEvent[] = [
+      { type: 'AccountOpened', data: { accountId: 'a1', userId: 'u1', group: 'default' } },
+      { type: 'QuotaCredited', data: { creditId: 'c1', amount: 500, note: 'top-up' } },
+      { type: 'QuotaReserved', data: { reservationId: 'r1', taskId: 't1', amount: 100, model: 'img-1', basis, tokenId: 'k1' } },
+      { type: 'QuotaReserved', data: { reservationId: 'r2', taskId: 't2', amount: 50, model: 'img-1', basis } },
+      { type: 'QuotaReserved', data: { reservationId: 'r3', taskId: 't3', amount: 70, model: 'img-1', basis, tokenId: 'k1' } },
+      { type: 'QuotaReserved', data: { reservationId: 'r4', taskId: 't4', amount: 10, model: 'img-1', basis, tokenId: 'k1' } },
+      { type: 'QuotaSettled', data: { reservationId: 'r1', taskId: 't1', reserved: 100, actual: 80, charged: 80, tokenId: 'k1' } },
+      { type: 'QuotaSettled', data: { reservationId: 'r3', taskId: 't3', reserved: 70, actual: 70, charged: 70 } },
+      { type: 'QuotaSettled', data: { reservationId: 'r2', taskId: 't2', reserved: 50, actual: 50, charged: 50 } },
+      { type: 'QuotaReleased', data: { reservationId: 'r4', taskId: 't4', amount: 10, reason: 'failed', tokenId: 'k1' } },
+    ];
+    const state = foldAccount(old);
+    expect(accountView(state)).toEqual({ balance: 300, reserved: 0, available: 300, usedQuota: 200 });
+    // Only the settlement naming the token counts as its use, as in the tokens view.
+    expect(tokenUsageOf(state, 'k1')).toEqual({ reserved: 0, used: 80 });
+    expect(foldAccount(old)).toEqual(fold(accountDecider, old));
   });
 });
 
@@ -241,10 +320,18 @@ describe('account: evolve and fold', () => {
 
 const ids = (prefix: string, count: number) => fc.integer({ min: 0, max: count - 1 }).map((n) => `${prefix}${n}`);
 const reservationId = ids('r', 6);
+const tokenId = ids('k', 3);
 const command: fc.Arbitrary<AccountCommand> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(open) },
   { weight: 3, arbitrary: fc.tuple(ids('c', 6), fc.integer({ min: 1, max: 1000 })).map(([id, amount]) => credit(id, amount)) },
   { weight: 4, arbitrary: fc.tuple(reservationId, fc.integer({ min: 0, max: 600 })).map(([id, amount]) => reserve(id, amount)) },
+  // With a token, capped or not; the cap varies, as a PUT of remain_quota moves it.
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(reservationId, fc.integer({ min: 0, max: 600 }), tokenId, fc.option(fc.integer({ min: 0, max: 1200 }), { nil: undefined }))
+      .map(([id, amount, token, cap]) => reserveWith(id, amount, token, cap)),
+  },
   // Actual from 0 to well above any reservation, to exercise both sides of `reserved` and the cap.
   { weight: 3, arbitrary: fc.tuple(reservationId, fc.integer({ min: 0, max: 1500 })).map(([id, actual]) => settle(id, actual)) },
   { weight: 2, arbitrary: reservationId.map(release) },
@@ -258,7 +345,7 @@ const commandSequence = fc
   .tuple(fc.array(command, { maxLength: 3 }), fc.array(fc.tuple(command, fc.boolean()), { minLength: 10, maxLength: 80, size: 'max' }))
   .map(([beforeOpen, pairs]) => [...beforeOpen, open, ...pairs.flatMap(([c, twice]) => (twice ? [c, c] : [c]))]);
 
-const knownRefusals = [AccountNotOpenError, InsufficientQuotaError, UnknownReservationError, ReservationConflictError];
+const knownRefusals = [AccountNotOpenError, InsufficientQuotaError, UnknownReservationError, ReservationConflictError, TokenQuotaExceededError];
 
 function sum(events: readonly AccountEvent[], pick: (event: AccountEvent) => number): number {
   return events.reduce((total, event) => total + pick(event), 0);
@@ -295,6 +382,22 @@ describe('account: properties under any interleaving of commands', () => {
           expect(state.reserved).toBe(open);
           // A command that was just applied, sent again, decides nothing.
           if (decided.length > 0) expect(decideAccount(command, state)).toEqual([]);
+          // A capped reservation never takes its token past the cap.
+          if (decided.length > 0 && command.type === 'ReserveQuota' && command.data.tokenQuotaLimit !== undefined) {
+            const usage = tokenUsageOf(state, command.data.tokenId);
+            expect(usage.used + usage.reserved).toBeLessThanOrEqual(command.data.tokenQuotaLimit);
+          }
+          // Per token, reserved is the sum of its open reservations.
+          for (const [token, usage] of state.tokenUsage) {
+            const openOfToken = [...state.openReservations.values()].filter((r) => r.tokenId === token).reduce((total, r) => total + r.amount, 0);
+            expect(usage.reserved).toBe(openOfToken);
+          }
+        }
+
+        // Per token, used is what the settlements naming it charged.
+        for (const token of ['k0', 'k1', 'k2']) {
+          const chargedToToken = sum(events, (e) => (e.type === 'QuotaSettled' && e.data.tokenId === token ? e.data.charged : 0));
+          expect(tokenUsageOf(state, token).used).toBe(chargedToToken);
         }
 
         // (a) balance = credits − charged settlements − debits
@@ -313,6 +416,55 @@ describe('account: properties under any interleaving of commands', () => {
         expect(new Set(closedIds).size).toBe(closedIds.length);
         const reservedIds = new Set(events.flatMap((e) => (e.type === 'QuotaReserved' ? [e.data.reservationId] : [])));
         for (const id of closedIds) expect(reservedIds.has(id)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('account: a token cap under any interleaving', () => {
+  /** One token with a fixed cap; settlements never cost more than was reserved. */
+  const capped = fc.record({
+    cap: fc.integer({ min: 0, max: 1000 }),
+    steps: fc.array(
+      fc.oneof(
+        fc.tuple(fc.constant('reserve' as const), reservationId, fc.integer({ min: 0, max: 400 })),
+        fc.tuple(fc.constant('settle' as const), reservationId, fc.integer({ min: 0, max: 100 })),
+        fc.tuple(fc.constant('release' as const), reservationId, fc.constant(0)),
+      ),
+      { minLength: 5, maxLength: 60 },
+    ),
+  });
+
+  it('accepts a reservation exactly when it fits under the cap, and never lets used + reserved exceed it', () => {
+    fc.assert(
+      fc.property(capped, ({ cap, steps }) => {
+        // A balance far above the cap, so only the token can refuse.
+        let state = given(credit('c1', 1_000_000));
+        for (const [kind, id, value] of steps) {
+          const open = state.openReservations.get(id);
+          const command =
+            kind === 'reserve'
+              ? reserveWith(id, value, 'k0', cap)
+              : kind === 'settle'
+                ? settle(id, Math.floor(((open?.amount ?? 0) * value) / 100))
+                : release(id);
+          const before = tokenUsageOf(state, 'k0');
+          let decided: AccountEvent[];
+          try {
+            decided = decideAccount(command, state);
+          } catch (error) {
+            if (error instanceof TokenQuotaExceededError) {
+              expect(value).toBeGreaterThan(cap - before.used - before.reserved);
+              expect(error.remaining).toBe(Math.max(0, cap - before.used - before.reserved));
+            } else expect([UnknownReservationError, ReservationConflictError].some((type) => error instanceof type)).toBe(true);
+            continue;
+          }
+          if (kind === 'reserve' && decided.length > 0) expect(value).toBeLessThanOrEqual(cap - before.used - before.reserved);
+          for (const event of decided) state = evolveAccount(state, event);
+          const after = tokenUsageOf(state, 'k0');
+          expect(after.used + after.reserved).toBeLessThanOrEqual(cap);
+        }
       }),
       { numRuns: 500 },
     );

@@ -9,7 +9,8 @@ import type { AccountDoc } from '../../../projections/accounts.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import { newSessionId, sha256 } from '../auth/secrets.js';
-import { currentUser, requireSession, SESSION_COOKIE } from '../auth/session.js';
+import { loginThrottle } from '../auth/login-throttle.js';
+import { currentUser, requireSession, SESSION_COOKIE, sessionCookieOptions } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
@@ -19,7 +20,10 @@ export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to
 export const Password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
 export const GroupName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 letters, digits, `_` or `-`');
 
+/** Bounded strings: scrypt never derives from more than 128 characters of password. */
 const LoginBody = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(128) });
+/** A login body is two short strings; a few KiB is plenty (the server-wide limit is 40 MiB). */
+const LOGIN_BODY_LIMIT = 4 * 1024;
 const CreateUserBody = z.object({
   username: Username,
   password: Password,
@@ -37,8 +41,15 @@ export async function findUserByName(deps: GatewayDeps, username: string): Promi
 export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (plain) => {
     const app = plain.withTypeProvider<ZodTypeProvider>();
+    const throttle = await loginThrottle(plain, deps.config);
 
-    app.post('/api/user/login', { schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } } }, async (request, reply) => {
+    const loginRoute = {
+      schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } },
+      bodyLimit: LOGIN_BODY_LIMIT,
+      onRequest: throttle.byAddress,
+      preHandler: throttle.byUsername,
+    };
+    app.post('/api/user/login', loginRoute, async (request, reply) => {
       const { username, password } = request.body;
       const user = await findUserByName(deps, username);
       // Verify against a dummy hash when the user is unknown so timing does not reveal names.
@@ -52,17 +63,11 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
         metadata: metadataFor(request, now),
       });
       await deps.runner.waitFor(result.position);
-      reply.setCookie(SESSION_COOKIE, sessionId, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: request.protocol === 'https',
-        maxAge: deps.config.sessionTtlSeconds,
-      });
+      reply.setCookie(SESSION_COOKIE, sessionId, sessionCookieOptions(request, deps.config));
       return ok({ id: user.userId, username: user.username, role: user.role, group: user.group });
     });
 
-    app.post('/api/user/logout', { schema: { tags: ['users'] } }, async (request, reply) => {
+    app.post('/api/user/logout', { schema: { tags: ['users'] }, bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
       const id = request.cookies[SESSION_COOKIE];
       if (id) {
         const sessionHash = sha256(id);
@@ -75,7 +80,8 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
           await deps.runner.waitFor(result.position);
         }
       }
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      // The same attributes as when it was set (clearCookie overrides the lifetime).
+      reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request, deps.config));
       return ok(null, 'logged out');
     });
 

@@ -3,7 +3,9 @@
  * holds a random id; only its SHA-256 is stored, in the user's event stream.
  */
 import '@fastify/cookie';
+import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayDeps } from '../deps.js';
 import type { SessionDoc } from '../../../projections/sessions.js';
@@ -11,6 +13,16 @@ import type { UserDoc } from '../../../projections/users.js';
 import { sha256 } from './secrets.js';
 
 export const SESSION_COOKIE = 'gw_session';
+
+/**
+ * Attributes of the session cookie. `Secure` follows SESSION_COOKIE_SECURE: `auto` when the
+ * request came over https — behind a TLS-terminating proxy that is its X-Forwarded-Proto,
+ * believed only from a proxy TRUST_PROXY names.
+ */
+export function sessionCookieOptions(request: FastifyRequest, config: Pick<Config, 'sessionCookieSecure' | 'sessionTtlSeconds'>): CookieSerializeOptions {
+  const secure = config.sessionCookieSecure === 'always' || (config.sessionCookieSecure === 'auto' && request.protocol === 'https');
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure, maxAge: config.sessionTtlSeconds };
+}
 
 export interface SessionUser {
   userId: string;
