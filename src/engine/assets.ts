@@ -5,8 +5,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TaskResultItem } from '../domain/events.js';
-import type { AssetStore } from '../ports/asset-store.js';
+import type { PriceBasis, TaskResultItem } from '../domain/events.js';
+import { AssetTooLargeError, type AssetStore } from '../ports/asset-store.js';
+import { DownloadStatusError, openGuardedDownload, OutboundRefusedError, type DownloadStream, type OutboundPolicy } from './outbound-guard.js';
 import type { UpstreamResult } from './upstream.js';
 
 /** Largest result file the gateway downloads to re-host. */
@@ -61,36 +62,145 @@ const extensionOf: Record<string, string> = {
 };
 
 /**
+ * How many results a task keeps. For a per-image price, the images asked for (`n`,
+ * `max_images`: what the reservation's basis records); otherwise MAX_RESULTS_PER_TASK, more
+ * than any family returns for one request (an art grid and its four images, two songs, one
+ * video). An upstream that returns more is not paid for them (settlementOf), and the gateway
+ * does not store them either.
+ */
+export function resultLimitOf(basis: Pick<PriceBasis, 'unit' | 'units'>): number {
+  return basis.unit === 'image' ? Math.max(1, Math.ceil(basis.units)) : MAX_RESULTS_PER_TASK;
+}
+
+/** See resultLimitOf. */
+export const MAX_RESULTS_PER_TASK = 16;
+
+/** Bytes read before the content type is sniffed (the longest signature is 12 bytes). */
+const SNIFF_BYTES = 16;
+
+export interface RehostDeps {
+  assets: AssetStore;
+  signer: AssetSigner;
+  resolveUrl: (url: string) => string;
+  /** Opens a download through the outbound URL guard (engine/outbound-guard.ts). */
+  download: (url: string, result: UpstreamResult) => Promise<DownloadStream>;
+  /** Largest result file stored; enforced while the bytes stream in. */
+  maxBytes: number;
+}
+
+/**
+ * Re-hosting for one channel's results: relative URLs on the channel's origin, downloads under
+ * `policy` until `signal` (the task's deadline), and the channel key only for results that ask
+ * for it and only on the channel's own origin.
+ */
+export function channelRehostDeps(
+  stores: { assets: AssetStore; signer: AssetSigner },
+  channel: { key: string; baseUrl: string },
+  policy: OutboundPolicy,
+  signal: AbortSignal,
+): RehostDeps {
+  const origin = new URL(channel.baseUrl).origin;
+  const keyFor = (url: string, result: UpstreamResult) => (result.withChannelKey && originOf(url) === origin ? { headers: { authorization: `Bearer ${channel.key}` } } : {});
+  return {
+    ...stores,
+    resolveUrl: (u) => (u.startsWith('/') ? origin + u : u),
+    download: (url, result) => openGuardedDownload(url, policy, { signal, ...keyFor(url, result) }),
+    maxBytes: policy.maxBytes,
+  };
+}
+
+/** A URL's origin; undefined for what is not a URL (the guard then refuses it). */
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Stores every result's bytes under `tasks/<taskId>/<index>.<ext>` and returns the items for
- * TaskSucceeded. `delivery: 'url'` items carry a signed gateway URL; `b64` items only the key
- * (the query view inlines the bytes).
+ * TaskSucceeded. Downloads stream into the asset store (never held whole); a file that fails
+ * or passes `maxBytes` midway is never visible, and when any result fails the ones already
+ * stored are deleted again. `delivery: 'url'` items carry a signed gateway URL; `b64` items
+ * only the key (the query view inlines the bytes). Results past `limit` are dropped unread.
  */
 export async function rehostResults(
-  deps: {
-    assets: AssetStore;
-    signer: AssetSigner;
-    resolveUrl: (url: string) => string;
-    /** Downloads through the outbound URL guard (engine/outbound-guard.ts). */
-    fetchBytes: (url: string) => Promise<{ bytes: Buffer; contentType: string | undefined }>;
-  },
+  deps: RehostDeps,
   taskId: string,
   results: readonly UpstreamResult[],
   delivery: 'url' | 'b64',
   expiresAt: number,
+  limit: number = MAX_RESULTS_PER_TASK,
 ): Promise<TaskResultItem[]> {
-  return Promise.all(
-    results.map(async (r, index): Promise<TaskResultItem> => {
-      const base: TaskResultItem = {
-        kind: r.kind,
-        ...(r.revisedPrompt !== undefined ? { revisedPrompt: r.revisedPrompt } : {}),
-        ...(r.durationSeconds !== undefined ? { durationSeconds: r.durationSeconds } : {}),
-      };
-      if (r.kind === 'text' && r.text !== undefined && !r.url && !r.b64) return { ...base, text: r.text };
-      const fetched = r.b64 !== undefined ? { bytes: Buffer.from(r.b64, 'base64'), contentType: r.contentType } : await deps.fetchBytes(deps.resolveUrl(r.url ?? ''));
-      const contentType = sniffContentType(fetched.bytes, r.contentType ?? fetched.contentType ?? 'application/octet-stream');
-      const key = `tasks/${taskId}/${index}.${extensionOf[contentType] ?? 'bin'}`;
-      await deps.assets.put(key, fetched.bytes, contentType);
-      return { ...base, assetKey: key, contentType, ...(delivery === 'url' ? { url: deps.signer.url(key, expiresAt) } : {}) };
-    }),
-  );
+  const kept = results.slice(0, limit);
+  const settled = await Promise.allSettled(kept.map((r, index) => rehostOne(deps, taskId, r, index, delivery, expiresAt)));
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (!failure) return settled.map((s) => (s as PromiseFulfilledResult<TaskResultItem>).value);
+  const stored = settled.flatMap((s) => (s.status === 'fulfilled' && s.value.assetKey ? [s.value.assetKey] : []));
+  await Promise.allSettled(stored.map((key) => deps.assets.delete(key)));
+  throw failure.reason;
+}
+
+async function rehostOne(deps: RehostDeps, taskId: string, r: UpstreamResult, index: number, delivery: 'url' | 'b64', expiresAt: number): Promise<TaskResultItem> {
+  const base: TaskResultItem = {
+    kind: r.kind,
+    ...(r.revisedPrompt !== undefined ? { revisedPrompt: r.revisedPrompt } : {}),
+    ...(r.durationSeconds !== undefined ? { durationSeconds: r.durationSeconds } : {}),
+  };
+  if (r.kind === 'text' && r.text !== undefined && !r.url && !r.b64) return { ...base, text: r.text };
+  const keyOf = (contentType: string) => `tasks/${taskId}/${index}.${extensionOf[contentType] ?? 'bin'}`;
+  const item = (key: string, contentType: string): TaskResultItem => ({ ...base, assetKey: key, contentType, ...(delivery === 'url' ? { url: deps.signer.url(key, expiresAt) } : {}) });
+  if (r.b64 !== undefined) {
+    const bytes = Buffer.from(r.b64, 'base64');
+    if (bytes.length > deps.maxBytes) throw new AssetTooLargeError(keyOf('application/octet-stream'), deps.maxBytes);
+    const contentType = sniffContentType(bytes, r.contentType ?? 'application/octet-stream');
+    await deps.assets.put(keyOf(contentType), bytes, contentType);
+    return item(keyOf(contentType), contentType);
+  }
+  const download = await deps.download(deps.resolveUrl(r.url ?? ''), r);
+  try {
+    const chunks = download.body[Symbol.asyncIterator]();
+    const head = await readHead(chunks, SNIFF_BYTES);
+    const contentType = sniffContentType(Buffer.concat(head), r.contentType ?? download.contentType ?? 'application/octet-stream');
+    const key = keyOf(contentType);
+    await deps.assets.putStream(key, replay(head, chunks), contentType, { maxBytes: deps.maxBytes });
+    return item(key, contentType);
+  } finally {
+    // Whatever was not read (a refused key, a failed store) must not hold the connection.
+    download.abort();
+  }
+}
+
+/** The first chunks of a stream, until they hold at least `bytes` bytes or the stream ends. */
+async function readHead(chunks: AsyncIterator<Buffer>, bytes: number): Promise<Buffer[]> {
+  const head: Buffer[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const next = await chunks.next();
+    if (next.done) break;
+    head.push(next.value);
+    size += next.value.length;
+  }
+  return head;
+}
+
+/** The chunks already read, then the rest of the stream. */
+async function* replay(head: readonly Buffer[], rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  yield* head;
+  for (;;) {
+    const next = await rest.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+/**
+ * Failures of re-hosting that another try will not mend: a URL the guard refuses (a private
+ * address, too many redirects), a file over the size limit, a 4xx answer. Others (a timeout,
+ * a 5xx, a broken connection) may pass on the next try.
+ */
+export function isPermanentRehostFailure(err: unknown): boolean {
+  if (err instanceof OutboundRefusedError || err instanceof AssetTooLargeError) return true;
+  return err instanceof DownloadStatusError && err.status >= 400 && err.status < 500;
 }

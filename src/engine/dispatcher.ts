@@ -1,13 +1,16 @@
 /**
  * Dispatcher: on TaskSubmitted, submits the task upstream on the best channel; a retryable
  * failure moves on to the next candidate, a refusal fails the task, and when no channel is
- * left the task fails (the settler then releases its reservation).
+ * left the task fails (the settler then releases its reservation). Every submit runs under
+ * the task's deadline (created + the family's max age): a submit that hangs past it, or a
+ * dispatch that comes too late (a redispatch), fails the task with `timeout`.
  */
 import type { Logger } from 'pino';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import { InvalidTaskTransitionError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
 import { orderChannels } from './channel-order.js';
+import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { executeTask, readTask } from './task-commands.js';
 import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamRegistry } from './upstream.js';
 
@@ -18,6 +21,8 @@ export interface DispatcherDeps {
   log: Logger;
   selfUrl: () => string;
   clock: () => Date;
+  /** Overrides every family's maximum task age (TASK_MAX_AGE_SECONDS). */
+  maxAgeSeconds?: number;
   /** Called when a task is running upstream, so the poller follows it. */
   onDispatched(task: KnownTask, revision: number): void;
 }
@@ -45,9 +50,10 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   for (const channel of candidates) {
     attempt++;
     const adapter = deps.upstreams.get(channel.family)!;
+    const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
     const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task: state };
     try {
-      const { upstreamTaskId } = await adapter.submit(ctx);
+      const { upstreamTaskId } = await beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
       try {
         const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta(), known);
         if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
@@ -60,6 +66,11 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
       }
       return;
     } catch (err) {
+      if (err instanceof TaskDeadlineError) {
+        // Whatever the upstream does with a submit still under way, this task is over.
+        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'timeout', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+        return;
+      }
       if (!(err instanceof UpstreamError)) throw err;
       lastReason = err.message;
       deps.log.warn({ taskId, channelId: channel.channelId, retryable: err.retryable, reason: err.message }, 'upstream submit failed');
@@ -71,4 +82,18 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     }
   }
   await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'no_channel_available', reason: lastReason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+}
+
+/**
+ * An adapter that throws anything but an UpstreamError while reading an upstream's answer
+ * (garbage it did not expect) has met a misbehaving upstream: that is a retryable failure of
+ * this channel, not of the gateway.
+ */
+async function submitted<T>(submit: Promise<T>): Promise<T> {
+  try {
+    return await submit;
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError(`submit: the upstream answer could not be read: ${err instanceof Error ? err.message : String(err)}`, true);
+  }
 }

@@ -1,10 +1,11 @@
 /**
  * Settler: a succeeded task settles its reservation on what was actually returned (images
- * returned, seconds and resolution delivered, tokens used) priced from the basis recorded at
- * submit; a failed task releases it. Idempotent per reservation id, so replays charge nothing.
+ * returned, seconds and resolution delivered) priced from the basis recorded at submit, never
+ * on more units than were asked for (`settlementOf`); a failed task releases it. Idempotent
+ * per reservation id, so replays charge nothing.
  */
 import { UnknownReservationError } from '../domain/account.js';
-import { amountOf, settlementBasis } from '../domain/pricing.js';
+import { settlementOf } from '../domain/pricing.js';
 import type { RecordedDomainEvent } from '../domain/recorded.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { AccountService } from './account-service.js';
@@ -18,8 +19,8 @@ export async function settleTask(deps: { events: EventStore; accounts: AccountSe
   const metadata = { at: event.metadata.at, accountId: state.accountId, correlationId: taskId, causationId: event.id };
   try {
     if (event.type === 'TaskSucceeded') {
-      const basis = settlementBasis(state.basis, event.data.usage);
-      await deps.accounts.execute(state.accountId, { type: 'SettleQuota', data: { reservationId: state.reservationId, actual: amountOf(basis), basis } }, metadata);
+      const settlement = settlementOf(state.basis, event.data.usage);
+      await deps.accounts.execute(state.accountId, { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlement } }, metadata);
     } else {
       await deps.accounts.execute(state.accountId, { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } }, metadata);
     }

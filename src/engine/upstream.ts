@@ -15,6 +15,11 @@ export interface UpstreamContext {
   /** The model name the upstream knows (after the channel's model mapping). */
   upstreamModel: string;
   task: SubmittedTaskData;
+  /**
+   * Aborts at the task's deadline (its family's maximum age): adapters pass it to every
+   * upstream call. The engine stops waiting at the deadline whether or not they do.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** A refused or failed upstream call; `retryable` failures move on to the next channel. */
@@ -29,6 +34,11 @@ export interface UpstreamResult {
   kind: 'image' | 'video' | 'audio' | 'text';
   /** Where the upstream keeps the bytes (downloaded and re-hosted by the gateway). */
   url?: string;
+  /**
+   * The URL needs the channel's key (an authenticated content endpoint): it is sent with the
+   * download only when the URL is on the channel's own origin, and not across redirects.
+   */
+  withChannelKey?: boolean;
   /** Bytes given inline. */
   b64?: string;
   text?: string;

@@ -5,8 +5,31 @@ export interface StoredAsset {
   size: number;
 }
 
+export interface PutStreamOptions {
+  /** Largest asset accepted: past it the put fails with AssetTooLargeError. */
+  maxBytes?: number;
+}
+
+/** A streamed put passed its `maxBytes`; nothing of it was kept. */
+export class AssetTooLargeError extends Error {
+  constructor(
+    readonly key: string,
+    readonly maxBytes: number,
+  ) {
+    super(`asset ${key} is over the ${maxBytes} byte limit`);
+    this.name = 'AssetTooLargeError';
+  }
+}
+
 export interface AssetStore {
   put(key: string, bytes: Buffer, contentType: string): Promise<StoredAsset>;
+  /**
+   * Stores the bytes of `source` as they arrive, without holding them all. The asset becomes
+   * visible only once `source` ended whole: when `source` fails, or passes `maxBytes`, the put
+   * rejects and leaves nothing new under the key (an earlier version stays as it was). The key
+   * and content type are checked before `source` is read.
+   */
+  putStream(key: string, source: AsyncIterable<Uint8Array>, contentType: string, options?: PutStreamOptions): Promise<StoredAsset>;
   get(key: string): Promise<(StoredAsset & { bytes: Buffer }) | undefined>;
   /** Metadata only, without reading the bytes. */
   stat(key: string): Promise<StoredAsset | undefined>;

@@ -1,7 +1,7 @@
 /** The AssetStore contract: one suite every adapter runs (local directory now, GridFS later). */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AssetStore } from '../../src/ports/asset-store.js';
+import { AssetTooLargeError, type AssetStore } from '../../src/ports/asset-store.js';
 
 export interface AssetStoreFixture {
   store: AssetStore;
@@ -24,6 +24,20 @@ export const INVALID_KEYS: readonly string[] = [
   'semi;colon',
   'x'.repeat(1025),
 ];
+
+/** `bytes` in chunks of `chunk` bytes, each handed out after a turn of the event loop. */
+async function* chunked(bytes: Buffer, chunk: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < bytes.length; i += chunk) {
+    await new Promise((r) => setImmediate(r));
+    yield bytes.subarray(i, i + chunk);
+  }
+}
+
+/** Hands out `bytes`, then fails (a download that broke off). */
+async function* brokenAfter(bytes: Buffer): AsyncGenerator<Buffer> {
+  yield* chunked(bytes, 1000);
+  throw new Error('connection reset');
+}
 
 export function assetStoreContract(name: string, factory: () => Promise<AssetStoreFixture>): void {
   describe(`AssetStore contract: ${name}`, () => {
@@ -152,6 +166,87 @@ export function assetStoreContract(name: string, factory: () => Promise<AssetSto
       await expect(store.put('ct', Buffer.from('x'), '')).rejects.toThrow();
       await expect(store.put('ct', Buffer.from('x'), 'text/plain\r\nx-injected: 1')).rejects.toThrow();
       expect(await store.get('ct')).toBeUndefined();
+    });
+
+    describe('streamed puts', () => {
+      it('stores a stream of many chunks whole, with its size', async () => {
+        const bytes = randomBytes(3 * 1024 * 1024 + 17);
+        await expect(store.putStream('stream/big.bin', chunked(bytes, 64 * 1024), 'application/octet-stream')).resolves.toEqual({
+          key: 'stream/big.bin',
+          contentType: 'application/octet-stream',
+          size: bytes.length,
+        });
+        const got = await store.get('stream/big.bin');
+        expect(got?.size).toBe(bytes.length);
+        expect(got?.bytes.equals(bytes)).toBe(true);
+        expect((await store.getRange('stream/big.bin', 1_000_000, 1_000_099))?.equals(bytes.subarray(1_000_000, 1_000_100))).toBe(true);
+      });
+
+      it('stores an empty stream as an empty asset', async () => {
+        await store.putStream('stream/empty', chunked(Buffer.alloc(0), 10), 'text/plain');
+        expect(await store.stat('stream/empty')).toEqual({ key: 'stream/empty', contentType: 'text/plain', size: 0 });
+      });
+
+      it('accepts exactly maxBytes', async () => {
+        const bytes = randomBytes(4096);
+        await store.putStream('stream/exact', chunked(bytes, 1000), 'application/octet-stream', { maxBytes: 4096 });
+        expect((await store.get('stream/exact'))?.bytes.equals(bytes)).toBe(true);
+      });
+
+      it('refuses a stream past maxBytes and keeps nothing of it', async () => {
+        const put = store.putStream('stream/too-big', chunked(randomBytes(10_000), 1000), 'application/octet-stream', { maxBytes: 4096 });
+        await expect(put).rejects.toBeInstanceOf(AssetTooLargeError);
+        expect(await store.get('stream/too-big')).toBeUndefined();
+        expect(await store.stat('stream/too-big')).toBeUndefined();
+      });
+
+      it('stops reading the source once it is past maxBytes', async () => {
+        let handedOut = 0;
+        async function* endless(): AsyncGenerator<Buffer> {
+          for (;;) {
+            handedOut++;
+            yield Buffer.alloc(1000);
+          }
+        }
+        await expect(store.putStream('stream/endless', endless(), 'application/octet-stream', { maxBytes: 10_000 })).rejects.toBeInstanceOf(AssetTooLargeError);
+        expect(handedOut).toBeLessThanOrEqual(12);
+      });
+
+      it('leaves nothing visible when the source fails midway', async () => {
+        await expect(store.putStream('stream/broken', brokenAfter(randomBytes(5000)), 'image/png')).rejects.toThrow(/connection reset/);
+        expect(await store.get('stream/broken')).toBeUndefined();
+        expect(await store.stat('stream/broken')).toBeUndefined();
+      });
+
+      it('keeps the earlier version whole when a replacing stream fails or is too large', async () => {
+        const first = randomBytes(2000);
+        await store.put('stream/kept', first, 'image/png');
+        await expect(store.putStream('stream/kept', brokenAfter(randomBytes(5000)), 'image/jpeg')).rejects.toThrow();
+        await expect(store.putStream('stream/kept', chunked(randomBytes(9000), 1000), 'image/jpeg', { maxBytes: 3000 })).rejects.toBeInstanceOf(AssetTooLargeError);
+        const got = await store.get('stream/kept');
+        expect(got?.contentType).toBe('image/png');
+        expect(got?.bytes.equals(first)).toBe(true);
+      });
+
+      it('replaces an earlier version when it ends whole', async () => {
+        await store.put('stream/replaced', Buffer.from('old'), 'text/plain');
+        await store.putStream('stream/replaced', chunked(Buffer.from('new and longer'), 3), 'text/markdown');
+        const got = await store.get('stream/replaced');
+        expect(got?.contentType).toBe('text/markdown');
+        expect(got?.bytes.toString()).toBe('new and longer');
+      });
+
+      it('checks the key and content type before reading the source', async () => {
+        let read = false;
+        async function* watched(): AsyncGenerator<Buffer> {
+          read = true;
+          yield Buffer.from('x');
+        }
+        await expect(store.putStream('../escape', watched(), 'text/plain')).rejects.toThrow(/invalid asset key/);
+        await expect(store.putStream('fine/key', watched(), 'text/plain\r\nx: 1')).rejects.toThrow();
+        expect(read).toBe(false);
+        expect(await store.get('fine/key')).toBeUndefined();
+      });
     });
 
     it('answers ping while open', async () => {

@@ -36,6 +36,19 @@ describe('local directory asset store', () => {
     expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
   });
 
+  it('leaves no temp file behind when a streamed put fails or is too large', async () => {
+    const dir = newDir();
+    const store = createFsAssetStore({ dir });
+    async function* broken(): AsyncGenerator<Buffer> {
+      yield Buffer.alloc(5000);
+      throw new Error('connection reset');
+    }
+    await expect(store.putStream('tasks/t3/0.png', broken(), 'image/png')).rejects.toThrow(/connection reset/);
+    await expect(store.putStream('tasks/t3/1.png', (async function* () { yield Buffer.alloc(5000); })(), 'image/png', { maxBytes: 10 })).rejects.toThrow(/byte limit/);
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+    expect(existsSync(join(dir, 'objects', 'tasks', 't3'))).toBe(false);
+  });
+
   it('removes directories that a delete leaves empty', async () => {
     const dir = newDir();
     const store = createFsAssetStore({ dir });

@@ -116,12 +116,12 @@ describe('clip: billing on the seconds delivered, at the mode reserved', () => {
     expect(money.settled).toMatchObject({ actual: 3 * 3_000, charged: 3 * 3_000, basis: { tier: 'std', units: 3 } });
   });
 
-  it('more seconds delivered cost more, at the pro price', async () => {
+  it('more seconds delivered than asked for are not charged (recorded as delivered)', async () => {
     const r = await world.api.post(`${BASE}/image2video`, { model_name: 'clip-v2-master', image: IMAGE, prompt: 'long [sim:dur=8]', duration: 5 });
     await waitFor('image2video', r.body.data.task_id);
     const money = await moneyOf(world.gw, world.accountId, r.body.data.task_id);
     expect(money.reserved).toBe(5 * 6_000);
-    expect(money.settled).toMatchObject({ actual: 8 * 6_000, charged: 8 * 6_000, basis: { tier: 'pro', units: 8 } });
+    expect(money.settled).toMatchObject({ actual: 5 * 6_000, charged: 5 * 6_000, basis: { tier: 'pro', units: 5 }, deliveredUnits: 8 });
   });
 
   it('[sim:fail] ends failed with a message and releases the reservation', async () => {

@@ -145,12 +145,12 @@ describe('motion: billing on the delivery', () => {
     expect(money.settled).toMatchObject({ actual: 5 * 4_000, charged: 5 * 4_000, basis: { tier: '720P' } });
   });
 
-  it('a higher resolution and more seconds delivered cost more', async () => {
+  it('a higher resolution delivered costs more; more seconds than asked for are not charged', async () => {
     const r = await world.api.post(TEXT, { model: 'motion3.0-video', prompt: 'more [sim:res=1080P] [sim:dur=7]', resolution: '480P', duration: 5 });
     await waitFor(r.body.output.task_id);
     const money = await moneyOf(world.gw, world.accountId, r.body.output.task_id);
     expect(money.reserved).toBe(5 * 2_000);
-    expect(money.settled).toMatchObject({ actual: 7 * 8_000, charged: 7 * 8_000, basis: { tier: '1080P', units: 7 } });
+    expect(money.settled).toMatchObject({ actual: 5 * 8_000, charged: 5 * 8_000, basis: { tier: '1080P', units: 5 }, deliveredUnits: 7 });
   });
 
   it('[sim:fail] ends FAILED with code and message, and releases the reservation', async () => {

@@ -47,7 +47,7 @@ export async function refusedWithoutAppend(gw: TestGateway, request: () => Promi
 export interface TaskMoney {
   reserved: number;
   basis: { unitPrice: number; units: number; tier?: string; extra?: number };
-  settled?: { actual: number; charged: number; basis: { unitPrice: number; units: number; tier?: string } };
+  settled?: { actual: number; charged: number; basis: { unitPrice: number; units: number; tier?: string }; deliveredUnits?: number };
   released?: number;
 }
 
@@ -64,7 +64,7 @@ export async function moneyOf(gw: TestGateway, accountId: string, taskId: string
   return {
     reserved: reserved.amount,
     basis: reserved.basis,
-    ...(settled ? { settled: { actual: settled.actual, charged: settled.charged, basis: settled.basis } } : {}),
+    ...(settled ? { settled: { actual: settled.actual, charged: settled.charged, basis: settled.basis, ...(settled.deliveredUnits !== undefined ? { deliveredUnits: settled.deliveredUnits } : {}) } } : {}),
     ...(released ? { released: released.amount } : {}),
   };
 }

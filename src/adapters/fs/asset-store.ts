@@ -1,14 +1,14 @@
 /**
  * The embedded AssetStore: one file per asset below `<dir>/objects/` (a key's `/` makes
  * sub-directories), the content type in the file's small header (asset-file.ts). A put writes
- * a temp file in `<dir>/tmp/`, fsyncs it and renames it over the target, so a reader sees the
- * old asset or the new one, never a mix. A directory emptied by a delete is removed.
+ * a temp file in `<dir>/tmp/` (a streamed put as its bytes arrive), fsyncs it and renames it over
+ * the target, so a reader sees the old asset or the new one, never a mix or a partial one. A directory emptied by a delete is removed.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
-import type { AssetStore, StoredAsset } from '../../ports/asset-store.js';
+import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../ports/asset-store.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -73,36 +73,50 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     }
   }
 
-  return {
-    async put(key, bytes, contentType) {
-      const target = pathOf(key);
-      assertValidContentType(contentType);
-      const part = join(temp, `${randomUUID()}.part`);
+  /**
+   * Writes the header and then the bytes of `source` to a temp file as they arrive, fsyncs it
+   * and renames it over the target: a failed or oversized source leaves only a temp file, which
+   * is removed, so a partial asset never becomes visible.
+   */
+  async function putFrom(key: string, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, contentType: string, maxBytes: number | undefined): Promise<StoredAsset> {
+    const target = pathOf(key);
+    assertValidContentType(contentType);
+    const part = join(temp, `${randomUUID()}.part`);
+    let size = 0;
+    try {
+      const fh = await open(part, 'wx');
       try {
-        const fh = await open(part, 'wx');
-        try {
-          await fh.writeFile(encodeHeader(contentType));
-          await fh.writeFile(bytes);
-          await fh.sync();
-        } finally {
-          await fh.close();
+        await fh.writeFile(encodeHeader(contentType));
+        for await (const chunk of source) {
+          size += chunk.byteLength;
+          if (maxBytes !== undefined && size > maxBytes) throw new AssetTooLargeError(key, maxBytes);
+          await fh.writeFile(chunk);
         }
-        // A concurrent delete may prune the fresh directory between mkdir and rename: retry.
-        for (let attempt = 1; ; attempt++) {
-          await mkdir(dirname(target), { recursive: true });
-          try {
-            await rename(part, target);
-            break;
-          } catch (error) {
-            if (codeOf(error) !== 'ENOENT' || attempt >= 3) throw error;
-          }
-        }
-      } catch (error) {
-        await rm(part, { force: true });
-        throw error;
+        await fh.sync();
+      } finally {
+        await fh.close();
       }
-      return { key, contentType, size: bytes.length };
-    },
+      // A concurrent delete may prune the fresh directory between mkdir and rename: retry.
+      for (let attempt = 1; ; attempt++) {
+        await mkdir(dirname(target), { recursive: true });
+        try {
+          await rename(part, target);
+          break;
+        } catch (error) {
+          if (codeOf(error) !== 'ENOENT' || attempt >= 3) throw error;
+        }
+      }
+    } catch (error) {
+      await rm(part, { force: true });
+      throw error;
+    }
+    return { key, contentType, size };
+  }
+
+  return {
+    put: (key, bytes, contentType) => putFrom(key, [bytes], contentType, undefined),
+
+    putStream: (key, source, contentType, options) => putFrom(key, source, contentType, options?.maxBytes),
 
     get: (key) =>
       withAsset(key, async (fh, h) => ({

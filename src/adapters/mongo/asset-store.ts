@@ -1,6 +1,7 @@
 /**
- * AssetStore on MongoDB GridFS: one GridFS file per put, named by the asset key, the content
- * type in the file's `metadata.contentType`. Keys and content types are validated by the same
+ * AssetStore on MongoDB GridFS: one GridFS file per put (streamed puts through an upload
+ * stream as their bytes arrive), named by the asset key, the content type in the file's
+ * `metadata.contentType`. Keys and content types are validated by the same
  * rules as the local-directory store (src/adapters/fs/asset-key.ts).
  *
  * Replacing a key: GridFS writes the chunks first and the `files` document last, so a visible
@@ -11,7 +12,9 @@
  * it (a concurrent replace or delete) looks again.
  */
 import { GridFSBucket, MongoClient, MongoGridFSChunkError, MongoRuntimeError, type Db, type GridFSFile, type ObjectId } from 'mongodb';
-import type { AssetStore, StoredAsset } from '../../ports/asset-store.js';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../ports/asset-store.js';
 import { assertValidAssetKey, assertValidContentType } from '../fs/asset-key.js';
 
 export { InvalidAssetKeyError } from '../fs/asset-key.js';
@@ -76,21 +79,43 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
     }
   }
 
+  /**
+   * Uploads the bytes of `source` as they arrive (GridFS upload stream, with its backpressure).
+   * GridFS writes the `files` document only when the stream ends, so until then no reader sees
+   * the file; a failed or oversized source aborts the upload, which deletes the chunks written.
+   */
+  async function putFrom(key: string, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, contentType: string, maxBytes: number | undefined): Promise<StoredAsset> {
+    const filename = keyOf(key);
+    assertValidContentType(contentType);
+    const upload = bucket.openUploadStream(filename, { metadata: { contentType } });
+    // Remembered at once, so an error emitted while nobody waits is not an unhandled one.
+    const failed = new Promise<never>((_, reject) => upload.once('error', reject));
+    failed.catch(() => undefined);
+    let size = 0;
+    try {
+      for await (const chunk of source) {
+        size += chunk.byteLength;
+        if (maxBytes !== undefined && size > maxBytes) throw new AssetTooLargeError(key, maxBytes);
+        if (chunk.byteLength === 0) continue;
+        if (!upload.write(chunk)) await Promise.race([once(upload, 'drain'), failed]);
+      }
+      upload.end();
+      // Resolves once the files document is written (the file is visible), rejects on any error.
+      await finished(upload);
+    } catch (error) {
+      if (!upload.state.aborted && !upload.done) await upload.abort().catch(() => undefined);
+      throw error;
+    }
+    // Keep only the newest version of the key: this one, or a concurrent put's that finished later.
+    const [, ...older] = await bucket.find({ filename }).sort(NEWEST_FIRST).toArray();
+    for (const file of older) await deleteQuietly(file._id);
+    return { key, contentType, size };
+  }
+
   return {
-    async put(key, bytes, contentType) {
-      const filename = keyOf(key);
-      assertValidContentType(contentType);
-      const upload = bucket.openUploadStream(filename, { metadata: { contentType } });
-      await new Promise<void>((resolve, reject) => {
-        upload.once('finish', () => resolve());
-        upload.once('error', reject);
-        upload.end(bytes);
-      });
-      // Keep only the newest version of the key: this one, or a concurrent put's that finished later.
-      const [, ...older] = await bucket.find({ filename }).sort(NEWEST_FIRST).toArray();
-      for (const file of older) await deleteQuietly(file._id);
-      return { key, contentType, size: bytes.length };
-    },
+    put: (key, bytes, contentType) => putFrom(key, [bytes], contentType, undefined),
+
+    putStream: (key, source, contentType, options) => putFrom(key, source, contentType, options?.maxBytes),
 
     get: (key) =>
       withNewest(keyOf(key), async (file) => ({

@@ -63,9 +63,9 @@ export const artUpstream: UpstreamAdapter = {
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, task }) {
+  async submit({ baseUrl, channel, task, signal }) {
     const body = submitBody(task, channel.channelId);
-    const reply = await upstreamJson('POST', `${baseUrl}/art/submit/${submitPathOf(task.action)}`, { key: channel.key, body });
+    const reply = await upstreamJson('POST', `${baseUrl}/art/submit/${submitPathOf(task.action)}`, { key: channel.key, body, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const answer = (reply.body ?? {}) as { code?: unknown; result?: unknown };
     const code = typeof answer.code === 'number' ? answer.code : -1;
@@ -74,8 +74,8 @@ export const artUpstream: UpstreamAdapter = {
     return { upstreamTaskId: answer.result };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/art/task/${encodeURIComponent(upstreamTaskId)}/fetch`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}/art/task/${encodeURIComponent(upstreamTaskId)}/fetch`, { key: channel.key, signal });
     const body = (reply.body ?? {}) as UpstreamArtRecord & { code?: unknown };
     if (reply.status === 404 || body.code === 4) return { state: 'lost', reason: 'the upstream no longer knows the task' };
     if (reply.status !== 200) throw failureOf(reply, 'poll');

@@ -29,16 +29,16 @@ export const clipUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, { key: channel.key, body: { ...task.request, model_name: upstreamModel } });
+  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, { key: channel.key, body: { ...task.request, model_name: upstreamModel }, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = dataOf(reply.body, 'submit').task_id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
     return { upstreamTaskId: id };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}${CLIP_PATH}/${task.action}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}${CLIP_PATH}/${task.action}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
     if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the task' };
     if (reply.status !== 200) throw failureOf(reply, 'poll');
     const data = dataOf(reply.body, 'poll');

@@ -38,16 +38,16 @@ export const asyncImagesUpstream: UpstreamAdapter = {
   pollIntervalMs: 1000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task }) {
-    const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, { key: channel.key, body: { ...task.request, model: upstreamModel } });
+  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+    const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = (reply.body as UpstreamImageTask | undefined)?.id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
     return { upstreamTaskId: id };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/v1/images/async/generations/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}/v1/images/async/generations/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
     if (reply.status === 404 || (reply.status === 400 && JSON.stringify(reply.body).includes('task_not_exist'))) {
       return { state: 'lost', reason: 'the upstream no longer knows the task' };
     }

@@ -30,17 +30,17 @@ export const motionUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
     const path = task.action === 'text2video' ? MOTION_SUBMIT_PATHS.text : MOTION_SUBMIT_PATHS.image;
-    const reply = await upstreamJson('POST', `${baseUrl}${path}`, { key: channel.key, body: { ...task.request, model: upstreamModel } });
+    const reply = await upstreamJson('POST', `${baseUrl}${path}`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = outputOf(reply.body, 'submit').task_id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
     return { upstreamTaskId: id };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}${MOTION_TASKS_PATH}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}${MOTION_TASKS_PATH}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
     if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the task' };
     if (reply.status !== 200) throw failureOf(reply, 'poll');
     const output = outputOf(reply.body, 'poll');

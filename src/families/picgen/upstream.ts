@@ -6,6 +6,7 @@
  * URL (spec 4.7, `response_format`). Settlement charges every image the upstream returned.
  */
 import type { SyncCallResult } from '../../engine/sync-task.js';
+import { resultLimitOf } from '../../engine/assets.js';
 import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
@@ -20,11 +21,12 @@ export type PicgenCallResult = SyncCallResult & { slots: ImageSlot[] };
 
 export async function callPicgen(deps: GatewayDeps, ctx: UpstreamContext, path: string, upstream: Record<string, unknown>): Promise<PicgenCallResult> {
   const body = { ...upstream, model: ctx.upstreamModel };
-  const reply = await upstreamJson('POST', ctx.baseUrl + path, { key: ctx.channel.key, body, timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  const reply = await upstreamJson('POST', ctx.baseUrl + path, { key: ctx.channel.key, body, timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
   if (reply.status !== 200) throw failureOf(reply, 'picgen');
   const images = itemsOf(reply.body);
   if (images.length === 0) throw new UpstreamError('picgen: the upstream answered without an image', false, 502);
-  const { results, slots } = await fetchImages(deps, ctx, images, 'keep-url');
+  // Images beyond those asked for (`max_images`) are neither fetched nor charged.
+  const { results, slots } = await fetchImages(deps, ctx, images.slice(0, resultLimitOf(ctx.task.basis)), 'keep-url');
   const answer = isPlainObject(reply.body) ? reply.body : {};
   const unhosted = slots.filter((s): s is Extract<ImageSlot, { url: string }> => 'url' in s);
   return {

@@ -84,8 +84,11 @@ export interface SseFrame {
   data: string;
 }
 
-/** Frames of an upstream `text/event-stream` body (comments skipped, multi-line data joined). */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+/**
+ * Frames of an upstream `text/event-stream` body (comments skipped, multi-line data joined).
+ * A frame longer than `maxFrameBytes` (never ending, say) fails the read instead of growing.
+ */
+export async function* readSse(body: ReadableStream<Uint8Array>, maxFrameBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of body) {
@@ -98,6 +101,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       const frame = parseFrame(block);
       if (frame) yield frame;
     }
+    // What is left is one unfinished frame.
+    if (buffer.length > maxFrameBytes) throw new Error(`an event of more than ${maxFrameBytes} bytes`);
   }
   const last = parseFrame(buffer + decoder.decode());
   if (last) yield last;

@@ -5,7 +5,8 @@
  * Token usage stays in the task's `upstream` snapshot and is echoed to the client.
  */
 import type { SyncCallResult } from '../../engine/sync-task.js';
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
+import { resultLimitOf } from '../../engine/assets.js';
+import { failureOf, MAX_UPSTREAM_ANSWER_BYTES, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../images/rules/shared.js';
@@ -46,25 +47,27 @@ function body(ctx: UpstreamContext, upstream: Record<string, unknown>, extra: Re
 }
 
 export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
   if (reply.status !== 200) throw failureOf(reply, 'images');
   const images = itemsOf(reply.body);
   if (images.length === 0) throw new UpstreamError('images: the upstream answered without an image', false, 502);
-  const { results } = await fetchImages(deps, ctx, images, 'fail');
+  // Images beyond those asked for are neither fetched nor charged (settlement caps the units).
+  const { results } = await fetchImages(deps, ctx, images.slice(0, resultLimitOf(ctx.task.basis)), 'fail');
   const answer = isPlainObject(reply.body) ? reply.body : {};
-  return { results, usage: { units: results.length }, snapshot: { created: answer.created, usage: answer.usage } };
+  return { results, usage: { units: images.length }, snapshot: { created: answer.created, usage: answer.usage } };
 }
 
 export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult & { text: string }> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
   if (reply.status !== 200) throw failureOf(reply, 'chat');
   const answer = isPlainObject(reply.body) ? reply.body : {};
   const choices = Array.isArray(answer.choices) ? answer.choices.filter(isPlainObject) : [];
   const text = choices.map((c) => (isPlainObject(c.message) ? (str(c.message.content) ?? '') : '')).join('\n\n');
-  const { results } = await fetchImages(deps, ctx, markdownImages(text), 'fail');
+  const found = markdownImages(text);
+  const { results } = await fetchImages(deps, ctx, found.slice(0, resultLimitOf(ctx.task.basis)), 'fail');
   // An answer without images (a refusal, say) is passed on as text and charged nothing.
   const plain = results.length === 0 ? text : '';
-  return { results, usage: { units: results.length }, snapshot: { id: answer.id, usage: answer.usage }, text: plain };
+  return { results, usage: { units: found.length }, snapshot: { id: answer.id, usage: answer.usage }, text: plain };
 }
 
 /** Adds up numeric fields (nested objects too) of the per-image usages of a stream. */
@@ -87,7 +90,7 @@ async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown
       method: 'POST',
       headers: { authorization: `Bearer ${ctx.channel.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify(body(ctx, upstream, { stream: true })),
-      signal: AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
+      signal: ctx.signal ? AbortSignal.any([AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS), ctx.signal]) : AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
       redirect: 'error',
     });
   } catch (err) {
@@ -122,9 +125,11 @@ export async function callImagesStream(
   const res = await openStream(ctx, upstream);
   const images: UpstreamImage[] = [];
   const usages: unknown[] = [];
+  const limit = resultLimitOf(ctx.task.basis);
+  let completed = 0;
   let passedOn = false;
   try {
-    for await (const frame of readSse(res.body as ReadableStream<Uint8Array>)) {
+    for await (const frame of readSse(res.body as ReadableStream<Uint8Array>, MAX_UPSTREAM_ANSWER_BYTES)) {
       if (frame.data.startsWith('[DONE]')) break;
       const event: unknown = JSON.parse(frame.data);
       if (!isPlainObject(event)) continue;
@@ -134,6 +139,8 @@ export async function callImagesStream(
         onPartial({ b64_json: b64, partial_image_index: typeof event.partial_image_index === 'number' ? event.partial_image_index : 0 });
         passedOn = true;
       } else if (event.type === 'image_generation.completed' && b64) {
+        // Images beyond those asked for are counted (for the record), not kept.
+        if (++completed > limit) continue;
         images.push({ b64 });
         usages.push(event.usage);
       }
@@ -144,5 +151,5 @@ export async function callImagesStream(
   }
   if (images.length === 0) throw new UpstreamError('images stream: ended without a completed image', !passedOn, 502);
   const { results } = await fetchImages(deps, ctx, images, 'fail');
-  return { results, usage: { units: results.length }, snapshot: { usage: sumUsage(usages), usages } };
+  return { results, usage: { units: completed }, snapshot: { usage: sumUsage(usages), usages } };
 }

@@ -53,9 +53,9 @@ export const tuneUpstream: UpstreamAdapter = {
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
     const body = task.action === 'MUSIC' && upstreamModel !== task.model ? { ...task.request, mv: upstreamModel } : task.request;
-    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body });
+    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const answer = (reply.body ?? {}) as { code?: unknown; data?: unknown };
     if (answer.code !== 'success') throw new UpstreamError(`submit: upstream refused: ${upstreamMessage(reply.body)}`, false);
@@ -63,8 +63,8 @@ export const tuneUpstream: UpstreamAdapter = {
     return { upstreamTaskId: answer.data };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/tune/fetch/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}/tune/fetch/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
     if (reply.status === 404 || (reply.status === 400 && JSON.stringify(reply.body).includes('task_not_exist'))) {
       return { state: 'lost', reason: 'the upstream no longer knows the task' };
     }

@@ -22,16 +22,16 @@ export const vidgenUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${VIDGEN_PATH}`, { key: channel.key, body: { ...task.request, model: upstreamModel } });
+  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+    const reply = await upstreamJson('POST', `${baseUrl}${VIDGEN_PATH}`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = isPlainObject(reply.body) ? (reply.body.id ?? reply.body.task_id) : undefined;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
     return { upstreamTaskId: id };
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}${VIDGEN_PATH}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key });
+  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
+    const reply = await upstreamJson('GET', `${baseUrl}${VIDGEN_PATH}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
     if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the task' };
     if (reply.status !== 200) throw failureOf(reply, 'poll');
     const data = envelopeData(reply.body);

@@ -34,6 +34,8 @@ const record = (e: LedgerEntry) => ({
   balance_delta: e.balanceDelta,
   reserved_delta: e.reservedDelta,
   basis: e.basis,
+  /** Units the upstream delivered when it sent more than was asked for (only those asked were charged). */
+  delivered_units: e.deliveredUnits ?? null,
   note: e.note,
 });
 
