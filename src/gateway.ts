@@ -12,6 +12,9 @@ import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } fr
 import { createAccountService } from './engine/account-service.js';
 import { createCatalog } from './engine/catalog.js';
 import { createReconciler } from './engine/reconciler.js';
+import { startAll, stopAll, type BackgroundProcess } from './engine/background.js';
+import { periodicProcess } from './engine/periodic.js';
+import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
 import { checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
@@ -27,6 +30,7 @@ import type { GatewayDeps } from './http/deps.js';
 import { buildHealthServer, buildServer, type RoutePlugin } from './http/server.js';
 import { selectAdapters } from './adapters/select.js';
 import { createCheckpointFollower } from '../projections/follower.js';
+import { waitForProjectedHead } from '../projections/head.js';
 import type { EventStore } from './ports/event-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
@@ -87,7 +91,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ? createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) })
     : createCheckpointFollower(views, projections);
   await runner.start();
-  if (runsProjections) await runner.waitFor(await events.headPosition(), 120_000);
+  if (runsProjections) await waitForProjectedHead(events, runner, 120_000);
   const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000);
   const accounts = createAccountService({ events, log: log.child({ processor: 'accounts' }) });
   const tokens = createTokenCache(views, runner, runsProjections ? {} : { ttlMs: 2000 });
@@ -96,7 +100,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let selfUrl = `http://127.0.0.1:${config.port}`;
   const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
-  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => config.simulatorUrl ?? selfUrl };
+  // The role's background processes: filled below, reported by /readyz.
+  let background: readonly BackgroundProcess[] = [];
+  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => config.simulatorUrl ?? selfUrl, backgroundProcesses: () => background };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const admin = servesApi ? await seedAdmin(deps, metadata) : { created: false };
@@ -135,10 +141,32 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
     ownership,
-    viewsReach: (position) => runner.waitFor(position, 120_000),
+    viewsReachHead: () => waitForProjectedHead(events, runner, 120_000),
     outbound: (channelBaseUrl) => outboundPolicy(config, deps.selfUrl(), [channelBaseUrl], { maxBytes: MAX_DOWNLOAD_BYTES }),
   });
-  const reconciler = createReconciler({ ...deps, log: log.child({ processor: 'reconciler' }), graceSeconds: config.reservationGraceSeconds });
+  const reconciler = createReconciler({
+    ...deps,
+    log: log.child({ processor: 'reconciler' }),
+    graceSeconds: config.reservationGraceSeconds,
+    ...(config.taskMaxAgeSeconds !== undefined ? { syncMaxAgeSeconds: config.taskMaxAgeSeconds } : {}),
+  });
+  const projectionsProcess = runsProjections ? projectionProcess(events, runner) : undefined;
+
+  // THE list of what each role runs in the background, in start order (stopped in reverse).
+  // Projections are not in it: they start before the server (read-your-writes) and stop after it.
+  const processes: readonly BackgroundProcess[] = [
+    ...(runsEngine
+      ? [
+          ...engine.processes,
+          callbacks.scheduler,
+          periodicProcess(callbacks.deliverer, config.callbackCheckMs),
+          // Often enough that a reservation is released soon after its grace period ends.
+          periodicProcess(reconciler, Math.max(500, Math.min(30_000, config.reservationGraceSeconds * 250))),
+        ]
+      : []),
+    ...(runsProjections ? [publisher] : []),
+  ];
+  background = projectionsProcess ? [projectionsProcess, ...processes] : processes;
 
   let closed = false;
   return {
@@ -153,22 +181,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const port = new URL(address).port;
       selfUrl = `http://127.0.0.1:${port}`;
       if (!config.publicBaseUrl && !['0.0.0.0', '::'].includes(config.host)) selfUrl = address;
-      if (runsEngine) {
-        await engine.start();
-        await callbacks.start();
-            }
-      if (runsProjections) await publisher.start();
+      await projectionsProcess?.start();
+      await startAll(processes);
       return address;
     },
     async close() {
       if (closed) return;
       closed = true;
-      await publisher.stop();
-      await callbacks.stop();
-      await engine.stop();
+      // Process managers first (their upstream calls may be to this server's own simulator),
+      // then the server, then the projections that in-flight requests may still wait for.
+      await stopAll(processes);
       await app.close();
-      await reconciler.stop();
-      await runner.stop();
+      if (projectionsProcess) await projectionsProcess.stop();
+      else await runner.stop();
       catalog.close();
       tokens.close();
       await Promise.allSettled([events.close(), views.close(), bus.close(), assets.close()]);

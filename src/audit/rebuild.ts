@@ -4,6 +4,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { Projection } from '../../projections/projection.js';
 import { createProjectionRunner } from '../../projections/runner.js';
+import { waitForProjectedHead } from '../../projections/head.js';
 
 export async function rebuildViews(
   deps: { events: EventStore; views: ViewStore; log: Logger },
@@ -17,7 +18,7 @@ export async function rebuildViews(
   await runner.start();
   const timer = onProgress ? setInterval(() => onProgress(Number(runner.position()), Number(head)), 200) : undefined;
   try {
-    await runner.waitFor(head, 24 * 3600 * 1000);
+    await waitForProjectedHead(deps.events, runner, 24 * 3600 * 1000);
   } finally {
     if (timer) clearInterval(timer);
     await runner.stop();

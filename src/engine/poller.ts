@@ -1,16 +1,20 @@
 /**
  * Poller: follows every task that runs upstream. Polls on the family's interval, backs off
  * exponentially with jitter on errors, limits polls in flight per channel, appends only
- * changes, re-hosts results on success, and fails tasks older than the family's max age.
+ * changes, re-hosts results on success, and fails a task at its deadline (created + the
+ * family's max age): the next poll is never scheduled past it, and a poll or a re-hosting
+ * still running then is abandoned (its signal aborts), whatever the upstream does.
  * The in-flight set is rebuilt from the `inflight` view on start.
  */
 import type { Logger } from 'pino';
+import type { TaskResultItem } from '../domain/events.js';
 import type { KnownTask } from '../domain/task.js';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import type { AssetSigner } from './assets.js';
-import { rehostResults } from './assets.js';
-import { guardedDownload, type OutboundPolicy } from './outbound-guard.js';
+import { channelRehostDeps, isPermanentRehostFailure, rehostResults, resultLimitOf } from './assets.js';
+import { beforeDeadline, remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from './deadline.js';
+import type { OutboundPolicy } from './outbound-guard.js';
 import type { Catalog } from './catalog.js';
 import { Semaphore } from './semaphore.js';
 import { executeTask, readTask } from './task-commands.js';
@@ -46,6 +50,8 @@ export interface Poller {
   /** Stops following the tasks that match (their partition moved to another instance). */
   untrackWhere(matches: (taskId: string) => boolean): void;
   size(): number;
+  /** When a poll last got an answer from an upstream. */
+  lastPoll(): Date | undefined;
   stop(): Promise<void>;
 }
 
@@ -54,6 +60,7 @@ export function createPoller(deps: PollerDeps): Poller {
   const limits = new Map<string, Semaphore>();
   const running = new Set<Promise<void>>();
   let stopped = false;
+  let lastPoll: Date | undefined;
 
   const limitOf = (channelId: string) => {
     let s = limits.get(channelId);
@@ -65,6 +72,9 @@ export function createPoller(deps: PollerDeps): Poller {
 
   function schedule(entry: Tracked, delayMs: number): void {
     if (stopped) return;
+    // Never past the deadline: the poll at the deadline fails the task.
+    const deadline = deadlineOf(entry.task);
+    const delay = deadline ? Math.min(delayMs, remainingMs(deadline, deps.clock())) : delayMs;
     entry.timer = setTimeout(() => {
       const p = pollOnce(entry).catch((err: unknown) => {
         deps.log.error({ err, taskId: entry.task.taskId }, 'poll failed unexpectedly');
@@ -73,7 +83,20 @@ export function createPoller(deps: PollerDeps): Poller {
       });
       running.add(p);
       void p.finally(() => running.delete(p));
-    }, delayMs);
+    }, delay);
+  }
+
+  /** When the task must have ended; undefined while its channel or family is unknown. */
+  function deadlineOf(task: KnownTask): TaskDeadline | undefined {
+    const channel = task.channelId ? deps.catalog.channel(task.channelId) : undefined;
+    const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
+    return adapter ? taskDeadline(task.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds) : undefined;
+  }
+
+  async function timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void> {
+    const t = entry.task;
+    await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } }, meta(t));
+    tracked.delete(t.taskId);
   }
 
   function intervalOf(task: KnownTask): number {
@@ -88,7 +111,7 @@ export function createPoller(deps: PollerDeps): Poller {
     return base / 2 + Math.random() * (base / 2);
   }
 
-  async function finish(entry: Tracked, status: UpstreamStatus): Promise<void> {
+  async function finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void> {
     const t = entry.task;
     const known = entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision };
     if (status.state === 'succeeded') {
@@ -96,18 +119,25 @@ export function createPoller(deps: PollerDeps): Poller {
       const adapter = deps.upstreams.get(channel.family)!;
       const assetsExpireAt = nowSeconds() + deps.assetRetentionSeconds;
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-      const results = await rehostResults(
-        {
-          assets: deps.assets,
-          signer: deps.signer,
-          resolveUrl: (u) => (u.startsWith('/') ? new URL(baseUrl).origin + u : u),
-          fetchBytes: (u) => guardedDownload(u, deps.outbound(baseUrl)),
-        },
-        t.taskId,
-        status.results,
-        adapter.delivery(t),
-        assetsExpireAt,
-      );
+      let results: TaskResultItem[];
+      try {
+        results = await beforeDeadline(deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds), deps.clock(), (signal) =>
+          rehostResults(
+            channelRehostDeps(deps, { key: channel.key, baseUrl }, deps.outbound(baseUrl), signal),
+            t.taskId,
+            status.results,
+            adapter.delivery(t),
+            assetsExpireAt,
+            resultLimitOf(t.basis),
+          ),
+        );
+      } catch (err) {
+        if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
+        const reason = `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`;
+        await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'result_unavailable', reason, completedAt: nowSeconds() } }, meta(t), known);
+        tracked.delete(t.taskId);
+        return;
+      }
       await executeTask(deps.events, t.taskId, {
         type: 'CompleteTask',
         data: { results, usage: status.usage, ...(status.snapshot ? { upstream: status.snapshot } : {}), assetsExpireAt: results.some((r) => r.assetKey) ? assetsExpireAt : 0, completedAt: nowSeconds() },
@@ -129,24 +159,24 @@ export function createPoller(deps: PollerDeps): Poller {
       await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
       return;
     }
-    const maxAge = deps.maxAgeSeconds ?? adapter.maxAgeSeconds;
-    if (nowSeconds() - t.createdAt > maxAge) {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${maxAge} s`, completedAt: nowSeconds() } }, meta(t));
-      tracked.delete(t.taskId);
+    const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
+    if (remainingMs(deadline, deps.clock()) <= 0) {
+      await timeOut(entry, deadline);
       return;
     }
     let status: UpstreamStatus;
     try {
-      status = await limitOf(channel.channelId).run(() =>
-        adapter.poll({ channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, t.model), task: t, upstreamTaskId: t.upstreamTaskId! }),
+      status = await beforeDeadline(deadline, deps.clock(), (signal) =>
+        limitOf(channel.channelId).run(() =>
+          adapter.poll({ channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, t.model), task: t, upstreamTaskId: t.upstreamTaskId!, signal }),
+        ),
       );
     } catch (err) {
-      entry.errors++;
-      deps.log.warn({ taskId: t.taskId, errors: entry.errors, reason: err instanceof Error ? err.message : String(err) }, 'poll error; backing off');
-      schedule(entry, backoff(entry));
+      await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
       return;
     }
     entry.errors = 0;
+    lastPoll = new Date();
     if (status.state === 'queued' || status.state === 'in_progress') {
       const result = await executeTask(deps.events, t.taskId, {
         type: 'RecordProgress',
@@ -161,7 +191,23 @@ export function createPoller(deps: PollerDeps): Poller {
       schedule(entry, intervalOf(entry.task));
       return;
     }
-    await finish(entry, status);
+    try {
+      await finish(entry, status, deadline);
+    } catch (err) {
+      // Re-hosting failed in a way another try may mend (a timeout, a 5xx): poll again.
+      await timeOutOrBackOff(entry, deadline, err, 're-hosting failed; backing off');
+    }
+  }
+
+  /** A failed step: past the deadline the task times out, otherwise it is tried again later. */
+  async function timeOutOrBackOff(entry: Tracked, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
+    if (err instanceof TaskDeadlineError) {
+      await timeOut(entry, deadline);
+      return;
+    }
+    entry.errors++;
+    deps.log.warn({ taskId: entry.task.taskId, errors: entry.errors, reason: err instanceof Error ? err.message : String(err) }, what);
+    schedule(entry, backoff(entry));
   }
 
   return {
@@ -179,6 +225,7 @@ export function createPoller(deps: PollerDeps): Poller {
       }
     },
     size: () => tracked.size,
+    lastPoll: () => lastPoll,
     async stop() {
       stopped = true;
       for (const entry of tracked.values()) clearTimeout(entry.timer);

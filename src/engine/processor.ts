@@ -9,10 +9,10 @@ import type { EventType } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
 import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
+import type { BackgroundProcess } from './background.js';
+import { idleCheck } from './idle-check.js';
 
-export interface Processor {
-  start(): Promise<void>;
-  stop(): Promise<void>;
+export interface Processor extends BackgroundProcess {
   /** Resolves once the processor has handled everything up to `position`. */
   caughtUp(position: bigint, timeoutMs?: number): Promise<void>;
 }
@@ -39,6 +39,8 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let loop: Promise<void> | undefined;
   let stopped = false;
   let reached = 0n;
+  let lastPass: Date | undefined;
+  const idle = idleCheck(o.events, o.streamPrefixes, () => reached, () => (lastPass = new Date()));
 
   async function withRetry(what: string, work: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
@@ -72,6 +74,7 @@ export function createProcessor(o: ProcessorOptions): Processor {
           after = raw[raw.length - 1]!.position;
           await o.views.commit(checkpointName, [], after);
           reached = after;
+          lastPass = new Date();
         }
       } catch (err) {
         if (stopped) return;
@@ -82,14 +85,19 @@ export function createProcessor(o: ProcessorOptions): Processor {
   }
 
   return {
+    name: o.name,
+    lastPass: () => lastPass,
     async start() {
+      stopped = false;
       let from = await o.views.getCheckpoint(checkpointName);
       if (from === undefined) from = o.startAt === 'head' ? await o.events.headPosition() : 0n;
       reached = from;
       loop = run(from);
+      idle.start();
     },
     async stop() {
       stopped = true;
+      idle.stop();
       await subscription?.close();
       await loop?.catch(() => undefined);
     },

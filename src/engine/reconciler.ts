@@ -10,12 +10,11 @@ import type { ViewStore } from '../ports/view-store.js';
 import type { OpenReservationDoc } from '../../projections/open-reservations.js';
 import type { AccountService } from './account-service.js';
 import { periodic, type Periodic } from './periodic.js';
+import { SYNC_MAX_AGE_SECONDS } from './deadline.js';
 import { executeTask, readTask } from './task-commands.js';
 
 export const NEVER_SUBMITTED = 'task_never_submitted';
 export const INTERRUPTED = 'interrupted';
-/** Longest a synchronous upstream call may take (the sync families' upstream timeout). */
-const SYNC_CALL_SECONDS = 300;
 
 /** `runOnce` resolves with the number of reservations released. */
 export type Reconciler = Periodic;
@@ -27,7 +26,10 @@ export function createReconciler(deps: {
   log: Logger;
   graceSeconds: number;
   clock: () => Date;
+  /** The synchronous calls' deadline (TASK_MAX_AGE_SECONDS when set, else SYNC_MAX_AGE_SECONDS). */
+  syncMaxAgeSeconds?: number;
 }): Reconciler {
+  const syncCallSeconds = deps.syncMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
   /**
    * A synchronous call runs in its request; if that process died mid-call nothing else would
    * ever finish the task. Past the call's timeout plus the grace period it is failed, and the
@@ -36,10 +38,18 @@ export function createReconciler(deps: {
   async function failInterruptedSyncTask(taskId: string, now: Date): Promise<boolean> {
     const { state, revision } = await readTask(deps.events, taskId);
     if (state.status === 'none' || state.final || !state.sync) return false;
-    if (now.getTime() / 1000 - state.createdAt < SYNC_CALL_SECONDS + deps.graceSeconds) return false;
+    if (now.getTime() / 1000 - state.createdAt < syncCallSeconds + deps.graceSeconds) return false;
     const result = await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: INTERRUPTED, reason: 'the process serving this synchronous call stopped before it finished', completedAt: Math.floor(now.getTime() / 1000) } }, { at: now.toISOString(), accountId: state.accountId, correlationId: taskId }, { state, revision });
     if (result.events.length > 0) deps.log.warn({ taskId }, 'failed an interrupted synchronous task');
     return result.events.length > 0;
+  }
+
+  async function failUnpaidTask(taskId: string, now: Date): Promise<void> {
+    const known = await readTask(deps.events, taskId);
+    const { state } = known;
+    if (state.status === 'none' || state.final) return;
+    await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: NEVER_SUBMITTED, reason: 'the task was opened after its reservation had been released', completedAt: Math.floor(now.getTime() / 1000) } }, { at: now.toISOString(), accountId: state.accountId, correlationId: taskId }, known);
+    deps.log.warn({ taskId }, 'failed a task opened after its reservation was released');
   }
 
   return periodic('reconciler', deps.log, async function pass(): Promise<number> {
@@ -62,6 +72,9 @@ export function createReconciler(deps: {
       if (result.events.length > 0) {
         released++;
         deps.log.warn({ reservationId: doc.reservationId, taskId: doc.taskId, amount: doc.amount }, 'released a reservation whose task never appeared');
+        // The task may have been opened between the look and the release (a submit that took
+        // longer than the grace, or an idempotent retry finishing it): it would run unpaid.
+        await failUnpaidTask(doc.taskId, now);
       }
     }
     return released;

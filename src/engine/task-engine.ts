@@ -13,10 +13,12 @@ import type { AssetSigner } from './assets.js';
 import type { Catalog } from './catalog.js';
 import { dispatchTask } from './dispatcher.js';
 import { createExpirer, type Expirer } from './expirer.js';
+import { createDeadlineSweeper } from './deadline-sweeper.js';
 import { createPoller, loadTracked, type Poller } from './poller.js';
 import { createProcessor, type Processor } from './processor.js';
 import { Semaphore } from './semaphore.js';
-import { periodic } from './periodic.js';
+import { periodic, periodicProcess } from './periodic.js';
+import { startAll, stopAll, type BackgroundProcess } from './background.js';
 import { settleTask } from './settler.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
@@ -40,8 +42,8 @@ export interface TaskEngineDeps {
   expiryCheckMs?: number;
   ownership: Ownership;
   outbound: (channelBaseUrl: string) => OutboundPolicy;
-  /** Resolves once the views show everything up to `position` (before reading the in-flight set). */
-  viewsReach: (position: bigint) => Promise<void>;
+  /** Resolves once the views show everything written so far (before reading the in-flight set). */
+  viewsReachHead: () => Promise<void>;
 }
 
 export interface TaskEngine {
@@ -49,6 +51,8 @@ export interface TaskEngine {
   dispatcher: Processor;
   settler: Processor;
   expirer: Expirer;
+  /** The engine's background processes in start order (the role's list includes them). */
+  processes: readonly BackgroundProcess[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -116,7 +120,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   /** Takes over the unfinished tasks of newly owned partitions. */
   async function adopt(partitions: readonly number[]): Promise<void> {
     const mine = new Set(partitions);
-    await deps.viewsReach(await deps.events.headPosition());
+    await deps.viewsReachHead();
     const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { limit: 10_000_000 });
     for (const { doc } of inflight) {
       if (!mine.has(deps.ownership.partitionOf(doc.taskId))) continue;
@@ -142,39 +146,68 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     handle: (event) => settleTask(deps, event),
   });
   const expirer = createExpirer({ ...deps, log: deps.log.child({ processor: 'expirer' }) });
+  const deadlines = createDeadlineSweeper({ ...deps, log: deps.log.child({ processor: 'deadlines' }) });
+
+  let adoptedAt: Date | undefined;
+  /** Ownership of partitions, adoption of their unfinished tasks, and their polling. */
+  const polling: BackgroundProcess = {
+    name: 'poller',
+    // Adoption done and every poll since then answered (or nothing to poll).
+    lastPass: () => latest(adoptedAt, poller.lastPoll()),
+    async start() {
+      // Unfinished tasks of the partitions this instance owns (all of them on the embedded
+      // default) are adopted on assignment: after a restart, or when another instance left.
+      await deps.ownership.start({
+        onAssign: (partitions) =>
+          adopt(partitions)
+            .then(() => void (adoptedAt = new Date()))
+            .catch((err: unknown) => deps.log.error({ err }, 'adopting in-flight tasks failed')),
+        onRevoke: (partitions) => {
+          const lost = new Set(partitions);
+          poller.untrackWhere((taskId) => lost.has(deps.ownership.partitionOf(taskId)));
+        },
+      });
+    },
+    async stop() {
+      await poller.stop();
+      await deps.ownership.stop();
+    },
+  };
+  const dispatch: BackgroundProcess = {
+    name: 'dispatcher',
+    lastPass: dispatcher.lastPass,
+    start: () => dispatcher.start(),
+    async stop() {
+      // Graceful: finish dispatches in progress before ownership is given up (the poller
+      // stops after this), so another instance adopts only what is really in flight. A crash
+      // skips this: a task may then be submitted upstream twice, and only one is recorded.
+      stopping = true;
+      await dispatcher.stop();
+      await Promise.allSettled([...dispatching]);
+    },
+  };
+  // Start order; stopped in reverse.
+  const processes: readonly BackgroundProcess[] = [
+    settler,
+    polling,
+    dispatch,
+    periodicProcess(redispatcher, 30_000),
+    periodicProcess(expirer, deps.expiryCheckMs ?? 1000),
+    periodicProcess(deadlines, deadlines.intervalMs),
+  ];
 
   return {
     poller,
     dispatcher,
     settler,
     expirer,
-    async start() {
-      // Unfinished tasks of the partitions this instance owns (all of them on the embedded
-      // default) are adopted on assignment: after a restart, or when another instance left.
-      await deps.ownership.start({
-        onAssign: (partitions) => adopt(partitions).catch((err: unknown) => deps.log.error({ err }, 'adopting in-flight tasks failed')),
-        onRevoke: (partitions) => {
-          const lost = new Set(partitions);
-          poller.untrackWhere((taskId) => lost.has(deps.ownership.partitionOf(taskId)));
-        },
-      });
-      await settler.start();
-      await dispatcher.start();
-      expirer.start(deps.expiryCheckMs ?? 1000);
-      redispatcher.start(30_000);
-    },
-    async stop() {
-      // Graceful: finish dispatches in progress, then leave the group so another instance
-      // adopts what is still in flight. (A crash leaves the group without the first step: a
-      // task may then be submitted upstream twice, and only one submission is recorded.)
-      stopping = true;
-      await redispatcher.stop();
-      await dispatcher.stop();
-      await Promise.allSettled([...dispatching]);
-      await poller.stop();
-      await deps.ownership.stop();
-      await settler.stop();
-      await expirer.stop();
-    },
+    processes,
+    start: () => startAll(processes),
+    stop: () => stopAll(processes),
   };
+}
+
+function latest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  if (!a) return undefined;
+  return b && b > a ? b : a;
 }

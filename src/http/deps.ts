@@ -9,6 +9,7 @@ import type { Catalog } from '../engine/catalog.js';
 import type { AccountService } from '../engine/account-service.js';
 import type { TokenCache } from './auth/token-cache.js';
 import type { AssetSigner } from '../engine/assets.js';
+import type { BackgroundProcess } from '../engine/background.js';
 
 /** Everything the HTTP layer needs, built once by the composition root (src/gateway.ts). */
 export interface GatewayDeps {
@@ -27,4 +28,6 @@ export interface GatewayDeps {
   selfUrl: () => string;
   /** Injected so tests can move time; never call Date.now() in request logic. */
   clock: () => Date;
+  /** This role's background processes (reported by /readyz). */
+  backgroundProcesses: () => readonly BackgroundProcess[];
 }

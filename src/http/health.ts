@@ -1,7 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { GatewayDeps } from './deps.js';
+import { statusOf } from '../engine/background.js';
 
-/** `/healthz`: the process is up. `/readyz`: every adapter answers. */
+/**
+ * `/healthz`: the process is up. `/readyz`: every adapter answers (else 503), and each
+ * background process of this role with its last successful pass (null: none yet).
+ */
 export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -19,7 +23,7 @@ export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
         }),
       );
       const ready = Object.values(checks).every((c) => c === 'ok');
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks, processes: statusOf(deps.backgroundProcesses()) });
     });
   };
 }

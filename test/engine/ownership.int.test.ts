@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnership, type Ownership } from '../../src/engine/ownership.js';
 import { outboundPolicy } from '../../src/engine/outbound-guard.js';
+import { waitForProjectedHead } from '../../projections/head.js';
 import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
 import type { UpstreamAdapter } from '../../src/engine/upstream.js';
 import { upstreamAdapters } from '../../src/families/index.js';
@@ -51,7 +52,7 @@ function engine(name: string): TaskEngine {
     channelConcurrency: 8,
     pollIntervalMs: 30,
     ownership,
-    viewsReach: (p) => deps.runner.waitFor(p),
+    viewsReachHead: () => waitForProjectedHead(deps.events, deps.runner, 10_000),
     outbound: (base) => outboundPolicy(deps.config, deps.selfUrl(), [base]),
   });
   engines.push(e);
