@@ -45,6 +45,11 @@ export const QuotaSettled = z.object({
   /** What was charged: `actual`, capped so the available balance never goes below zero. */
   charged: nonNegativeQuota,
   basis: PriceBasis.optional(),
+  /**
+   * The units the upstream claimed to deliver when they were more than the request asked for
+   * (50 images for `n=1`); `basis.units` is what was charged. Absent when it delivered no more.
+   */
+  deliveredUnits: z.number().min(0).optional(),
   /** The token the reservation was made with, so token usage can be projected. */
   tokenId: z.string().optional(),
 });
@@ -155,6 +160,8 @@ export const TaskSubmitted = z.object({
   createdAt: z.number().int(),
   callbackUrl: z.string().optional(),
   idempotencyKey: z.string().optional(),
+  /** Hash of the canonical request body, when submitted with an Idempotency-Key. */
+  requestHash: z.string().optional(),
   /** Synchronous calls are executed by the request itself; the dispatcher leaves them alone. */
   sync: z.boolean().optional(),
 });

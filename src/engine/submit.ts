@@ -3,12 +3,13 @@
  * single-stream appends; when the second fails the reservation is released at once, and when
  * the process dies between them the reconciler releases it after its grace period.
  */
-import { InsufficientQuotaError } from '../domain/account.js';
+import { InsufficientQuotaError, TokenQuotaExceededError } from '../domain/account.js';
 import { streams, type EventDataOf } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import { NoPriceError, quote } from '../domain/pricing.js';
-import type { EventMetadata } from '../ports/event-store.js';
-import { assertTokenCovers, type Caller } from '../http/auth/bearer.js';
+import { WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
+import { toDomainEvent } from '../domain/recorded.js';
+import { assertTokenCovers, tokenQuotaExhausted, type Caller } from '../http/auth/bearer.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import { appendEvents } from './append.js';
@@ -28,6 +29,8 @@ export interface SubmitRequest {
   extras?: readonly string[];
   callbackUrl?: string;
   idempotencyKey?: string;
+  /** Hash of the request body, recorded so a retry with the same Idempotency-Key can be matched. */
+  requestHash?: string;
   metadata: EventMetadata;
   /** A pre-chosen task id (idempotent submits decide it before reserving). */
   taskId?: string;
@@ -39,6 +42,8 @@ export interface SubmittedTask {
   taskId: string;
   data: EventDataOf<'TaskSubmitted'>;
   position: bigint;
+  /** False when the task already existed under this id (another request with the same key opened it). */
+  opened: boolean;
 }
 
 export function candidateChannels(deps: GatewayDeps, caller: Caller, model: string, channelFamily: string): string[] {
@@ -66,10 +71,18 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
   try {
     await deps.accounts.execute(
       caller.accountId,
-      { type: 'ReserveQuota', data: { reservationId, taskId, amount: priced.amount, model: req.model, tokenId: caller.tokenId, basis: priced.basis } },
+      {
+        type: 'ReserveQuota',
+        data: {
+          reservationId, taskId, amount: priced.amount, model: req.model, tokenId: caller.tokenId, basis: priced.basis,
+          // The token's cap is enforced in the same decision as the balance, so parallel submits can not overshoot it.
+          ...(caller.unlimitedQuota ? {} : { tokenQuotaLimit: caller.quotaLimit }),
+        },
+      },
       metadata,
     );
   } catch (err) {
+    if (err instanceof TokenQuotaExceededError) throw tokenQuotaExhausted(err.remaining, err.requested);
     if (err instanceof InsufficientQuotaError) {
       throw new GatewayError(402, 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
     }
@@ -92,15 +105,29 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
     createdAt: Math.floor(deps.clock().getTime() / 1000),
     ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
     ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+    ...(req.requestHash ? { requestHash: req.requestHash } : {}),
     ...(req.sync ? { sync: true } : {}),
   };
   try {
     const result = await appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], { expectedRevision: 'no_stream', metadata });
-    return { taskId, data, position: result.position };
+    return { taskId, data, position: result.position, opened: true };
   } catch (err) {
+    // The task already exists under this id: an idempotent retry that resumed a claim raced the
+    // request that made it. Same task, same reservation: answer it, release nothing.
+    if (err instanceof WrongExpectedRevisionError) {
+      const existing = await existingSubmit(deps, taskId, reservationId);
+      if (existing) return existing;
+    }
     await deps.accounts
       .execute(caller.accountId, { type: 'ReleaseQuota', data: { reservationId, reason: 'submit_failed' } }, metadata)
       .catch((releaseErr: unknown) => deps.log.error({ err: releaseErr, reservationId }, 'release after a failed submit failed; the reconciler will retry'));
     throw err;
   }
+}
+
+async function existingSubmit(deps: GatewayDeps, taskId: string, reservationId: string): Promise<SubmittedTask | undefined> {
+  const [first] = await deps.events.readStream(streams.task(taskId), { maxCount: 1 });
+  const e = first ? toDomainEvent(first) : undefined;
+  if (e?.type !== 'TaskSubmitted' || e.data.reservationId !== reservationId) return undefined;
+  return { taskId, data: e.data, position: first!.position, opened: false };
 }

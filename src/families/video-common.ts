@@ -15,9 +15,11 @@ import { GatewayError } from '../http/errors.js';
 import { metadataFor } from '../http/request-meta.js';
 import { taskViewFor } from '../http/task-views.js';
 import type { Projection } from '../../projections/projection.js';
-import { type Body, field, isHttpUrl, isPlainObject, RuleRefusal, refuse } from './images/rules/shared.js';
+import { type Body, checkLength, field, isHttpUrl, isPlainObject, MAX_PROMPT_CHARS, RuleRefusal, refuse } from './images/rules/shared.js';
+import type { UrlFieldSpec } from './url-fields.js';
+import { enforceUrlPolicyOn } from './url-policy.js';
 
-export { type Body, field, isHttpUrl, isOneOf, isPlainObject, readEnum, refuse } from './images/rules/shared.js';
+export { type Body, checkForwarded, checkLength, field, isHttpUrl, isOneOf, isPlainObject, MAX_PROMPT_CHARS, readEnum, refuse } from './images/rules/shared.js';
 
 /** What a video request becomes: reservation inputs (seconds × tier) and the upstream body. */
 export interface VideoPlan {
@@ -68,11 +70,12 @@ export function readHttpUrl(value: unknown, param: string): string {
   return value;
 }
 
-/** An optional string; lengths are left to the upstream (the spec shows no maximum prompt length). */
-export function readOptionalString(body: Body, key: string, param = key): string | undefined {
+/** An optional string of at most `max` characters (default: the prompt limit; the spec shows none). */
+export function readOptionalString(body: Body, key: string, param = key, max = MAX_PROMPT_CHARS): string | undefined {
   const value = field(body, key);
   if (value === undefined) return undefined;
   if (typeof value !== 'string') refuse(param, 'must be a string');
+  checkLength(value, param, max);
   return value;
 }
 
@@ -132,12 +135,14 @@ export interface VideoSubmitSpec {
   /** Upstream protocol (channel family). */
   channelFamily: string;
   plan: (body: unknown) => VideoPlanResult;
+  /** Every field of the body that names a URL (references and the callback), for the URL policy. */
+  urlFields: readonly UrlFieldSpec[];
 }
 
 /**
- * The submit path of every video route: authenticate, validate, check the model, then reserve
- * and open the task (idempotently with `Idempotency-Key`) — in that order, so a refused request
- * appends nothing.
+ * The submit path of every video route: authenticate, validate, check the model and the URLs,
+ * then reserve and open the task (idempotently with `Idempotency-Key`) — in that order, so a
+ * refused request appends nothing.
  */
 export async function submitVideo(deps: GatewayDeps, request: FastifyRequest, spec: VideoSubmitSpec): Promise<EventDataOf<'TaskSubmitted'>> {
   const caller = await authenticate(request, deps.tokens, deps.clock());
@@ -145,10 +150,11 @@ export async function submitVideo(deps: GatewayDeps, request: FastifyRequest, sp
   if (!result.ok) throw new GatewayError(400, 'invalid_request', result.message, result.param);
   const { plan } = result;
   assertModelAllowed(caller, plan.model, deps.catalog);
+  await enforceUrlPolicyOn(deps, request.body, spec.urlFields);
   const header = request.headers['idempotency-key'];
   const idempotencyKey = Array.isArray(header) ? header[0] : header;
   const metadata = metadataFor(request, deps.clock());
-  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (taskId) =>
+  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (ids) =>
     submitTask(deps, {
       family: spec.family,
       channelFamily: spec.channelFamily,
@@ -160,8 +166,7 @@ export async function submitVideo(deps: GatewayDeps, request: FastifyRequest, sp
       tier: plan.tier,
       ...(plan.extras ? { extras: plan.extras } : {}),
       ...(plan.callbackUrl ? { callbackUrl: plan.callbackUrl } : {}),
-      ...(idempotencyKey ? { idempotencyKey } : {}),
-      taskId,
+      ...ids,
       metadata,
     }),
   );
@@ -195,7 +200,7 @@ export function reportedNumber(value: unknown): number | undefined {
  * the reserved tier when `tier` is absent).
  */
 export function videoSucceeded(
-  video: { url: string } | { b64: string },
+  video: { url: string; withChannelKey?: boolean } | { b64: string },
   delivered: { seconds: number | undefined; tier: string | undefined },
   reservedSeconds: number,
   snapshot?: Record<string, unknown>,

@@ -14,7 +14,8 @@ import { metadataFor } from '../../http/request-meta.js';
 import { taskViewFor } from '../../http/task-views.js';
 import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
 import { changeParent } from './parent.js';
-import { ART_SUBMITS, type ArtPlan, type ArtSubmit, planArtRequest } from './request.js';
+import { enforceUrlPolicyOn } from '../url-policy.js';
+import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArtRequest } from './request.js';
 
 export const SUBMIT_SUCCESS = 'Submit success';
 
@@ -36,10 +37,11 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmi
   if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
   const { plan } = planned;
   assertModelAllowed(caller, plan.model, deps.catalog);
+  await enforceUrlPolicyOn(deps, request.body, ART_URL_FIELDS);
   const upstream = await upstreamRequest(deps, plan, caller.accountId);
   const idempotencyKey = idempotencyKeyOf(request);
   const metadata = metadataFor(request, deps.clock());
-  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: { kind, body: request.body }, metadata }, (taskId) =>
+  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: { kind, body: request.body }, metadata }, (ids) =>
     submitTask(deps, {
       family: ART_FAMILY,
       channelFamily: 'art',
@@ -48,9 +50,8 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmi
       caller,
       request: upstream,
       units: plan.units,
-      taskId,
+      ...ids,
       ...(plan.callbackUrl ? { callbackUrl: plan.callbackUrl } : {}),
-      ...(idempotencyKey ? { idempotencyKey } : {}),
       metadata,
     }),
   );

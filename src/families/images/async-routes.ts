@@ -9,7 +9,8 @@ import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { taskViewFor } from '../../http/task-views.js';
 import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, type ImageTaskBody } from '../../../projections/image-task.js';
-import { planAsyncImageRequest } from './async-request.js';
+import { enforceUrlPolicyOn } from '../url-policy.js';
+import { ASYNC_IMAGE_URL_FIELDS, planAsyncImageRequest } from './async-request.js';
 
 function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
   const body = submittedImageBody(task);
@@ -39,10 +40,11 @@ export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
       if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
       const { plan } = planned;
       assertModelAllowed(caller, plan.model, deps.catalog);
+      await enforceUrlPolicyOn(deps, request.body, ASYNC_IMAGE_URL_FIELDS[plan.family]);
       const key = request.headers['idempotency-key'];
       const idempotencyKey = Array.isArray(key) ? key[0] : key;
       const metadata = metadataFor(request, deps.clock());
-      const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (taskId) =>
+      const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (ids) =>
         submitTask(deps, {
           family: IMAGE_FAMILY,
           channelFamily: 'images',
@@ -51,8 +53,7 @@ export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
           caller,
           request: plan.upstream,
           units: plan.units,
-          taskId,
-          ...(idempotencyKey ? { idempotencyKey } : {}),
+          ...ids,
           metadata,
         }),
       );

@@ -16,22 +16,29 @@ import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.
 import { planLyricsRequest } from './lyrics-request.js';
 import { planMusicRequest } from './music-request.js';
 import type { TunePlanResult } from './plan.js';
+import type { UrlFieldSpec } from '../url-fields.js';
+import { enforceUrlPolicyOn } from '../url-policy.js';
 
 const SUBMITTED_MESSAGE = 'submitted; poll GET /tune/fetch/{task_id}';
+
+/** The callback address of each submit, for the URL policy (the only URL fields of tune). */
+const LYRICS_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'hookUrl', use: 'callback' }];
+const MUSIC_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'callback_url', use: 'callback' }];
 
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const key = request.headers['idempotency-key'];
   return Array.isArray(key) ? key[0] : key;
 }
 
-async function submit(deps: GatewayDeps, request: FastifyRequest, planned: TunePlanResult) {
+async function submit(deps: GatewayDeps, request: FastifyRequest, planned: TunePlanResult, urlFields: readonly UrlFieldSpec[]) {
   const caller = await authenticate(request, deps.tokens, deps.clock());
   if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
   const { plan } = planned;
   assertModelAllowed(caller, plan.model, deps.catalog);
+  await enforceUrlPolicyOn(deps, request.body, urlFields);
   const idempotencyKey = idempotencyKeyOf(request);
   const metadata = metadataFor(request, deps.clock());
-  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: { action: plan.action, body: request.body }, metadata }, (taskId) =>
+  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: { action: plan.action, body: request.body }, metadata }, (ids) =>
     submitTask(deps, {
       family: TUNE_FAMILY,
       channelFamily: 'tune',
@@ -40,9 +47,8 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, planned: TuneP
       caller,
       request: plan.upstream,
       units: plan.units,
-      taskId,
+      ...ids,
       ...(plan.callbackUrl ? { callbackUrl: plan.callbackUrl } : {}),
-      ...(idempotencyKey ? { idempotencyKey } : {}),
       metadata,
     }),
   );
@@ -54,11 +60,11 @@ export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'plain');
 
     app.post('/tune/submit/LYRICS', { schema: { tags: ['tune'], summary: 'Submit a lyrics task (billed as tune_lyrics)' } }, async (request) =>
-      submit(deps, request, planLyricsRequest(request.body)),
+      submit(deps, request, planLyricsRequest(request.body), LYRICS_URL_FIELDS),
     );
 
     app.post('/tune/submit/MUSIC', { schema: { tags: ['tune'], summary: 'Submit a song task (billed as tune_music)' } }, async (request) =>
-      submit(deps, request, planMusicRequest(request.body)),
+      submit(deps, request, planMusicRequest(request.body), MUSIC_URL_FIELDS),
     );
 
     app.get('/tune/fetch/:task_id', { schema: { tags: ['tune'], summary: 'Query a lyrics or song task' } }, async (request) => {
