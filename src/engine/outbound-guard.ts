@@ -106,10 +106,15 @@ function firstBlocked(addresses: readonly LookupAddress[], allowLoopback: boolea
   return undefined;
 }
 
+/** Every address of a name; node:dns unless a test stands in for DNS (rebinding). */
+export type ResolveAll = (hostname: string, options: { family: number | 'IPv4' | 'IPv6'; hints: number }, callback: (err: Error | null, addresses: LookupAddress[]) => void) => void;
+
+const systemResolveAll: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
+
 /** A socket lookup that resolves every address of the name and refuses if any is not public. */
-function guardedLookup(policy: OutboundPolicy, url: string): LookupFunction {
+function guardedLookup(policy: OutboundPolicy, url: string, resolveAll: ResolveAll = systemResolveAll): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { family: options.family ?? 0, hints: options.hints ?? 0, all: true }, (err, addresses) => {
+    resolveAll(hostname, { family: options.family ?? 0, hints: options.hints ?? 0 }, (err, addresses) => {
       if (err) return callback(err, '');
       const reason = firstBlocked(addresses, policy.allowLoopback);
       if (reason) return callback(new OutboundRefusedError(url, `${hostname} resolves to a refused address (${reason})`), '');
@@ -132,11 +137,23 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, reso
   checkLiteral(target, policy);
   const host = hostOf(target);
   if (isIP(host) !== 0) return;
+  // `localhost` and `*.localhost` are loopback by definition (RFC 6761), whatever a resolver
+  // says or how slowly it says it.
+  if (/^(?:.+\.)?localhost\.?$/i.test(host)) {
+    const reason = blockedAddressReason('127.0.0.1', policy.allowLoopback);
+    if (reason) throw new OutboundRefusedError(url, `${host} resolves to a refused address (${reason})`);
+    return;
+  }
   const addresses = await resolveWithin(host, resolveTimeoutMs);
   const reason = firstBlocked(addresses, policy.allowLoopback);
   if (reason) throw new OutboundRefusedError(url, `${host} resolves to a refused address (${reason})`);
 }
 
+/**
+ * The name's addresses; none when it does not resolve here or not in time. The check is
+ * best-effort for a name the upstream will resolve in its own network: what an upstream fetches
+ * is its own to guard, and every fetch the gateway makes itself is pinned (`guardedLookup`).
+ */
 function resolveWithin(host: string, timeoutMs: number): Promise<LookupAddress[]> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve([]), timeoutMs);
@@ -154,17 +171,72 @@ export interface Downloaded {
   finalUrl: string;
 }
 
+/** A download under way: headers are in, the body arrives as it is read. */
+export interface DownloadStream {
+  /**
+   * The body, chunk by chunk; read it once. It fails past `policy.maxBytes`, at the deadline
+   * (`policy.timeoutMs` from the start, or the caller's signal) and when the connection breaks.
+   */
+  body: AsyncIterable<Buffer>;
+  contentType: string | undefined;
+  /** The URL the bytes come from after redirects. */
+  finalUrl: string;
+  /** Drops the connection, for a body that will not be read to its end. */
+  abort(): void;
+}
+
+export interface DownloadOptions {
+  /** Ends the download early (a task's deadline); combined with `policy.timeoutMs`. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Request headers (a channel's credential) sent only to the origin of `url`: a redirect to
+   * another origin is followed without them.
+   */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** The source answered a status other than 2xx (after redirects). */
+export class DownloadStatusError extends Error {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+  ) {
+    super(`download ${url}: answered ${status}`);
+    this.name = 'DownloadStatusError';
+  }
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** GETs `url` under the policy: every hop checked, redirects by hand, size and time limits. */
-export async function guardedDownload(url: string, policy: OutboundPolicy): Promise<Downloaded> {
-  const signal = AbortSignal.timeout(policy.timeoutMs);
+/** GETs `url` under the policy into memory: every hop checked, size and time limits. */
+export async function guardedDownload(url: string, policy: OutboundPolicy, options: DownloadOptions = {}): Promise<Downloaded> {
+  const download = await openGuardedDownload(url, policy, options);
+  const chunks: Buffer[] = [];
+  for await (const chunk of download.body) chunks.push(chunk);
+  return { bytes: Buffer.concat(chunks), contentType: download.contentType, finalUrl: download.finalUrl };
+}
+
+/**
+ * Opens a GET of `url` under the policy: every hop checked, redirects by hand, and one
+ * deadline for the headers and the whole body. The body is streamed, so a caller can store a
+ * large file without holding it; a declared length over the limit is refused before reading.
+ */
+export async function openGuardedDownload(url: string, policy: OutboundPolicy, options: DownloadOptions = {}): Promise<DownloadStream> {
+  const timeout = AbortSignal.timeout(policy.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const firstOrigin = parseTarget(url).origin;
   let current = url;
   for (let hop = 0; ; hop++) {
     const target = parseTarget(current);
     const trusted = policy.trustedOrigins.includes(target.origin);
     if (!trusted) checkLiteral(target, policy);
-    const res = await get(target, trusted ? undefined : guardedLookup(policy, target.href), signal);
+    const headers = target.origin === firstOrigin ? (options.headers ?? {}) : {};
+    let res: IncomingMessage;
+    try {
+      res = await get(target, trusted ? undefined : guardedLookup(policy, target.href), signal, headers);
+    } catch (err) {
+      throw err instanceof OutboundRefusedError ? err : new Error(`download ${target.href}: ${whyFailed(err, timeout, policy.timeoutMs)}`);
+    }
     const status = res.statusCode ?? 0;
     if (REDIRECTS.has(status)) {
       res.resume();
@@ -176,50 +248,84 @@ export async function guardedDownload(url: string, policy: OutboundPolicy): Prom
     }
     if (status < 200 || status >= 300) {
       res.resume();
-      throw new Error(`download ${target.href}: answered ${status}`);
+      throw new DownloadStatusError(target.href, status);
     }
-    const bytes = await readLimited(res, policy.maxBytes, target.href);
+    const declared = Number(res.headers['content-length'] ?? 0);
+    if (declared > policy.maxBytes) {
+      res.destroy();
+      throw new OutboundRefusedError(target.href, `${declared} bytes is over the ${policy.maxBytes} byte limit`);
+    }
     const type = res.headers['content-type'];
-    return { bytes, contentType: type?.split(';')[0]?.trim() || undefined, finalUrl: target.href };
+    return {
+      body: limitedBody(res, target.href, policy, timeout),
+      contentType: type?.split(';')[0]?.trim() || undefined,
+      finalUrl: target.href,
+      abort: () => res.destroy(),
+    };
   }
 }
 
-function get(target: URL, lookup: LookupFunction | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+function whyFailed(err: unknown, timeout: AbortSignal, timeoutMs: number): string {
+  if (timeout.aborted) return `not finished within ${timeoutMs} ms`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A checked hop gets its own connection (`agent: false`): a pooled one would skip the lookup. */
+function get(target: URL, lookup: LookupFunction | undefined, signal: AbortSignal, headers: Readonly<Record<string, string>>): Promise<IncomingMessage> {
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(target, { method: 'GET', signal, headers: { accept: 'image/*,*/*;q=0.8' }, ...(lookup ? { lookup } : {}) }, resolve);
+    const req = send(target, { method: 'GET', signal, headers: { accept: 'image/*,*/*;q=0.8', ...headers }, ...(lookup ? { lookup, agent: false } : {}) }, resolve);
     req.on('error', reject);
     req.end();
   });
 }
 
-function readLimited(res: IncomingMessage, maxBytes: number, url: string): Promise<Buffer> {
-  const declared = Number(res.headers['content-length'] ?? 0);
-  if (declared > maxBytes) {
-    res.destroy();
-    return Promise.reject(new Error(`download ${url}: ${declared} bytes is over the ${maxBytes} byte limit`));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let settled = false;
-    const fail = (err: Error): void => {
-      if (settled) return;
-      settled = true;
-      reject(err);
-      res.destroy();
-    };
-    res.on('data', (chunk: Buffer) => {
+/** The response body, cut off past `maxBytes`; the connection is dropped if it is left unread. */
+async function* limitedBody(res: IncomingMessage, url: string, policy: OutboundPolicy, timeout: AbortSignal): AsyncGenerator<Buffer> {
+  let total = 0;
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
       total += chunk.length;
-      if (total > maxBytes) return fail(new Error(`download ${url}: over the ${maxBytes} byte limit`));
-      chunks.push(chunk);
-    });
-    res.on('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(Buffer.concat(chunks));
-    });
-    res.on('error', fail);
-    res.on('aborted', () => fail(new Error(`download ${url}: connection aborted`)));
+      if (total > policy.maxBytes) throw new OutboundRefusedError(url, `over the ${policy.maxBytes} byte limit`);
+      yield chunk;
+    }
+    // A connection closed before the declared end is a broken download, not a short file.
+    if (!res.complete) throw new Error('connection closed before the end of the body');
+  } catch (err) {
+    if (err instanceof OutboundRefusedError) throw err;
+    throw new Error(`download ${url}: ${whyFailed(err, timeout, policy.timeoutMs)}`);
+  } finally {
+    if (!res.complete) res.destroy();
+  }
+}
+
+// ---- guarded POST (completion callbacks) ---------------------------------------------------
+
+/**
+ * POSTs `body` to `url` under the policy, for completion callbacks: the address is checked inside
+ * the socket's own lookup, so the name cannot resolve to something else between the check and
+ * the connection (DNS rebinding); no origin is trusted; a redirect is not followed (its status
+ * is the answer); one deadline covers connect and answer. Resolves with the HTTP status.
+ * A fresh connection per call (`agent: false`): a pooled socket opened by another request
+ * would skip this lookup.
+ */
+export async function guardedPost(url: string, body: string, headers: Readonly<Record<string, string>>, policy: OutboundPolicy, resolveAll?: ResolveAll): Promise<number> {
+  const target = parseTarget(url);
+  checkLiteral(target, policy);
+  const signal = AbortSignal.timeout(policy.timeoutMs);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      { method: 'POST', signal, agent: false, lookup: guardedLookup(policy, target.href, resolveAll), headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        // The answer's body is not used; drained (or cut off by the deadline) so the socket closes.
+        res.on('error', () => undefined);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', (err) => reject(signal.aborted ? (signal.reason as Error) : err));
+    req.end(body);
   });
 }

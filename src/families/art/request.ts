@@ -12,6 +12,7 @@
  */
 import { type Body, RuleRefusal, field, isImageDataUri, isPlainObject, readEnum, readInt, readString, refuse } from '../images/rules/shared.js';
 import { readCallbackUrl, readText } from '../tune/plan.js';
+import type { UrlFieldSpec } from '../url-fields.js';
 
 export const ART_SUBMITS = ['imagine', 'describe', 'blend', 'change'] as const;
 export type ArtSubmit = (typeof ART_SUBMITS)[number];
@@ -27,6 +28,9 @@ export const BLEND_MIN_IMAGES = 2;
 export const BLEND_MAX_IMAGES = 5;
 export const GRID_SIZE = 4;
 const TASK_ID_MAX = 128;
+
+/** The only URL field (images are data URIs), for the URL policy. */
+export const ART_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'notifyHook', use: 'callback' }];
 
 export const MODEL_OF: Readonly<Record<ArtSubmit, string>> = { imagine: 'art_imagine', describe: 'art_describe', blend: 'art_blend', change: 'art_change' };
 

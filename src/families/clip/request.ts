@@ -4,11 +4,17 @@
  * and may add `image_tail` (last frame). Field names follow the common clients of this family:
  * `image`, `image_tail`, `duration`, `aspect_ratio`, `cfg_scale`. Defaults are sent upstream
  * explicitly (duration 5, aspect ratio 1:1, guidance 0.5, mode std — pro for clip-v2-master).
- * Frame images are strings forwarded unchanged (URL or Base64, as the upstream takes them).
+ * Frame images are strings forwarded unchanged: an http/https URL (under the URL policy), a
+ * Base64 image data URI or raw Base64, as the upstream takes them.
  * The reservation is duration seconds × mode.
  */
 import { clipModels } from '../../bootstrap/model-catalog.js';
-import { type Body, type VideoPlan, type VideoPlanResult, field, isOneOf, planned, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse } from '../video-common.js';
+import { isImageDataUri } from '../images/rules/shared.js';
+import type { UrlFieldSpec } from '../url-fields.js';
+import {
+  type Body, type VideoPlan, type VideoPlanResult,
+  checkForwarded, field, isHttpUrl, isOneOf, planned, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse,
+} from '../video-common.js';
 
 export type ClipAction = 'text2video' | 'image2video';
 export const CLIP_ACTIONS: readonly ClipAction[] = ['text2video', 'image2video'];
@@ -18,6 +24,10 @@ const PRO_ONLY_MODELS: readonly string[] = ['clip-v2-master'];
 export const CLIP_DEFAULTS = { duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } as const;
 export const CLIP_MAX_DURATION = 3600;
 const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
+const RAW_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Every field naming a URL, for the URL policy; `metadata` is forwarded as given. */
+export const CLIP_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image_tail' }, { path: 'metadata.**' }];
 
 function readModel(body: Body): (typeof clipModels)[number] {
   // `model_name` is the family's field; `model` the compatibility alias it wins over.
@@ -37,7 +47,9 @@ function readMode(body: Body, model: string): (typeof CLIP_MODES)[number] {
 function readFrame(body: Body, key: string): string | undefined {
   const value = field(body, key);
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') refuse(key, 'must be a non-empty string (an image URL or Base64)');
+  if (typeof value !== 'string' || !(isHttpUrl(value) || isImageDataUri(value) || RAW_BASE64.test(value))) {
+    refuse(key, 'must be an image: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64');
+  }
   return value;
 }
 
@@ -72,6 +84,7 @@ function plan(raw: unknown, action: ClipAction): VideoPlan {
   const aspectRatio = readAspectRatio(body);
   const cfgScale = readCfgScale(body);
   const metadata = readObject(body, 'metadata');
+  if (metadata !== undefined) checkForwarded(metadata, 'metadata');
 
   const upstream: Record<string, unknown> = { model_name: model };
   if (prompt !== undefined) upstream.prompt = prompt;

@@ -2,7 +2,8 @@
  * Request rules of `POST /v1/images/async/generations` (spec 4.9, limits 8): the model selects
  * the family, the family's rules check every field and build the upstream body (known fields
  * only, spec defaults applied) and the number of images the reservation is quoted on.
- * Pure: the same body always gives the same answer; the network-level URL guard is elsewhere.
+ * Pure: the same body always gives the same answer; the URL policy (src/families/url-policy.ts)
+ * runs on the fields of ASYNC_IMAGE_URL_FIELDS.
  */
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from '../../bootstrap/model-catalog.js';
 import { animeRules } from './rules/anime.js';
@@ -10,6 +11,7 @@ import { picgenRules } from './rules/picgen.js';
 import { proImageRules } from './rules/pro-image.js';
 import { type Body, type FamilyDraft, RuleRefusal, field, isOneOf, isPlainObject, readPrompt, redactDataUris, refuse } from './rules/shared.js';
 import { visRules } from './rules/vis.js';
+import type { UrlFieldSpec } from '../url-fields.js';
 
 export type AsyncImageFamily = 'pro-image' | 'anime' | 'vis' | 'picgen';
 
@@ -32,6 +34,16 @@ const PRO_IMAGE_MODEL = 'pro-image';
 const MODEL_ECHO_MAX = 64;
 
 type FamilyRules = (body: Body, model: string, prompt: string) => FamilyDraft;
+
+const REFERENCES: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'images.*' }];
+
+/** The fields each family reads URLs from; picgen also forwards `metadata` as given. */
+export const ASYNC_IMAGE_URL_FIELDS: Readonly<Record<AsyncImageFamily, readonly UrlFieldSpec[]>> = {
+  'pro-image': REFERENCES,
+  anime: REFERENCES,
+  vis: REFERENCES,
+  picgen: [...REFERENCES, { path: 'metadata.**' }],
+};
 
 const RULES: Readonly<Record<AsyncImageFamily, FamilyRules>> = {
   'pro-image': proImageRules,

@@ -7,9 +7,10 @@
  * mapped to their tier; default: reserve on 1080P and let the upstream choose).
  */
 import { motionImageModels, motionTextModels } from '../../bootstrap/model-catalog.js';
+import type { UrlFieldSpec } from '../url-fields.js';
 import {
   type Body, type VideoPlan, type VideoPlanResult,
-  field, isOneOf, planned, readBody, readObject, readOptionalBoolean, readOptionalInt, readOptionalString, readWholeSeconds, refuse,
+  checkForwarded, field, isOneOf, planned, readBody, readObject, readOptionalBoolean, readOptionalInt, readOptionalString, readWholeSeconds, refuse,
 } from '../video-common.js';
 import { type ImageInputs, readImageInputs } from './media.js';
 import { type MotionTier, parseMotionSize, tierName, tierOfPixels } from './sizes.js';
@@ -24,6 +25,13 @@ export const MOTION_RESERVATION_TIER: MotionTier = '1080P';
 const SEED_MAX = 2_147_483_647;
 const RATIO = /^\d{1,2}:\d{1,2}$/;
 const IMAGE_FIELDS = ['image', 'images', 'img_url', 'image_url', 'first_frame_url', 'last_frame_url', 'media', 'audio_url'] as const;
+
+/** Every field naming a URL, for the URL policy; `metadata.input` / `parameters` are forwarded as given. */
+export const MOTION_URL_FIELDS: readonly UrlFieldSpec[] = [
+  ...['image', 'img_url', 'image_url', 'first_frame_url', 'last_frame_url', 'audio_url', 'images.*', 'media.*.url'].map((path) => ({ path })),
+  { path: 'metadata.input.**' },
+  { path: 'metadata.parameters.**' },
+];
 
 function readModel(body: Body, path: MotionPath): string {
   const models: readonly string[] = path === 'text' ? motionTextModels : motionImageModels;
@@ -101,6 +109,7 @@ function plan(raw: unknown, path: MotionPath): VideoPlan {
   const body = readBody(raw);
   const model = readModel(body, path);
   const metadata = readObject(body, 'metadata') ?? {};
+  checkForwarded(metadata, 'metadata');
   const baseInput = readObject(metadata, 'input', 'metadata.input') ?? {};
   const baseParameters = readObject(metadata, 'parameters', 'metadata.parameters') ?? {};
   const prompt = readOptionalString(body, 'prompt') ?? readOptionalString(baseInput, 'prompt', 'metadata.input.prompt');

@@ -9,7 +9,7 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from '../../../projections/motion-task.js';
 import { findVideoTask, submitVideo } from '../video-common.js';
-import { type MotionPath, planMotionRequest } from './request.js';
+import { MOTION_URL_FIELDS, type MotionPath, planMotionRequest } from './request.js';
 import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
 
 export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -19,7 +19,7 @@ export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
       app.post(MOTION_SUBMIT_PATHS[path], { schema: { tags: ['video'], summary } }, async (request) => {
-        const task = await submitVideo(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path) });
+        const task = await submitVideo(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path), urlFields: MOTION_URL_FIELDS });
         return motionSubmitResponse(task, request.id);
       });
     }

@@ -7,7 +7,7 @@
  * model and forwarded only to models that have the capability; asking for the capability on
  * a model without it is refused.
  */
-import { type Body, field, isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
+import { type Body, checkForwarded, field, isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
 import { type PicgenCapabilities, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 
 export const MAX_TOOLS = 16;
@@ -77,6 +77,8 @@ function readTools(body: Body, caps: PicgenCapabilities, model: string): Record<
   if (tools === undefined) return undefined;
   if (!caps.tools) refuse('tools', `not supported by ${model} (${caps.label}); only 5.0 and 5.0 Lite take tools`);
   if (!Array.isArray(tools) || tools.length === 0 || tools.length > MAX_TOOLS) refuse('tools', `must be an array of 1 to ${MAX_TOOLS} objects, each with a non-empty string type`);
+  // Tools are forwarded as given (their support depends on the upstream), so only their size is bounded.
+  checkForwarded(tools, 'tools');
   return tools.map((tool: unknown, index) => {
     if (!isPlainObject(tool)) refuse(`tools.${index}`, 'must be an object with a non-empty string type');
     const type = tool.type;

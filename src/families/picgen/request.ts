@@ -2,11 +2,11 @@
  * Request rules of the synchronous picgen endpoints: `POST /v1/images/generations` (spec 4.7)
  * and `POST /v1/images/edits` (4.8, after multipart is turned into the same body). Pure: a
  * body in, a plan (what is sent upstream, what is recorded, what is reserved) or the first
- * refusal `{param, message}` out. The network-level check of reference URLs is the route's.
+ * refusal `{param, message}` out. The URL policy on reference URLs is the route's.
  */
 import { picgenSyncModels } from '../../bootstrap/model-catalog.js';
-import { type Body, RuleRefusal, field, isHttpUrl, isImageDataUri, isPlainObject, readPrompt, redactDataUris, refuse } from '../images/rules/shared.js';
-import { capabilitiesOf, isPicgenSyncModel, type PicgenSyncModel } from './capabilities.js';
+import { type Body, RuleRefusal, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, readPrompt, redactDataUris, refuse } from '../images/rules/shared.js';
+import { capabilitiesOf, isPicgenSyncModel, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
 import { readCommonFields } from './fields.js';
 import { readPicgenSize } from './size.js';
 
@@ -25,8 +25,6 @@ export interface PicgenPlan {
   /** Recorded in TaskSubmitted: `upstream` with data URIs shortened. */
   recorded: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
-  /** The http(s) references, for the outbound guard. */
-  referenceUrls: string[];
 }
 
 export type PicgenPlanResult = { ok: true; plan: PicgenPlan } | { ok: false; param: string; message: string };
@@ -82,7 +80,7 @@ function generation(body: unknown): PicgenPlan {
   const size = readPicgenSize(body, caps, model, 'generate');
   const common = readCommonFields(body, caps, model, 0);
   const upstream: Record<string, unknown> = { model, prompt, ...(size.upstream !== undefined ? { size: size.upstream } : {}), ...common.upstream };
-  return finish({ model, action: 'generate', units: common.outputs, tier: size.tier, upstream, responseFormat: common.responseFormat, referenceUrls: [] });
+  return finish({ model, action: 'generate', units: common.outputs, tier: size.tier, upstream, responseFormat: common.responseFormat });
 }
 
 function edit(body: unknown): PicgenPlan {
@@ -98,6 +96,7 @@ function edit(body: unknown): PicgenPlan {
   if (!layers) prompt = readPrompt(body);
   else if (Object.hasOwn(body, 'prompt') && body.prompt !== null) {
     if (typeof body.prompt !== 'string') refuse('prompt', 'must be a string');
+    checkLength(body.prompt, 'prompt', MAX_PROMPT_CHARS);
     prompt = body.prompt;
   }
   const size = readPicgenSize(body, caps, model, layers ? 'layers' : 'edit');
@@ -113,11 +112,13 @@ function edit(body: unknown): PicgenPlan {
   return finish({
     model,
     action: layers ? 'layers' : 'edit',
-    units: common.outputs,
+    // The upstream decides how many layers; settlement never charges more images than the
+    // reservation records, so a decomposition reserves the most it may return (like sequential
+    // generation without max_images: 15 minus the one reference) and settles on those returned.
+    units: layers ? SEQUENTIAL_MAX_TOTAL - images.list.length : common.outputs,
     tier: size.tier,
     upstream,
     responseFormat: common.responseFormat,
-    referenceUrls: images.list.filter((i) => !i.startsWith('data:')),
   });
 }
 

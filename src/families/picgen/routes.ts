@@ -14,7 +14,9 @@ import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/b
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
-import { assertPublicReferences, type ImageSlot } from '../sync-images/results.js';
+import type { ImageSlot } from '../sync-images/results.js';
+import type { UrlFieldSpec } from '../url-fields.js';
+import { enforceUrlPolicyOn } from '../url-policy.js';
 import { MAX_FILES, multipartBody } from './multipart.js';
 import { MAX_REFERENCE_BYTES, planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
@@ -24,14 +26,18 @@ export const PICGEN_SYNC_FAMILY = 'picgen-sync';
 
 type PicgenItem = { url: string; b64_json?: string };
 
+/** Reference images (one string or a list; files arrive as data URIs), for the URL policy. */
+const PICGEN_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image.*' }];
+
 function accepted(planned: PicgenPlanResult): PicgenPlan {
   if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
   return planned.plan;
 }
 
-async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Caller, plan: PicgenPlan, path: string) {
+/** `body`: what the rules read (the decoded form for multipart edits). */
+async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Caller, body: unknown, plan: PicgenPlan, path: string) {
   assertModelAllowed(caller, plan.model, deps.catalog);
-  await assertPublicReferences(deps, plan.referenceUrls.map((url) => ({ param: 'image', url })));
+  await enforceUrlPolicyOn(deps, body, PICGEN_URL_FIELDS);
   let images: UpstreamResult[] = [];
   let slots: ImageSlot[] = [];
   const outcome = await runSyncTask(
@@ -66,7 +72,7 @@ async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Cal
 
 /** `POST /v1/images/generations` for a picgen model (the caller is already authenticated). */
 export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, caller: Caller) {
-  return runPicgen(deps, request, caller, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
+  return runPicgen(deps, request, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
 }
 
 export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -77,7 +83,7 @@ export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request) => {
       const caller = await authenticate(request, deps.tokens, deps.clock());
       const body = request.isMultipart() ? await multipartBody(request) : request.body;
-      return runPicgen(deps, request, caller, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
+      return runPicgen(deps, request, caller, body, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
     });
   };
 }

@@ -12,13 +12,17 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { isPlainObject } from '../images/rules/shared.js';
-import { assertPublicReferences } from './results.js';
+import type { UrlFieldSpec } from '../url-fields.js';
+import { enforceUrlPolicyOn } from '../url-policy.js';
 import { planChatRequest } from './rules.js';
 import { SseReply } from './sse.js';
 import { callChat, CHAT_PATH } from './upstream.js';
 
 /** TaskSubmitted family of the std-image / pro-image synchronous calls. */
 export const SYNC_IMAGE_FAMILY = 'sync-image';
+
+/** `image_url` parts (`{url}` or the URL itself), for the URL policy. */
+const CHAT_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'messages.*.content.*.image_url.url' }, { path: 'messages.*.content.*.image_url' }];
 
 type ChatUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
@@ -49,7 +53,7 @@ export function chatRoutes(deps: GatewayDeps): FastifyPluginAsync {
       if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
       const { plan } = planned;
       assertModelAllowed(caller, plan.model, deps.catalog);
-      await assertPublicReferences(deps, plan.references);
+      await enforceUrlPolicyOn(deps, request.body, CHAT_URL_FIELDS);
       const sse = plan.stream ? new SseReply(reply) : undefined;
       try {
         let text = '';

@@ -5,11 +5,15 @@
  * `{url}` or as the string itself) make the call image-to-image. Messages are forwarded in the
  * OpenAI form, with only known keys.
  */
-import { type Body, field, isHttpUrl, isImageDataUri, isPlainObject, refuse } from '../images/rules/shared.js';
+import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse } from '../images/rules/shared.js';
 
 export const MAX_MESSAGES = 64;
 /** Reference images in one conversation (as on the async pro-image route). */
 export const MAX_IMAGE_PARTS = 16;
+/** Text of one message (a string or one text part) is a prompt: at most MAX_PROMPT_CHARS. */
+export const MAX_MESSAGE_TEXT_CHARS = MAX_PROMPT_CHARS;
+/** Text of the whole conversation, which is recorded with the task. */
+export const MAX_CONVERSATION_CHARS = 4 * MAX_PROMPT_CHARS;
 const ROLES = ['system', 'developer', 'user', 'assistant'] as const;
 const DETAILS = ['auto', 'low', 'high'] as const;
 
@@ -42,6 +46,7 @@ function readPart(part: unknown, where: string, role: string): Part {
   if (type === 'text') {
     const text = field(part, 'text');
     if (typeof text !== 'string') refuse(`${where}.text`, 'must be a string');
+    checkLength(text, `${where}.text`, MAX_MESSAGE_TEXT_CHARS);
     return { type: 'text', text };
   }
   if (type === 'image_url') {
@@ -57,7 +62,10 @@ function readMessage(message: unknown, index: number): ChatMessage {
   const role = field(message, 'role');
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) refuse(`${where}.role`, `must be one of ${ROLES.join(', ')}`);
   const content = field(message, 'content');
-  if (typeof content === 'string') return { role: role as ChatMessage['role'], content };
+  if (typeof content === 'string') {
+    checkLength(content, `${where}.content`, MAX_MESSAGE_TEXT_CHARS);
+    return { role: role as ChatMessage['role'], content };
+  }
   if (!Array.isArray(content) || content.length === 0) refuse(`${where}.content`, 'must be a string or a non-empty array of text and image_url parts');
   return { role: role as ChatMessage['role'], content: content.map((part: unknown, i) => readPart(part, `${where}.content.${i}`, role)) };
 }
@@ -72,6 +80,8 @@ export function readMessages(body: Body): ReadMessages {
   if (value === undefined) refuse('messages', 'required: an array whose user message carries the prompt');
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_MESSAGES) refuse('messages', `must be an array of 1 to ${MAX_MESSAGES} messages`);
   const messages = value.map((m: unknown, i) => readMessage(m, i));
+  const total = messages.reduce((sum, m) => sum + textOf(m).length, 0);
+  if (total > MAX_CONVERSATION_CHARS) refuse('messages', `the text of all messages must be at most ${MAX_CONVERSATION_CHARS} characters, got ${total}`);
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
   const user = messages[lastUser];
   if (!user) refuse('messages', 'needs a user message carrying the prompt');

@@ -1,13 +1,12 @@
 /**
- * Result images and reference URLs of the synchronous image families, through the one
- * outbound guard (src/engine/outbound-guard.ts):
- * - upstream result URLs are downloaded here, so the engine's re-hosting only stores bytes;
- * - reference URLs are checked before they are handed to an upstream.
+ * Result images of the synchronous image families, through the one outbound guard
+ * (src/engine/outbound-guard.ts): upstream result URLs are downloaded here, so the engine's
+ * re-hosting only stores bytes. (Reference URLs are checked at submit by the URL policy,
+ * src/families/url-policy.ts.)
  */
-import { outboundPolicy, checkOutboundUrl, guardedDownload, OutboundRefusedError, type OutboundPolicy } from '../../engine/outbound-guard.js';
+import { outboundPolicy, guardedDownload, type OutboundPolicy } from '../../engine/outbound-guard.js';
 import { UpstreamError, type UpstreamContext, type UpstreamResult } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError } from '../../http/errors.js';
 
 /** Longest a synchronous upstream call may take (generation included). */
 export const SYNC_UPSTREAM_TIMEOUT_MS = 300_000;
@@ -67,18 +66,4 @@ export async function fetchImages(deps: GatewayDeps, ctx: UpstreamContext, image
     return item;
   });
   return { results, slots };
-}
-
-/** Refuses (400, naming the field) a reference URL that points at a non-public address. */
-export async function assertPublicReferences(deps: GatewayDeps, references: ReadonlyArray<{ param: string; url: string }>): Promise<void> {
-  const policy = outboundPolicy(deps.config, deps.selfUrl());
-  // Resolved together; the first refusal in request order is reported.
-  const checks = await Promise.allSettled(references.map(({ url }) => checkOutboundUrl(url, policy)));
-  checks.forEach((check, index) => {
-    if (check.status === 'fulfilled') return;
-    const err: unknown = check.reason;
-    const param = references[index]?.param ?? 'image';
-    if (err instanceof OutboundRefusedError) throw new GatewayError(400, 'invalid_request', `${param}: the URL is not allowed: ${err.reason}`, param);
-    throw err;
-  });
 }

@@ -5,7 +5,7 @@
  * 'reference_audio', url}`). The first frame may come from any of its fields but only once;
  * frames and reference media never mix.
  */
-import { type Body, checkReferenceCounts, field, isPlainObject, oneOf, readHttpUrl, refuse } from '../video-common.js';
+import { type Body, checkLength, checkReferenceCounts, field, isPlainObject, MAX_PROMPT_CHARS, oneOf, readHttpUrl, refuse } from '../video-common.js';
 import { UploadedFile } from './multipart.js';
 
 export const VID_H3_MAX_FRAME_IMAGES = 2;
@@ -54,6 +54,7 @@ function readItem(value: unknown, index: number): ContentItem {
   if (!isPlainObject(value)) refuse(at, 'must be an object {type, text} or {type, url}');
   if (value.type === 'text') {
     if (typeof value.text !== 'string' || value.text.trim() === '') refuse(`${at}.text`, 'must be a non-empty string');
+    checkLength(value.text, `${at}.text`, MAX_PROMPT_CHARS);
     return { type: 'text', text: value.text };
   }
   const type = MEDIA_TYPES.find((t) => t === value.type);

@@ -6,7 +6,8 @@
  * `last_frame_image`, multi-reference text goes into `metadata.content` (a text item already
  * there wins over `prompt`), and `metadata.ratio` gets its default.
  */
-import { type Body, type VideoPlan, type VideoPlanResult, field, isOneOf, planned, readBody, readCallbackUrl, readObject, readWholeSeconds, refuse } from '../video-common.js';
+import type { UrlFieldSpec } from '../url-fields.js';
+import { type Body, type VideoPlan, type VideoPlanResult, checkLength, field, isOneOf, MAX_PROMPT_CHARS, planned, readBody, readCallbackUrl, readObject, readWholeSeconds, refuse } from '../video-common.js';
 import { type ContentItem, readContent, readFrames } from './references.js';
 
 export const VID_H3_MODEL = 'Vid-H3';
@@ -19,6 +20,18 @@ export const VID_H3_RATIOS = ['21:9', '16:9', '4:3', '1:1', '3:4', '9:16', 'adap
 
 const METADATA_KEYS = ['resolution', 'ratio', 'first_frame_image', 'last_frame_image', 'content', 'callback_url', 'aigc_watermark'] as const;
 const PIXELS = /^\s*\d+\s*[x×*X]\s*\d+\s*$/;
+
+/** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
+export const VID_H3_URL_FIELDS: readonly UrlFieldSpec[] = [
+  { path: 'input_reference' },
+  { path: 'input_reference.image_url' },
+  { path: 'image' },
+  { path: 'images.*' },
+  { path: 'metadata.first_frame_image' },
+  { path: 'metadata.last_frame_image' },
+  { path: 'metadata.content.*.url' },
+  { path: 'metadata.callback_url', use: 'callback' },
+];
 
 export type VidH3Action = 'text' | 'first-frame' | 'first-last-frame' | 'multi-reference';
 
@@ -55,6 +68,7 @@ function readWatermark(metadata: Body): boolean | undefined {
 function readText(body: Body, contentText: string | undefined): string {
   const prompt = field(body, 'prompt');
   if (prompt !== undefined && typeof prompt !== 'string') refuse('prompt', 'must be a string');
+  if (typeof prompt === 'string') checkLength(prompt, 'prompt', MAX_PROMPT_CHARS);
   const text = contentText ?? (typeof prompt === 'string' && prompt.trim() !== '' ? prompt : undefined);
   if (text === undefined) refuse('prompt', 'every request needs text: a non-empty prompt or a text item in metadata.content');
   return text;

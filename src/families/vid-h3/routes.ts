@@ -10,7 +10,7 @@ import { sendAsset } from '../../http/send-asset.js';
 import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
 import { findVideoTask, submitVideo } from '../video-common.js';
 import { acceptForms } from './multipart.js';
-import { planVidH3Request } from './request.js';
+import { planVidH3Request, VID_H3_URL_FIELDS } from './request.js';
 
 export const VID_H3_PATH = '/v1/videos';
 
@@ -20,7 +20,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
     acceptForms(app);
 
     app.post(VID_H3_PATH, { schema: { tags: ['video'], summary: 'Submit a Vid-H3 video (JSON or multipart form)' } }, async (request) => {
-      const task = await submitVideo(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request });
+      const task = await submitVideo(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request, urlFields: VID_H3_URL_FIELDS });
       return submittedVidH3Body(task);
     });
 

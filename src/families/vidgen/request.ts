@@ -5,9 +5,10 @@
  * audio (on unless `generate_audio: false`) is the `audio` extra. `metadata` keys other than the
  * spec's are refused; `callback_url` stays with the gateway, everything else goes upstream.
  */
+import type { UrlFieldSpec } from '../url-fields.js';
 import {
   type Body, type VideoPlan, type VideoPlanResult,
-  field, isOneOf, planned, readBody, readCallbackUrl, readObject, readOptionalBoolean, readOptionalInt, readWholeSeconds, refuse,
+  checkLength, field, isOneOf, MAX_PROMPT_CHARS, planned, readBody, readCallbackUrl, readObject, readOptionalBoolean, readOptionalInt, readWholeSeconds, refuse,
 } from '../video-common.js';
 import { readContent } from './content.js';
 import { isVidgenModel, reservationTier, VIDGEN_MODELS, type VidgenCapabilities, type VidgenTier } from './models.js';
@@ -24,6 +25,14 @@ const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
 const METADATA_KEYS = ['resolution', 'ratio', 'frames', 'seed', 'generate_audio', 'watermark', 'camera_fixed', 'draft', 'callback_url', 'service_tier', 'content'] as const;
 const FLAGS = ['generate_audio', 'watermark', 'camera_fixed', 'draft'] as const;
 
+/** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
+export const VIDGEN_URL_FIELDS: readonly UrlFieldSpec[] = [
+  { path: 'metadata.content.*.image_url.url' },
+  { path: 'metadata.content.*.video_url.url' },
+  { path: 'metadata.content.*.audio_url.url' },
+  { path: 'metadata.callback_url', use: 'callback' },
+];
+
 function readModel(body: Body): keyof typeof VIDGEN_MODELS {
   const model = field(body, 'model');
   if (model === undefined) refuse('model', 'required, one of the vidgen models');
@@ -34,6 +43,7 @@ function readModel(body: Body): keyof typeof VIDGEN_MODELS {
 function readPrompt(body: Body): string {
   const prompt = field(body, 'prompt');
   if (typeof prompt !== 'string' || prompt.trim() === '') refuse('prompt', 'required, a non-empty string');
+  checkLength(prompt, 'prompt', MAX_PROMPT_CHARS);
   return prompt;
 }
 

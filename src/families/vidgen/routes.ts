@@ -4,7 +4,7 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
 import { findVideoTask, submitVideo } from '../video-common.js';
-import { planVidgenRequest } from './request.js';
+import { planVidgenRequest, VIDGEN_URL_FIELDS } from './request.js';
 import { VIDGEN_PATH } from './upstream.js';
 
 export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -13,7 +13,7 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'openai');
 
     app.post(VIDGEN_PATH, { schema: { tags: ['video'], summary: 'Submit a vidgen video task' } }, async (request) => {
-      const task = await submitVideo(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest });
+      const task = await submitVideo(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest, urlFields: VIDGEN_URL_FIELDS });
       return vidgenSubmitResponse(task);
     });
 

@@ -48,12 +48,44 @@ export function has(body: Body, key: string): boolean {
   return field(body, key) !== undefined;
 }
 
+// ---- free text --------------------------------------------------------------------------------
+
+/**
+ * Longest prompt (UTF-16 code units) of every image and video family; the spec shows none. The
+ * largest documented upstream limit (32,000 characters for OpenAI's image models) is far above
+ * what anyone types, and keeps a prompt from filling the events (docs/decisions.md).
+ */
+export const MAX_PROMPT_CHARS = 32_000;
+
+/** Refuses a string longer than `max` characters. */
+export function checkLength(text: string, param: string, max: number): void {
+  if (text.length > max) refuse(param, `must be at most ${max} characters, got ${text.length}`);
+}
+
 export function readPrompt(body: Body): string {
   const prompt = field(body, 'prompt');
   if (prompt === undefined) refuse('prompt', 'required, a non-empty string');
   if (typeof prompt !== 'string') refuse('prompt', 'must be a string');
   if (prompt.trim() === '') refuse('prompt', 'must not be empty');
+  checkLength(prompt, 'prompt', MAX_PROMPT_CHARS);
   return prompt;
+}
+
+/** Objects forwarded upstream as given (e.g. `metadata`): at most this much JSON, this deep. */
+export const MAX_FORWARDED_OBJECT_CHARS = 65_536;
+export const MAX_FORWARDED_OBJECT_DEPTH = 16;
+
+function deeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  return Object.values(value).some((item: unknown) => deeperThan(item, levels - 1));
+}
+
+/** Bounds an object or array that is recorded and forwarded without field-by-field rules. */
+export function checkForwarded(value: unknown, param: string): void {
+  if (deeperThan(value, MAX_FORWARDED_OBJECT_DEPTH)) refuse(param, `must be nested at most ${MAX_FORWARDED_OBJECT_DEPTH} levels deep`);
+  const size = JSON.stringify(value)?.length ?? 0;
+  if (size > MAX_FORWARDED_OBJECT_CHARS) refuse(param, `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}`);
 }
 
 /** An optional integer within [min, max]; `"2"`, `2.5` and `true` are refused. */
