@@ -1,8 +1,35 @@
 /** Configuration from the environment; every value has a default that runs on one machine. */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+
+/** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list. */
+const proxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isProxyAddress(entry: string): boolean {
+  if (proxyRangeNames.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/** fastify's `trustProxy`: off, every hop (`true`), a hop count, or the proxies' addresses / CIDRs. */
+const trustProxy = z
+  .string()
+  .trim()
+  .default('false')
+  .transform((v, ctx): boolean | number | readonly string[] => {
+    if (v === '' || v === 'false') return false;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
+    const list = v.split(',').map((e) => e.trim()).filter(Boolean);
+    const bad = list.find((e) => !isProxyAddress(e));
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `${bad} is not true, false, a hop count, an address or a CIDR range` });
+    return list;
+  });
 
 const Env = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -11,7 +38,7 @@ const Env = z.object({
   /** Base URL clients reach the gateway at; asset URLs are built on it. Default: http://HOST:PORT */
   PUBLIC_BASE_URL: z.string().url().optional(),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
-  ADMIN_PASSWORD: z.string().min(8).optional(),
+  ADMIN_PASSWORD: z.string().min(8).max(128).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seeds channels and prices on an empty store (JSON, see docs/bootstrap.md). */
   BOOTSTRAP_FILE: z.string().optional(),
@@ -50,6 +77,15 @@ const Env = z.object({
   SIMULATOR_URL: z.string().url().optional(),
   /** Upper bound of upstream calls in flight per channel. */
   CHANNEL_CONCURRENCY: z.coerce.number().int().min(1).default(32),
+  /** Which proxies' X-Forwarded-* headers are believed (client address, https); off by default. */
+  TRUST_PROXY: trustProxy,
+  /** `auto`: the session cookie is Secure when the request came over https (TRUST_PROXY decides behind a proxy). */
+  SESSION_COOKIE_SECURE: z.enum(['auto', 'always', 'never']).default('auto'),
+  /** Login attempts per minute from one client address, and for one username (0 = no limit). */
+  LOGIN_RATE_LIMIT: z.coerce.number().int().min(0).default(30),
+  LOGIN_RATE_LIMIT_PER_USER: z.coerce.number().int().min(0).default(10),
+  /** Time to receive a whole request, headers and body (0 = no limit); handlers and responses are not bounded by it. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
 });
 
 export type Config = Readonly<{
@@ -80,6 +116,11 @@ export type Config = Readonly<{
   assetSigningSecret: string | undefined;
   simStepMs: number;
   channelConcurrency: number;
+  trustProxy: boolean | number | readonly string[];
+  sessionCookieSecure: z.infer<typeof Env>['SESSION_COOKIE_SECURE'];
+  loginRateLimitPerIp: number;
+  loginRateLimitPerUser: number;
+  requestTimeoutMs: number;
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -117,6 +158,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     assetSigningSecret: e.ASSET_SIGNING_SECRET,
     simStepMs: e.SIM_STEP_MS,
     channelConcurrency: e.CHANNEL_CONCURRENCY,
+    trustProxy: e.TRUST_PROXY,
+    sessionCookieSecure: e.SESSION_COOKIE_SECURE,
+    loginRateLimitPerIp: e.LOGIN_RATE_LIMIT,
+    loginRateLimitPerUser: e.LOGIN_RATE_LIMIT_PER_USER,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     ...overrides,
   };
 }

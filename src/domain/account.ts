@@ -6,6 +6,10 @@
  *   reserved  = sum of open reservations
  *   available = balance − reserved, never below zero
  *
+ * Per token it also keeps what is reserved and what was charged, so a reservation made with a
+ * token that has a cap is refused in the same decision as the balance check: parallel submits
+ * can not together take a token past its cap (the token view would only see them afterwards).
+ *
  * Every command is idempotent by its id (credit, debit, reservation), so a retried command
  * decides `[]` instead of charging twice.
  */
@@ -18,6 +22,12 @@ export type AccountEvent = EventOf<
 
 export type OpenReservation = Readonly<{ amount: number; taskId: string; model: string; tokenId?: string }>;
 
+/**
+ * A token's share of the account: `reserved` = its open reservations, `used` = what settled
+ * charges naming it came to (the same sum the tokens view projects as `usedQuota`).
+ */
+export type TokenUsage = Readonly<{ reserved: number; used: number }>;
+
 export type AccountState = Readonly<{
   opened: boolean;
   accountId: string;
@@ -28,6 +38,8 @@ export type AccountState = Readonly<{
   /** Settled charges plus debits: what the account has spent. */
   usedQuota: number;
   openReservations: ReadonlyMap<string, OpenReservation>;
+  /** By token id; derived from the tokenId the reservation events already carry. */
+  tokenUsage: ReadonlyMap<string, TokenUsage>;
   /** Settled or released: a second settle/release of these decides `[]`. */
   closedReservationIds: ReadonlySet<string>;
   seenCreditIds: ReadonlySet<string>;
@@ -38,9 +50,14 @@ export type AccountView = Readonly<{ balance: number; reserved: number; availabl
 
 export type OpenAccount = Command<'OpenAccount', EventDataOf<'AccountOpened'>>;
 export type CreditQuota = Command<'CreditQuota', EventDataOf<'QuotaCredited'>>;
-export type ReserveQuota = Command<'ReserveQuota', EventDataOf<'QuotaReserved'>>;
+/**
+ * `tokenQuotaLimit`: what the token may have charged in all, settled charges and open
+ * reservations together (projections/tokens.ts `tokenQuotaLimit`); absent for an unlimited
+ * token or none. It bounds the decision only and is not recorded in the event.
+ */
+export type ReserveQuota = Command<'ReserveQuota', EventDataOf<'QuotaReserved'> & { tokenQuotaLimit?: number }>;
 /** `actual` is what the result cost; it may exceed the reservation. */
-export type SettleQuota = Command<'SettleQuota', { reservationId: string; actual: number; basis?: PriceBasis }>;
+export type SettleQuota = Command<'SettleQuota', { reservationId: string; actual: number; basis?: PriceBasis; deliveredUnits?: number }>;
 export type ReleaseQuota = Command<'ReleaseQuota', { reservationId: string; reason: string }>;
 export type DebitQuota = Command<'DebitQuota', EventDataOf<'QuotaDebited'>>;
 export type AccountCommand = OpenAccount | CreditQuota | ReserveQuota | SettleQuota | ReleaseQuota | DebitQuota;
@@ -58,6 +75,14 @@ export class InsufficientQuotaError extends Error {
   constructor(readonly available: number, readonly requested: number) {
     super(`insufficient quota: ${requested} requested, ${available} available`);
     this.name = 'InsufficientQuotaError';
+  }
+}
+
+/** The reservation would take the token past its cap (its settled charges plus open reservations). */
+export class TokenQuotaExceededError extends Error {
+  constructor(readonly tokenId: string, readonly remaining: number, readonly requested: number) {
+    super(`token ${tokenId} quota exceeded: ${requested} requested, ${remaining} left`);
+    this.name = 'TokenQuotaExceededError';
   }
 }
 
@@ -95,10 +120,17 @@ export function initialAccountState(): AccountState {
     reserved: 0,
     usedQuota: 0,
     openReservations: new Map(),
+    tokenUsage: new Map(),
     closedReservationIds: new Set(),
     seenCreditIds: new Set(),
     seenDebitIds: new Set(),
   };
+}
+
+const noUsage: TokenUsage = { reserved: 0, used: 0 };
+
+export function tokenUsageOf(state: AccountState, tokenId: string | undefined): TokenUsage {
+  return (tokenId === undefined ? undefined : state.tokenUsage.get(tokenId)) ?? noUsage;
 }
 
 export function availableOf(state: AccountState): number {
@@ -142,9 +174,17 @@ function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[
   if (state.closedReservationIds.has(data.reservationId)) {
     throw new ReservationConflictError(data.reservationId, 'already-closed');
   }
+  // The token first, as the HTTP layer checked it before: a capped token's refusal is a 403.
+  const { tokenQuotaLimit, ...eventData } = data;
+  if (tokenQuotaLimit !== undefined) {
+    requireQuota('token quota limit', tokenQuotaLimit, 0);
+    const usage = tokenUsageOf(state, data.tokenId);
+    const remaining = tokenQuotaLimit - usage.used - usage.reserved;
+    if (data.amount > remaining) throw new TokenQuotaExceededError(data.tokenId ?? '', Math.max(0, remaining), data.amount);
+  }
   const available = availableOf(state);
   if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
-  return [{ type: 'QuotaReserved', data: { ...data } }];
+  return [{ type: 'QuotaReserved', data: eventData }];
 }
 
 function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] {
@@ -164,6 +204,7 @@ function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] 
       actual: data.actual,
       charged,
       ...(data.basis ? { basis: data.basis } : {}),
+      ...(data.deliveredUnits !== undefined ? { deliveredUnits: data.deliveredUnits } : {}),
       ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
     },
   }];
@@ -206,6 +247,7 @@ type AccountDraft = {
   -readonly [K in keyof AccountState]: AccountState[K];
 } & {
   openReservations: Map<string, OpenReservation>;
+  tokenUsage: Map<string, TokenUsage>;
   closedReservationIds: Set<string>;
   seenCreditIds: Set<string>;
   seenDebitIds: Set<string>;
@@ -215,6 +257,8 @@ function draftOf(state: AccountState): AccountDraft {
   return {
     ...state,
     openReservations: new Map(state.openReservations),
+    // Usage values are replaced, never changed in place, so sharing them with `state` is safe.
+    tokenUsage: new Map(state.tokenUsage),
     closedReservationIds: new Set(state.closedReservationIds),
     seenCreditIds: new Set(state.seenCreditIds),
     seenDebitIds: new Set(state.seenDebitIds),
@@ -244,12 +288,15 @@ function applyInPlace(draft: AccountDraft, event: DomainEvent): void {
       if (draft.openReservations.has(reservationId) || draft.closedReservationIds.has(reservationId)) return;
       draft.openReservations.set(reservationId, { amount, taskId, model, ...(tokenId !== undefined ? { tokenId } : {}) });
       draft.reserved += amount;
+      addTokenUsage(draft, tokenId, amount, 0);
       return;
     }
     case 'QuotaSettled':
       if (!closeReservation(draft, event.data.reservationId)) return;
       draft.balance -= event.data.charged;
       draft.usedQuota += event.data.charged;
+      // Charged to the token the event names, exactly as the tokens view counts it.
+      addTokenUsage(draft, event.data.tokenId, 0, event.data.charged);
       return;
     case 'QuotaReleased':
       closeReservation(draft, event.data.reservationId);
@@ -271,10 +318,17 @@ function closeReservation(draft: AccountDraft, reservationId: string): boolean {
   const reservation = draft.openReservations.get(reservationId);
   if (reservation) {
     draft.reserved -= reservation.amount;
+    addTokenUsage(draft, reservation.tokenId, -reservation.amount, 0);
     draft.openReservations.delete(reservationId);
   }
   draft.closedReservationIds.add(reservationId);
   return true;
+}
+
+function addTokenUsage(draft: AccountDraft, tokenId: string | undefined, reserved: number, used: number): void {
+  if (tokenId === undefined || (reserved === 0 && used === 0)) return;
+  const current = draft.tokenUsage.get(tokenId) ?? noUsage;
+  draft.tokenUsage.set(tokenId, { reserved: current.reserved + reserved, used: current.used + used });
 }
 
 /** Accepts any catalog event so a handler can fold what it read without narrowing first. */

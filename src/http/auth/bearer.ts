@@ -6,7 +6,7 @@
 import type { BlockList } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
-import type { TokenDoc } from '../../../projections/tokens.js';
+import { tokenQuotaLimit, type TokenDoc } from '../../../projections/tokens.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { TokenCache } from './token-cache.js';
 import { allows, buildAllowList } from './ip-allow-list.js';
@@ -22,6 +22,8 @@ export interface Caller {
   /** A token bound to a channel (the motion family's "channel API key"). */
   channelId: string | null;
   remainQuota: number;
+  /** The token's cap as the account aggregate enforces it (projections/tokens.ts). */
+  quotaLimit: number;
   unlimitedQuota: boolean;
 }
 
@@ -72,6 +74,7 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
     modelLimits: token.modelLimits,
     channelId: token.channelId,
     remainQuota: token.remainQuota,
+    quotaLimit: tokenQuotaLimit(token),
     unlimitedQuota: token.unlimitedQuota,
   };
 }
@@ -96,9 +99,15 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
   }
 }
 
-/** A submit the token can not pay for is refused before anything is reserved. */
+/**
+ * A submit the token can not pay for is refused before anything is reserved. This reads the
+ * token view, which does not see reservations still open; the account aggregate makes the
+ * binding check with them (`tokenQuotaExhausted` is its refusal, with the same status and code).
+ */
 export function assertTokenCovers(caller: Caller, amount: number): void {
-  if (!caller.unlimitedQuota && amount > caller.remainQuota) {
-    throw new GatewayError(403, 'token_quota_exhausted', `Authorization: the API key has ${caller.remainQuota} quota left, ${amount} needed`);
-  }
+  if (!caller.unlimitedQuota && amount > caller.remainQuota) throw tokenQuotaExhausted(caller.remainQuota, amount);
+}
+
+export function tokenQuotaExhausted(remaining: number, needed: number): GatewayError {
+  return new GatewayError(403, 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`);
 }
