@@ -4,7 +4,8 @@
  * FAILURE (progress as reached); times in Unix ms (`assetsExpireAt` in Unix seconds, 0 until
  * there are assets); `imageUrl` = `cdnImage` = the main image (the 2x2 grid, or the upscaled
  * image), `images` the single images; `components` the CHANGE operations a finished grid
- * accepts (`UPSCALE:1` …); DESCRIBE puts its prompts in `prompt`; `quota` the charge.
+ * accepts (`UPSCALE:1` …); DESCRIBE puts its prompts in `prompt`; `quota` the quota held while
+ * the task runs (its reservation), then what was charged: the settled amount, "0" on FAILURE.
  * After the asset retention `images`, `imageUrl` and `cdnImage` are emptied.
  */
 import type { EventDataOf, TaskResultItem } from '../src/domain/events.js';
@@ -155,8 +156,9 @@ function expired(record: ArtTaskRecord, retentionSeconds: number): ArtTaskRecord
 export const artTaskProjection: Projection<ArtTaskDoc> = {
   name: 'art-tasks',
   view: 'art-tasks',
-  handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
+  // The settlement lives on the account stream; it names its task.
+  documentId: (e) => (e.type === 'QuotaSettled' || e.type === 'QuotaReleased' ? e.data.taskId : e.streamName.slice('task-'.length)),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== ART_FAMILY) return undefined;
@@ -165,6 +167,8 @@ export const artTaskProjection: Projection<ArtTaskDoc> = {
     if (!doc) return undefined;
     const record = doc.body;
     const update = (body: ArtTaskRecord): ArtTaskDoc => ({ ...doc, body });
+    if (e.type === 'QuotaSettled') return update({ ...record, quota: String(e.data.charged) });
+    if (e.type === 'QuotaReleased') return update({ ...record, quota: '0' });
     if (e.type === 'AssetsExpired') return update(expired(record, doc.retentionSeconds ?? 0));
     if (record.status !== 'IN_PROGRESS') return undefined;
     switch (e.type) {
@@ -175,7 +179,8 @@ export const artTaskProjection: Projection<ArtTaskDoc> = {
       case 'TaskSucceeded':
         return { ...update(succeeded(record, e.data, msOf(e.metadata.at))), retentionSeconds: retentionOf(e.data) };
       case 'TaskFailed':
-        return update({ ...record, status: 'FAILURE', finishTime: msOf(e.metadata.at), failReason: `${e.data.code}: ${e.data.reason}` });
+        // Nothing is charged for a failure (the release follows).
+        return update({ ...record, status: 'FAILURE', quota: '0', finishTime: msOf(e.metadata.at), failReason: `${e.data.code}: ${e.data.reason}` });
       default:
         return undefined;
     }

@@ -5,7 +5,8 @@
  * the gateway's signed URL (emptied when the assets expire) and `final_unit_deduction` the
  * seconds billed. `request_id` is the submit's request id; the query route answers its own.
  */
-import type { EventDataOf } from '../src/domain/events.js';
+import type { EventDataOf, PriceBasis } from '../src/domain/events.js';
+import { settlementOf } from '../src/domain/pricing.js';
 import type { Projection } from './projection.js';
 
 export const CLIP_FAMILY = 'clip';
@@ -33,6 +34,8 @@ export interface ClipTaskDoc {
   accountId: string;
   /** text2video or image2video: the path the task was submitted on. */
   action: string;
+  /** What the reservation was quoted on: `final_unit_deduction` is what settlement charges from it. */
+  basis?: PriceBasis;
   body: ClipTaskBody;
 }
 
@@ -60,7 +63,7 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== CLIP_FAMILY) return undefined;
-      return { accountId: e.data.accountId, action: e.data.action, body: submittedClipBody(e.data, e.metadata.requestId ?? '') };
+      return { accountId: e.data.accountId, action: e.data.action, basis: e.data.basis, body: submittedClipBody(e.data, e.metadata.requestId ?? '') };
     }
     if (!doc) return undefined;
     const data = doc.body.data;
@@ -73,7 +76,9 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
         const videos = e.data.results
           .filter((r) => r.kind === 'video' && r.url)
           .map((r, i) => ({ id: `${data.task_id}-${i}`, url: r.url ?? '', duration: r.durationSeconds ?? e.data.usage.units }));
-        return next({ task_status: 'succeed', task_result: { videos }, final_unit_deduction: e.data.usage.units });
+        // The seconds charged (never more than asked; the asked seconds for an implausible 0 s).
+        const charged = doc.basis ? settlementOf(doc.basis, e.data.usage).basis.units : e.data.usage.units;
+        return next({ task_status: 'succeed', task_result: { videos }, final_unit_deduction: charged });
       }
       case 'TaskFailed':
         return next({ task_status: 'failed', task_status_msg: `${e.data.code}: ${e.data.reason}` });

@@ -1,7 +1,8 @@
 /**
  * The `Vid-H3` video object (spec 2.4, 3.3), shaped like OpenAI's video object so its client
  * reads it: `queued` → `in_progress` → `completed` | `failed` (with `error {code, message}`),
- * `progress` an integer, `completed_at` / `expires_at` null until known, `seconds` and `size`
+ * `progress` an integer, `completed_at` an integer as the spec types it (0 until the task
+ * completes or fails), `expires_at` null until known, `seconds` and `size`
  * the requested values until the delivered ones are known. The document also keeps the
  * asset key the content endpoint streams, and whether the assets expired.
  */
@@ -17,7 +18,8 @@ export interface VidH3VideoBody {
   status: 'queued' | 'in_progress' | 'completed' | 'failed';
   progress: number;
   created_at: number;
-  completed_at: number | null;
+  /** Unix seconds; 0 until the task ends. */
+  completed_at: number;
   expires_at: number | null;
   /** Seconds as a string, as OpenAI's object has them. */
   seconds: string;
@@ -43,7 +45,7 @@ export function submittedVidH3Body(task: EventDataOf<'TaskSubmitted'>): VidH3Vid
     status: 'queued',
     progress: 0,
     created_at: task.createdAt,
-    completed_at: null,
+    completed_at: 0,
     expires_at: null,
     seconds: String(task.basis.units),
     size: task.basis.tier ?? '',

@@ -25,7 +25,12 @@ export interface VidgenTaskData {
   submit_time: number;
   start_time: number;
   finish_time: number;
-  properties: { origin_model_name: string; resolution: string; seconds: number };
+  /**
+   * `resolution` and `seconds`: what was asked for until the task succeeds, then what was
+   * delivered (and charged); `reserved_resolution` / `reserved_seconds` keep what the
+   * reservation was quoted on.
+   */
+  properties: { origin_model_name: string; resolution: string; seconds: number; reserved_resolution: string; reserved_seconds: number };
   /** The upstream task result (status, duration, resolution, usage, upstream video URL). */
   data: Record<string, unknown>;
 }
@@ -65,7 +70,7 @@ export function submittedVidgenEnvelope(task: EventDataOf<'TaskSubmitted'>, posi
       submit_time: task.createdAt,
       start_time: 0,
       finish_time: 0,
-      properties: { origin_model_name: task.model, resolution: task.basis.tier ?? '', seconds: task.basis.units },
+      properties: { origin_model_name: task.model, resolution: task.basis.tier ?? '', seconds: task.basis.units, reserved_resolution: task.basis.tier ?? '', reserved_seconds: task.basis.units },
       data: {},
     },
   };
@@ -103,6 +108,7 @@ export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
           result_url: e.data.results.find((r) => r.url)?.url ?? '',
           start_time: data.start_time || at,
           finish_time: e.data.completedAt,
+          properties: { ...data.properties, resolution: e.data.usage.tier ?? data.properties.resolution, seconds: e.data.usage.units },
           ...(e.data.upstream ? { data: e.data.upstream } : {}),
         });
       case 'TaskFailed':

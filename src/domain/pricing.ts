@@ -70,19 +70,36 @@ export function quote(table: PriceTable, request: QuoteRequest): Quote {
   return { amount: amountOf(basis), basis };
 }
 
+/** What a succeeded task is charged: the basis, its amount, and what the upstream claimed. */
+export type Settlement = Readonly<{
+  basis: PriceBasis;
+  actual: number;
+  /** The units the upstream reported when they were more than the request asked for. */
+  deliveredUnits?: number;
+}>;
+
 /**
- * The basis a settlement is charged on: the reservation's basis with the units (and tier)
- * the upstream actually returned, priced from the tier prices recorded at submit time.
+ * What a succeeded task is charged. The units are those the upstream returned, but never more
+ * than the reservation's basis records as asked for (images `n` / `max_images`, seconds): an
+ * upstream that returns 50 images for `n=1`, or 30 s for 5 s, is paid for what was asked, and
+ * the excess it claimed is kept in `deliveredUnits` for the record. The tier is the one the
+ * upstream returned (spec: video settles on the resolution the upstream returns), priced from
+ * the tier prices recorded at submit time, so a higher tier may cost more than was reserved.
  */
-export function settlementBasis(basis: PriceBasis, usage: Readonly<{ units: number; tier?: string | undefined }>): PriceBasis {
+export function settlementOf(basis: PriceBasis, usage: Readonly<{ units: number; tier?: string | undefined }>): Settlement {
   const tier = usage.tier ?? basis.tier;
   const tierPrice = tier !== undefined && basis.tierPrices ? ownValue(basis.tierPrices, tier) : undefined;
-  return { ...basis, units: usage.units, unitPrice: tierPrice ?? basis.unitPrice, ...(tier !== undefined ? { tier } : {}) };
+  // A delivered video reported shorter than a second (0 s, a missing duration) is implausible:
+  // the video exists, so it is charged the seconds asked for rather than nothing.
+  const reported = basis.unit === 'second' && !(usage.units >= 1) ? basis.units : usage.units;
+  const units = Math.min(reported, basis.units);
+  const charged: PriceBasis = { ...basis, units, unitPrice: tierPrice ?? basis.unitPrice, ...(tier !== undefined ? { tier } : {}) };
+  return { basis: charged, actual: amountOf(charged), ...(reported > basis.units ? { deliveredUnits: reported } : {}) };
 }
 
 /**
  * Recomputes a charge from its recorded basis (`extra` is the already scaled surcharge).
- * The settler uses it with the units the upstream actually returned.
+ * Settlement uses it on the basis `settlementOf` derives from what the upstream returned.
  */
 export function amountOf(basis: PriceBasis): number {
   const base = scaledCeil(basis.unitPrice, basis.units, basis.groupRatioPermille);

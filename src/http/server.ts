@@ -18,9 +18,13 @@ import { pricingRoutes } from './api/pricing.js';
 import { tokenRoutes } from './api/tokens.js';
 import { userRoutes } from './api/users.js';
 import type { GatewayDeps } from './deps.js';
-import { GatewayError, renderError, useErrorShape } from './errors.js';
+import { GatewayError, renderError, sendError, shapeOfUrl, useErrorShape } from './errors.js';
+import { limitJsonDepth } from './json-depth.js';
+import { clientErrorHandler } from './client-errors.js';
 import { healthRoutes } from './health.js';
 import { modelRoutes } from './models.js';
+import { keyPriceListRoutes, userPriceListRoutes } from './api/price-list.js';
+import { serverOptions } from './server-options.js';
 
 /** The server of the `worker` and `projector` roles: health and readiness only. */
 export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -40,7 +44,14 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 40 * 1024 * 1024,
-    trustProxy: false,
+    // A malformed path (bad percent-encoding, an overlong segment) never reaches a route: answer it
+    // in the shape of the family whose paths it is under, like the not-found handler.
+    // (Hooks do not run for these, so the request id is set here.)
+    frameworkErrors: (error, request, reply) => sendError(reply.header('x-request-id', request.id), shapeOfUrl(request.server, request.url), error),
+    // What Node's HTTP parser refuses (oversized headers, a timed-out request) in the plain shape.
+    clientErrorHandler,
+    // Proxy trust and request-receiving timeouts (TRUST_PROXY, REQUEST_TIMEOUT_MS).
+    ...serverOptions(deps.config),
   });
   // Every answer names its request, so a client (or a test) can find what it caused.
   app.addHook('onSend', async (request, reply) => {
@@ -48,6 +59,8 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
+  limitJsonDepth(app);
 
   await app.register(swagger, {
     openapi: {
@@ -74,12 +87,17 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(billingRoutes(deps));
     await api.register(webhookRoutes(deps));
     await api.register(eventStreamRoutes(deps));
+    await api.register(userPriceListRoutes(deps));
   });
   await app.register(modelRoutes(deps));
+  await app.register(keyPriceListRoutes(deps));
   for (const plugin of extraRoutes) await app.register(plugin(deps));
 
+  // Errors outside every family plugin (root routes, a body refused on the way to the not-found
+  // handler) take the shape of the paths they are under, as unrouted requests do.
+  app.setErrorHandler((error, request, reply) => sendError(reply, shapeOfUrl(app, request.url), error));
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(renderError('plain', new GatewayError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`))),
+    reply.status(404).send(renderError(shapeOfUrl(app, request.url), new GatewayError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`))),
   );
   return app;
 }

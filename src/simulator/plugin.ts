@@ -35,6 +35,14 @@ export type SimulatorOptions = {
 
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
 
+/**
+ * Request bodies the simulator accepts. The gateway sends reference files upstream as data
+ * URIs in JSON: the spec's most (14 files of 30 MiB, picgen edits) grows by 4/3 in Base64, so a
+ * real upstream's limit would be at least this; the gateway's own 40 MiB JSON limit is for
+ * clients, not for what it sends.
+ */
+export const SIMULATOR_BODY_LIMIT = 600 * 1024 * 1024;
+
 /** Every simulated family, registered in this order. */
 export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, vidgenSimFamily, tuneSimFamily, artSimFamily, vidH3SimFamily, clipSimFamily, picgenSyncSimFamily, motionSimFamily];
 
@@ -48,6 +56,9 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
     prefix: app.prefix,
   };
 
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit ??= SIMULATOR_BODY_LIMIT;
+  });
   useSimErrorShape(app, plainErrorBody);
   app.setNotFoundHandler((request) => {
     throw notFound('not_found', `the simulator has no route ${request.method} ${request.url.split('?')[0]}`);

@@ -204,12 +204,23 @@ describe('art failures, access and billing', () => {
   it('[sim:fail] ends FAILURE with failReason and the reservation is released', async () => {
     const id = await submitted(api, 'imagine', { prompt: 'doomed [sim:fail]' });
     const done = await waitForArt(api, id);
-    expect(done).toMatchObject({ status: 'FAILURE', images: [], imageUrl: '' });
+    expect(done).toMatchObject({ status: 'FAILURE', images: [], imageUrl: '', quota: '0' });
     expect(done.failReason).toMatch(/upstream_failed/);
     await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
     const events = await gw.gateway.deps.events.readStream(`account-${accountId}`);
     expect(events.find((e) => e.type === 'QuotaReleased' && (e.data as { taskId: string }).taskId === id)).toBeDefined();
     expect(events.find((e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === id)).toBeUndefined();
+    // After the release is projected the record still shows that nothing was charged.
+    await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
+    expect((await api.get(`/art/task/${id}/fetch`)).body.quota).toBe('0');
+  });
+
+  it('quota shows the amount charged once the task is settled', async () => {
+    const grid = await finishedImagine('charged');
+    await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
+    await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
+    const settled = (await gw.gateway.deps.events.readStream(`account-${accountId}`)).find((e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === grid.id);
+    expect((await api.get(`/art/task/${grid.id}/fetch`)).body.quota).toBe(String((settled!.data as { charged: number }).charged));
   });
 
   it("another account's task and a missing one: HTTP 404 {code: 4, description: task_no_found}", async () => {

@@ -38,7 +38,7 @@ describe('Vid-H3: the four modes to completed, video from the content endpoint (
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toEqual({
       id: expect.stringMatching(/^task_/), object: 'video', model: 'Vid-H3', status: 'queued', progress: 0,
-      created_at: expect.any(Number), completed_at: null, expires_at: null, seconds: '4', size: '768P', error: null,
+      created_at: expect.any(Number), completed_at: 0, expires_at: null, seconds: '4', size: '768P', error: null,
     });
     const task = await submittedOf(world.gw, r.body.id);
     expect(task.action).toBe(action);
@@ -188,13 +188,13 @@ describe('Vid-H3: billing on the delivery', () => {
     expect(money.settled).toMatchObject({ actual: 6 * 5_000, charged: 6 * 5_000, basis: { tier: '768P' } });
   });
 
-  it('a higher resolution and longer video delivered cost more', async () => {
+  it('a higher resolution delivered costs more; seconds beyond those asked for are not charged', async () => {
     const r = await submit({ model: 'Vid-H3', prompt: 'richer [sim:res=2K] [sim:dur=10]', seconds: 5, resolution: '768p' });
     const done = await waitFor(r.body.id);
     expect(done).toMatchObject({ size: '2K', seconds: '10' });
     const money = await moneyOf(world.gw, world.accountId, r.body.id);
     expect(money.reserved).toBe(5 * 5_000);
-    expect(money.settled).toMatchObject({ actual: 10 * 12_000, charged: 10 * 12_000, basis: { tier: '2K', units: 10 } });
+    expect(money.settled).toMatchObject({ actual: 5 * 12_000, charged: 5 * 12_000, basis: { tier: '2K', units: 5 }, deliveredUnits: 10 });
   });
 
   it('a failed video has an error object and is not charged', async () => {

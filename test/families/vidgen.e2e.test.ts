@@ -156,17 +156,19 @@ describe('vidgen: billing on what the upstream returns', () => {
     const r = await submit({ model: 'vendor-vidgen-2-5-260628', prompt: 'upscaled [sim:res=1080p]', seconds: 4, metadata: { resolution: '480p' } });
     const done = await waitFor(r.body.id);
     expect(done.data.data.resolution).toBe('1080p');
+    // The delivered (and charged) tier is shown; the reserved one stays beside it.
+    expect(done.data.properties).toMatchObject({ resolution: '1080p', reserved_resolution: '480p', seconds: 4, reserved_seconds: 4 });
     const money = await moneyOf(world.gw, world.accountId, r.body.id);
     expect(money.reserved).toBe(4 * 2_000);
     expect(money.settled).toMatchObject({ actual: 4 * 8_000, charged: 4 * 8_000, basis: { tier: '1080p', units: 4 } });
   });
 
-  it('a different duration is charged by the seconds delivered', async () => {
+  it('a longer video than asked for is charged for the seconds asked for', async () => {
     const r = await submit({ model: 'vendor-vidgen-2-5-260628', prompt: 'longer [sim:dur=9]', seconds: 3, metadata: { resolution: '720p' } });
     const done = await waitFor(r.body.id);
     expect(mp4Info((await download(done.data.result_url)).bytes).seconds).toBe(9);
     const money = await moneyOf(world.gw, world.accountId, r.body.id);
-    expect(money.settled).toMatchObject({ actual: 9 * 4_000, basis: { units: 9 } });
+    expect(money.settled).toMatchObject({ actual: 3 * 4_000, basis: { units: 3 }, deliveredUnits: 9 });
   });
 
   it('the 1.5 model prices audio separately, on by default', async () => {

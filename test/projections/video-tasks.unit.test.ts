@@ -47,7 +47,7 @@ describe('vidgen envelope: given events, then document', () => {
         data: {
           id: 2, task_id: 't1', platform: 'vidgen', status: 'NOT_START', progress: '0%', fail_reason: '', result_url: '',
           created_at: AT0, updated_at: AT0, submit_time: AT0, start_time: 0, finish_time: 0,
-          properties: { origin_model_name: 'v-1', resolution: '1080p', seconds: 5 }, data: {},
+          properties: { origin_model_name: 'v-1', resolution: '1080p', seconds: 5, reserved_resolution: '1080p', reserved_seconds: 5 }, data: {},
         },
       },
     });
@@ -79,7 +79,7 @@ describe('Vid-H3 video object: given events, then document', () => {
     const events = [submitted('vid-h3', 'Vid-H3', '2K', 8), running, succeeded(10, '768P')];
     expect(given(vidH3VideoProjection, events.slice(0, 1)).get('t1')).toEqual({
       accountId: 'a1',
-      body: { id: 't1', object: 'video', model: 'Vid-H3', status: 'queued', progress: 0, created_at: AT0, completed_at: null, expires_at: null, seconds: '8', size: '2K', error: null },
+      body: { id: 't1', object: 'video', model: 'Vid-H3', status: 'queued', progress: 0, created_at: AT0, completed_at: 0, expires_at: null, seconds: '8', size: '2K', error: null },
     });
     expect(given(vidH3VideoProjection, events.slice(0, 2)).get('t1')!.body).toMatchObject({ status: 'in_progress', progress: 50 });
     expect(given(vidH3VideoProjection, events).get('t1')).toMatchObject({
@@ -100,6 +100,7 @@ describe('clip task: given events, then document', () => {
     expect(given(clipTaskProjection, events.slice(0, 1)).get('t1')).toEqual({
       accountId: 'a1',
       action: 'image2video',
+      basis: expect.objectContaining({ unit: 'second', units: 5, tier: 'std' }),
       body: {
         code: 0, message: 'SUCCEED', request_id: '',
         data: { task_id: 't1', task_status: 'submitted', task_status_msg: '', created_at: AT0 * 1000, updated_at: AT0 * 1000, task_result: { videos: [] }, final_unit_deduction: 0 },
