@@ -14,6 +14,7 @@ import { requestsFor, type FuzzRequest } from '../support/fuzz/request.js';
 import { malformedHttp, sendRaw } from '../support/fuzz/raw-http.js';
 import { hasShape, routesToFuzz, shapeOf, type Route } from '../support/fuzz/routes.js';
 import { failureReport, problemOf, sendAll, statusCounts, type Outcome } from '../support/fuzz/run.js';
+import { recordReliability } from '../support/reliability-summary.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_250_612);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3_200);
@@ -34,6 +35,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  recordReliability({ suite: 'bad-input', seed: SEED, requests: outcomes.length, statuses: statusCounts(outcomes), invariants: outcomes.length });
   console.log(`[bad-input] seed=${SEED} requests=${outcomes.length} statuses=${JSON.stringify(statusCounts(outcomes))}`);
   await world?.gw.close();
 });

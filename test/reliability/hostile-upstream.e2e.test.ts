@@ -13,6 +13,7 @@ import { toDomainEvent, type RecordedDomainEvent } from '../../src/domain/record
 import { auditAccounts } from '../../src/audit/audit.js';
 import { adminClient, Client, newToken, newUser, startGateway, type Reply, type TestGateway } from '../support/gateway.js';
 import { BIG_RESULT_BYTES, HUGE_ANSWER_BYTES, MiB, startHostileUpstream, type HostileUpstream } from './hostile-upstream.js';
+import { recordReliability } from '../support/reliability-summary.js';
 
 /** Every family's maximum task age in this suite (TASK_MAX_AGE_SECONDS). */
 const MAX_AGE_S = 5;
@@ -295,5 +296,8 @@ describe('afterwards', () => {
     // No 500 anywhere; the only 5xx are the sync calls' 502 (bad answer) and 504 (deadline).
     expect(statuses.filter((s) => s >= 500 && s !== 502 && s !== 504)).toEqual([]);
     expect(statuses.filter((s) => s >= 500)).toHaveLength(4);
+    const counts: Record<string, number> = {};
+    for (const s of statuses) counts[String(s)] = (counts[String(s)] ?? 0) + 1;
+    recordReliability({ suite: 'hostile-upstream', requests: statuses.length, statuses: counts, invariants: 6 });
   });
 });

@@ -22,6 +22,7 @@ import { startChildGateway, type ChildGateway } from '../support/child-gateway.j
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser, type Reply } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
+import { recordReliability } from '../support/reliability-summary.js';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CYCLES = Number(process.env.RELIABILITY_CYCLES ?? 8);
@@ -236,6 +237,7 @@ describe('kill -9 at random moments of a mixed load', () => {
     expect(audit.code, audit.output).toBe(0);
     invariants++;
 
+    recordReliability({ suite: 'kill-cycles', seed: SEED, killCycles: CYCLES, requests, statuses, invariants });
     console.log(`[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}`);
   }, 600_000);
 });

@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
+import { recordReliability } from '../support/reliability-summary.js';
 import { appendEvents } from '../../src/engine/append.js';
 
 const ENV = {
@@ -143,6 +144,7 @@ describe('restart with each kind of event the newest in the store', () => {
       await gw.close();
       cleanups.pop();
     }
+    recordReliability({ suite: 'restart-points', invariants: lastOfType.length });
     console.log(`[restart-points] ${lastOfType.length} kinds of newest event, each started: ${timings.join(' ')}`);
   }, 240_000);
 });
