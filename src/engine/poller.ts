@@ -42,8 +42,13 @@ interface Tracked {
   /** Revision of the task stream as last seen (saves a read per change). */
   revision: number | undefined;
   errors: number;
+  /** Polls that answered so far: the interval grows with them (see `nextPollIn`). */
+  polls: number;
   timer?: NodeJS.Timeout;
 }
+
+/** The first poll after dispatch, doubled after each answer up to the family's interval. */
+export const FIRST_POLL_MS = 250;
 
 export interface Poller {
   track(task: KnownTask, revision?: number): void;
@@ -103,6 +108,15 @@ export function createPoller(deps: PollerDeps): Poller {
     const channel = task.channelId ? deps.catalog.channel(task.channelId) : undefined;
     const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
     return deps.pollIntervalMs ?? adapter?.pollIntervalMs ?? 2000;
+  }
+
+  /**
+   * Soon after dispatch, then backing off to the family's interval: a fast upstream is seen
+   * fast (a video finished in 2 s is not shown running for the family's 5 s interval), and a
+   * long task costs no more polls than before once the interval is reached.
+   */
+  function nextPollIn(entry: Tracked): number {
+    return Math.min(intervalOf(entry.task), FIRST_POLL_MS * 2 ** entry.polls);
   }
 
   /** Exponential backoff with full jitter, capped at a minute. */
@@ -188,7 +202,8 @@ export function createPoller(deps: PollerDeps): Poller {
         tracked.delete(t.taskId);
         return;
       }
-      schedule(entry, intervalOf(entry.task));
+      entry.polls++;
+      schedule(entry, nextPollIn(entry));
       return;
     }
     try {
@@ -213,9 +228,9 @@ export function createPoller(deps: PollerDeps): Poller {
   return {
     track(task, revision) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, revision, errors: 0 };
+      const entry: Tracked = { task, revision, errors: 0, polls: 0 };
       tracked.set(task.taskId, entry);
-      schedule(entry, intervalOf(task));
+      schedule(entry, nextPollIn(entry));
     },
     untrackWhere(matches) {
       for (const [taskId, entry] of tracked) {

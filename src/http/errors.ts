@@ -23,19 +23,33 @@ export const invalidRequest = (param: string, message: string): GatewayError =>
 
 /**
  * The error body families:
- * - plain: `{code, message}` (async/sync images, tune submit, motion, models)
+ * - plain: `{code, message}` (async/sync images, tune, motion, models), plus `error`
+ * - submit: plain for the async image and tune submits, whose refusals all answer `code` =
+ *   `invalid_request` (spec 7), the precise code kept as `reason` and in `error.code`
  * - openai: `{error:{message, type, param, code}}` all strings (clip, vidgen, Vid-H3)
  * - api: `{success:false, message}` (user, token and admin routes)
  * - art: `{code: <number>, description, result: null}` (4 = refused or not found, 9 = server error)
+ *
+ * `error` beside the spec's `code` and `message` is the openai object: OpenAI-style SDKs (the
+ * official `openai` client among them) read only `body.error`, and without it report
+ * `400 status code (no body)` for every refusal of the OpenAI-compatible routes.
  */
-export type ErrorShape = 'plain' | 'openai' | 'api' | 'art';
+export type ErrorShape = 'plain' | 'submit' | 'openai' | 'api' | 'art';
+
+/** The OpenAI error object: the precise code, its class as `type`, the field at fault or ''. */
+function openaiErrorOf(err: GatewayError) {
+  return { message: err.message, type: err.status >= 500 ? 'server_error' : 'invalid_request_error', param: err.param ?? '', code: err.code };
+}
 
 export function renderError(shape: ErrorShape, err: GatewayError): unknown {
   switch (shape) {
     case 'plain':
-      return { code: err.code, message: err.message };
+      return { code: err.code, message: err.message, error: openaiErrorOf(err) };
+    case 'submit':
+      // A server failure is not a rejected submit: it keeps its own code.
+      return { code: err.status >= 500 ? err.code : 'invalid_request', reason: err.code, message: err.message, error: openaiErrorOf(err) };
     case 'openai':
-      return { error: { message: err.message, type: err.status >= 500 ? 'server_error' : 'invalid_request_error', param: err.param ?? '', code: err.code } };
+      return { error: openaiErrorOf(err) };
     case 'api':
       return { success: false, message: err.message, code: err.code };
     case 'art':

@@ -83,7 +83,8 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
         status: 1,
         expiredTime: -1,
         remainQuota: 0,
-        unlimitedQuota: false,
+        // Without a cap the key spends from the account balance: the account is the limit.
+        unlimitedQuota: given.remainQuota === undefined,
         modelLimits: [],
         allowIps: [],
         channelId: null,

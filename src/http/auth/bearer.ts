@@ -60,9 +60,8 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
   if (token.expiredTime !== -1 && token.expiredTime * 1000 <= now.getTime()) {
     throw new GatewayError(401, 'token_expired', 'Authorization: the API key has expired');
   }
-  if (!token.unlimitedQuota && token.remainQuota <= 0) {
-    throw new GatewayError(403, 'token_quota_exhausted', 'Authorization: the API key has no quota left');
-  }
+  // A spent cap limits spending (submits: `assertTokenCovers` and the account aggregate), never
+  // reading: the key still polls and downloads what it paid for.
   if (token.allowIps.length > 0 && !allows(allowListOf(token), request.ip)) {
     throw new GatewayError(403, 'ip_not_allowed', `Authorization: the API key may not be used from ${request.ip}`);
   }
