@@ -1,5 +1,5 @@
 /** `POST /v1/images/async/generations` and `GET …/{task_id}` (spec 4.9, 4.10). */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { EventDataOf } from '../../domain/events.js';
 import { submitIdempotently } from '../../engine/idempotency.js';
 import { submitTask } from '../../engine/submit.js';
@@ -30,34 +30,43 @@ export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
   return { ...body, data };
 }
 
+async function submitAsyncImage(deps: GatewayDeps, request: FastifyRequest) {
+  const caller = await authenticate(request, deps.tokens, deps.clock());
+  const planned = planAsyncImageRequest(request.body);
+  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
+  const { plan } = planned;
+  assertModelAllowed(caller, plan.model, deps.catalog);
+  await enforceUrlPolicyOn(deps, request.body, ASYNC_IMAGE_URL_FIELDS[plan.family]);
+  const key = request.headers['idempotency-key'];
+  const idempotencyKey = Array.isArray(key) ? key[0] : key;
+  const metadata = metadataFor(request, deps.clock());
+  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (ids) =>
+    submitTask(deps, {
+      family: IMAGE_FAMILY,
+      channelFamily: 'images',
+      action: `${plan.family}/${plan.action}`,
+      model: plan.model,
+      caller,
+      request: plan.upstream,
+      units: plan.units,
+      ...ids,
+      metadata,
+    }),
+  );
+  return submitResponse(outcome.task);
+}
+
 export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, 'plain');
 
-    app.post('/v1/images/async/generations', { schema: { tags: ['images'], summary: 'Submit an async image task (pro-image, anime, vis, picgen)' } }, async (request) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const planned = planAsyncImageRequest(request.body);
-      if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-      const { plan } = planned;
-      assertModelAllowed(caller, plan.model, deps.catalog);
-      await enforceUrlPolicyOn(deps, request.body, ASYNC_IMAGE_URL_FIELDS[plan.family]);
-      const key = request.headers['idempotency-key'];
-      const idempotencyKey = Array.isArray(key) ? key[0] : key;
-      const metadata = metadataFor(request, deps.clock());
-      const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (ids) =>
-        submitTask(deps, {
-          family: IMAGE_FAMILY,
-          channelFamily: 'images',
-          action: `${plan.family}/${plan.action}`,
-          model: plan.model,
-          caller,
-          request: plan.upstream,
-          units: plan.units,
-          ...ids,
-          metadata,
-        }),
+    // A context of its own: every refusal of the submit answers `code` = `invalid_request`
+    // (spec 7), while the query keeps its codes (`task_not_exist`, 4.10).
+    await app.register(async (submitScope) => {
+      useErrorShape(submitScope, 'submit');
+      submitScope.post('/v1/images/async/generations', { schema: { tags: ['images'], summary: 'Submit an async image task (pro-image, anime, vis, picgen)' } }, async (request) =>
+        submitAsyncImage(deps, request),
       );
-      return submitResponse(outcome.task);
     });
 
     app.get('/v1/images/async/generations/:task_id', { schema: { tags: ['images'], summary: 'Query an async image task' } }, async (request) => {

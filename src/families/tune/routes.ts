@@ -1,7 +1,7 @@
 /**
  * `POST /tune/submit/LYRICS`, `POST /tune/submit/MUSIC` and `GET /tune/fetch/{task_id}`
- * (spec 2.6, 4.11). Submit answers `{code: "success", message, data: "task_…"}`; refusals
- * `{code: "invalid_request", message}`; a missing or another account's task is HTTP 400
+ * (spec 2.6, 4.11). Submit answers `{code: "success", message, data: "task_…"}`; every refusal
+ * `{code: "invalid_request", reason, message, error}` (the `submit` error shape); a missing or another account's task is HTTP 400
  * `task_not_exist`, like the async image query.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -59,13 +59,17 @@ export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, 'plain');
 
-    app.post('/tune/submit/LYRICS', { schema: { tags: ['tune'], summary: 'Submit a lyrics task (billed as tune_lyrics)' } }, async (request) =>
-      submit(deps, request, planLyricsRequest(request.body), LYRICS_URL_FIELDS),
-    );
-
-    app.post('/tune/submit/MUSIC', { schema: { tags: ['tune'], summary: 'Submit a song task (billed as tune_music)' } }, async (request) =>
-      submit(deps, request, planMusicRequest(request.body), MUSIC_URL_FIELDS),
-    );
+    // A context of its own: every refusal of a submit answers `code` = `invalid_request`
+    // (spec 7), while the query keeps its codes (`task_not_exist`).
+    await app.register(async (submitScope) => {
+      useErrorShape(submitScope, 'submit');
+      submitScope.post('/tune/submit/LYRICS', { schema: { tags: ['tune'], summary: 'Submit a lyrics task (billed as tune_lyrics)' } }, async (request) =>
+        submit(deps, request, planLyricsRequest(request.body), LYRICS_URL_FIELDS),
+      );
+      submitScope.post('/tune/submit/MUSIC', { schema: { tags: ['tune'], summary: 'Submit a song task (billed as tune_music)' } }, async (request) =>
+        submit(deps, request, planMusicRequest(request.body), MUSIC_URL_FIELDS),
+      );
+    });
 
     app.get('/tune/fetch/:task_id', { schema: { tags: ['tune'], summary: 'Query a lyrics or song task' } }, async (request) => {
       const caller = await authenticate(request, deps.tokens, deps.clock());
