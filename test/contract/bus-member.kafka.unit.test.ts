@@ -212,6 +212,7 @@ describe('Kafka messages and topics', () => {
 
   it('fails loudly when a topic exists with another partition count', async () => {
     const admin = {
+      listTopics: async () => [TOPIC],
       createTopics: async () => false,
       fetchTopicMetadata: async () => ({ topics: [{ name: TOPIC, partitions: [{}, {}, {}] }] }),
     };

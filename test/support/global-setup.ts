@@ -1,7 +1,8 @@
 /**
  * Detects once whether real backends can be reached for the distributed adapters' contract
  * suites: a Docker engine (testcontainers) or server URLs in the environment. Suites read
- * the result from process.env and skip with a visible reason; REQUIRE_DOCKER=1 forbids skipping.
+ * the result from process.env and skip with a visible reason; REQUIRE_DOCKER=1 forbids skipping,
+ * REQUIRE_KAFKA=1 forbids skipping the Kafka suite.
  */
 import { execFileSync } from 'node:child_process';
 
@@ -19,5 +20,10 @@ export default function setup(): void {
   process.env.GATEWAY_TEST_DOCKER = docker ? '1' : '0';
   if (!docker && process.env.REQUIRE_DOCKER === '1') {
     throw new Error('REQUIRE_DOCKER=1 but no Docker engine answers `docker info`');
+  }
+  // CI sets REQUIRE_KAFKA=1 after starting a broker (scripts/kafka-local.sh): the Kafka bus
+  // contract suite must run there, never skip.
+  if (process.env.REQUIRE_KAFKA === '1' && !docker && !process.env.KAFKA_BROKERS?.trim()) {
+    throw new Error('REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set and no Docker engine answers: run `bash scripts/kafka-local.sh start`');
   }
 }

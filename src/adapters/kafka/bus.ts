@@ -12,13 +12,14 @@
  * - Consumers: one kafkajs consumer per `consume()` call, offsets committed after the handler
  *   resolved, ownership surfaced through onAssign/onRevoke, CRASH handled (member.ts).
  *   `fromBeginning: false` fixes the group's start at the partitions' ends when it has no
- *   committed offset yet (admin.setOffsets while the group has no members), as the in-process
+ *   committed offset yet (group-start.ts, while the group has no members), as the in-process
  *   bus does, so messages published after the group first started are never skipped, even
  *   when a partition changes owner before its first commit.
  */
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
 import type { Bus, Consumer, ConsumerOptions } from '../../ports/bus.js';
 import { partitionForKey } from '../inproc/murmur2.js';
+import { fixGroupStartAtEnd } from './group-start.js';
 import { startMember, type MemberCrash } from './member.js';
 import { checkMessage, checkTopic, toKafkaMessage } from './messages.js';
 import { createTopicGuard } from './topics.js';
@@ -104,24 +105,6 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     if (closing) throw new Error('bus is closed');
   }
 
-  /** A new group with `fromBeginning: false` starts at the current end of each partition. */
-  async function fixLatestStart(groupId: string, topic: string): Promise<void> {
-    const client = await connectedAdmin();
-    const [committed] = await client.fetchOffsets({ groupId, topics: [topic] });
-    const missing = (committed?.partitions ?? []).filter((p) => Number(p.offset) < 0).map((p) => p.partition);
-    if (missing.length === 0) return;
-    const ends = new Map((await client.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
-    try {
-      await client.setOffsets({
-        groupId,
-        topic,
-        partitions: missing.map((partition) => ({ partition, offset: ends.get(partition) ?? '0' })),
-      });
-    } catch {
-      // The group has running members (another instance started it): they own the start.
-    }
-  }
-
   return {
     partitions,
     partitionOf,
@@ -144,14 +127,17 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       }
       if (typeof consumeOptions.handle !== 'function') throw new TypeError('handle must be a function');
       await topics.ensure(consumeOptions.topic);
-      if (consumeOptions.fromBeginning === false) await fixLatestStart(consumeOptions.groupId, consumeOptions.topic);
       const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+      const rebalanceTimeout = options.rebalanceTimeoutMs ?? 60_000;
+      if (consumeOptions.fromBeginning === false) {
+        await fixGroupStartAtEnd(kafka, await connectedAdmin(), consumeOptions.groupId, consumeOptions.topic, rebalanceTimeout);
+      }
       const member = await startMember({
         kafka,
         config: {
           groupId: consumeOptions.groupId,
           sessionTimeout,
-          rebalanceTimeout: options.rebalanceTimeoutMs ?? 60_000,
+          rebalanceTimeout,
           heartbeatInterval: options.heartbeatIntervalMs ?? Math.min(1000, Math.floor(sessionTimeout / 3)),
           maxWaitTimeInMs: options.maxWaitTimeMs ?? 1000,
           allowAutoTopicCreation: false,
