@@ -5,45 +5,91 @@
  * always settled or released. The calls and the re-hosting run under the task's deadline
  * (created + SYNC_MAX_AGE_SECONDS, or TASK_MAX_AGE_SECONDS): past it the task fails with
  * `timeout` and the caller gets a 504, however the upstream behaves.
+ *
+ * `Idempotency-Key` works as on submits (engine/idempotency.ts): the key derives the task id,
+ * so a retry with the same key and body finds the first call's task and never runs the
+ * upstream again nor reserves twice. It waits for that call to end (until its deadline) and
+ * answers what it ended with. The answer is always rendered from the record
+ * (engine/sync-record.ts), for the first call as for its retries, so both get the same body.
  */
+import type { EventDataOf } from '../domain/events.js';
 import type { EventMetadata } from '../ports/event-store.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import type { TaskResultItem } from '../domain/events.js';
 import { settlementOf } from '../domain/pricing.js';
 import { channelRehostDeps, MAX_DOWNLOAD_BYTES, rehostResults, resultLimitOf } from './assets.js';
-import { beforeDeadline, SYNC_MAX_AGE_SECONDS, TaskDeadlineError, taskDeadline } from './deadline.js';
+import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
+import { submitIdempotently } from './idempotency.js';
 import { outboundPolicy } from './outbound-guard.js';
 import { orderChannels } from './channel-order.js';
-import { submitTask, type SubmitRequest, type SubmittedTask } from './submit.js';
+import { submitTask, type SubmitRequest } from './submit.js';
+import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from './task-commands.js';
 import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamContext, type UpstreamResult } from './upstream.js';
 
 export interface SyncCallResult {
   results: UpstreamResult[];
   usage: { units: number; tier?: string };
-  /** The upstream's own answer, kept in TaskSucceeded.upstream (e.g. token usage). */
+  /**
+   * The upstream's own answer, kept in TaskSucceeded.upstream (e.g. token usage), with what
+   * the route needs to render its answer again from the record.
+   */
   snapshot?: Record<string, unknown>;
 }
 
+type TaskData = EventDataOf<'TaskSubmitted'>;
 
-export interface SyncOutcome {
-  task: SubmittedTask;
-  results: TaskResultItem[];
-  snapshot: Record<string, unknown> | undefined;
-  assetsExpireAt: number;
+export interface SyncRequest extends Omit<SubmitRequest, 'metadata' | 'taskId' | 'idempotencyKey' | 'requestHash' | 'sync'> {
+  metadata: EventMetadata;
+  delivery: 'url' | 'b64';
+  /** The request's `Idempotency-Key`, and the body it is matched on (the decoded form for multipart). */
+  idempotencyKey: string | undefined;
+  body: unknown;
+  /** Told the task id as soon as it is known, before any upstream work (the `x-task-id` header). */
+  onTask?: (taskId: string, replayed: boolean) => void;
+  /** The client went away: stops a retry's waiting for the first call (never a call itself). */
+  signal?: AbortSignal;
 }
 
-export async function runSyncTask(
+export interface SyncOutcome {
+  call: SucceededSyncCall;
+  /** True when this request was answered from an earlier one with the same key. */
+  replayed: boolean;
+}
+
+export async function runSyncTask(deps: GatewayDeps, request: SyncRequest, call: (ctx: UpstreamContext) => Promise<SyncCallResult>): Promise<SyncOutcome> {
+  const { delivery, body, idempotencyKey, onTask, signal, ...submit } = request;
+  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: request.caller.tokenId, body, metadata: request.metadata }, (ids) =>
+    submitTask(deps, { ...submit, ...ids, sync: true }),
+  );
+  const task = outcome.task;
+  // The same key and body on another route (an async submit, another family) is not this call.
+  if (outcome.replayed && (task.sync !== true || task.family !== request.family)) {
+    throw new GatewayError(409, 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request', 'Idempotency-Key');
+  }
+  onTask?.(task.taskId, outcome.replayed);
+  if (!outcome.replayed) await executeSyncTask(deps, task, request.metadata, delivery, call);
+  return { call: succeededCall(deps, await awaitSyncRecord(deps, task, signal)), replayed: outcome.replayed };
+}
+
+/** Calls the channels in turn and records how the call ended (TaskSucceeded and settlement, or TaskFailed and release). */
+async function executeSyncTask(
   deps: GatewayDeps,
-  request: Omit<SubmitRequest, 'metadata'> & { metadata: EventMetadata; delivery: 'url' | 'b64' },
+  task: TaskData,
+  metadata: EventMetadata,
+  delivery: 'url' | 'b64',
   call: (ctx: UpstreamContext) => Promise<SyncCallResult>,
-): Promise<SyncOutcome> {
-  const task = await submitTask(deps, { ...request, sync: true });
-  const meta = (): EventMetadata => ({ ...request.metadata, at: deps.clock().toISOString(), accountId: task.data.accountId, correlationId: task.taskId });
+): Promise<void> {
+  const meta = (): EventMetadata => ({ ...metadata, at: deps.clock().toISOString(), accountId: task.accountId, correlationId: task.taskId });
   const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
-  const deadline = taskDeadline(task.data.createdAt, deps.config.taskMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS);
-  const channels = orderChannels(task.data.channelCandidates.map((id) => deps.catalog.channel(id)).filter((c): c is NonNullable<typeof c> => c !== undefined && c.status === 1));
+  const fail = async (code: string, why: string): Promise<void> => {
+    await executeTask(deps.events, task.taskId, { type: 'FailTask', data: { code, reason: why, completedAt: nowSeconds() } }, meta());
+    await deps.accounts.execute(task.accountId, { type: 'ReleaseQuota', data: { reservationId: task.reservationId, reason: code } }, meta());
+  };
+  const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+  const deadline = taskDeadline(task.createdAt, syncMaxAgeSeconds(deps));
+  const channels = orderChannels(task.channelCandidates.map((id) => deps.catalog.channel(id)).filter((c): c is NonNullable<typeof c> => c !== undefined && c.status === 1));
   let failure: UpstreamError | undefined;
   let attempt = 0;
   for (const channel of channels) {
@@ -51,12 +97,12 @@ export async function runSyncTask(
     const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
     let answer: SyncCallResult;
     try {
-      answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.data.model), task: task.data, signal }));
+      answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }));
     } catch (err) {
-      if (err instanceof TaskDeadlineError) throw await timedOut(err);
+      if (err instanceof TaskDeadlineError) return fail('timeout', err.message);
       if (!(err instanceof UpstreamError)) {
-        await fail(task, 'internal_error', err instanceof Error ? err.message : String(err));
-        throw err;
+        deps.log.error({ err, taskId: task.taskId }, 'synchronous call failed');
+        return fail('internal_error', message(err));
       }
       failure = err;
       await executeTask(deps.events, task.taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta());
@@ -68,19 +114,10 @@ export async function runSyncTask(
     const policy = outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES });
     try {
       results = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        rehostResults(
-          channelRehostDeps(deps, { key: channel.key, baseUrl }, policy, signal),
-          task.taskId,
-          answer.results,
-          request.delivery,
-          assetsExpireAt,
-          resultLimitOf(task.data.basis),
-        ),
+        rehostResults(channelRehostDeps(deps, { key: channel.key, baseUrl }, policy, signal), task.taskId, answer.results, delivery, assetsExpireAt, resultLimitOf(task.basis)),
       );
     } catch (err) {
-      if (err instanceof TaskDeadlineError) throw await timedOut(err);
-      await fail(task, 'result_unavailable', err instanceof Error ? err.message : String(err));
-      throw new GatewayError(502, 'upstream_error', `the upstream result could not be fetched: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(err instanceof TaskDeadlineError ? 'timeout' : 'result_unavailable', message(err));
     }
     await executeTask(deps.events, task.taskId, {
       type: 'CompleteTask',
@@ -88,25 +125,12 @@ export async function runSyncTask(
     }, meta());
     // Settle now so the caller's balance is right when the response arrives; the settler's
     // later pass over the same TaskSucceeded decides nothing (settlement is idempotent).
-    const settlement = settlementOf(task.data.basis, answer.usage);
-    await deps.accounts.execute(task.data.accountId, { type: 'SettleQuota', data: { reservationId: task.data.reservationId, ...settlement } }, meta());
-    return { task, results, snapshot: answer.snapshot, assetsExpireAt };
+    const settlement = settlementOf(task.basis, answer.usage);
+    await deps.accounts.execute(task.accountId, { type: 'SettleQuota', data: { reservationId: task.reservationId, ...settlement } }, meta());
+    return;
   }
   const reason = failure?.message ?? 'no enabled channel serves this model';
-  await fail(task, failure && !failure.retryable ? 'upstream_rejected' : 'no_channel_available', reason);
-  if (failure && !failure.retryable && failure.status !== undefined && failure.status < 500) {
-    throw new GatewayError(400, 'upstream_rejected', reason);
-  }
-  throw new GatewayError(502, 'upstream_error', reason);
-
-  /** The task ran out of time: failed, released, and a 504 for the caller. */
-  async function timedOut(err: TaskDeadlineError): Promise<GatewayError> {
-    await fail(task, 'timeout', err.message);
-    return new GatewayError(504, 'upstream_timeout', `the upstream did not answer in time: ${err.message}`);
-  }
-
-  async function fail(t: SubmittedTask, code: string, why: string): Promise<void> {
-    await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason: why, completedAt: nowSeconds() } }, meta());
-    await deps.accounts.execute(t.data.accountId, { type: 'ReleaseQuota', data: { reservationId: t.data.reservationId, reason: code } }, meta());
-  }
+  if (!failure || failure.retryable) return fail('no_channel_available', reason);
+  // A refusal the client can act on (4xx) is answered 400; another final failure 502.
+  return fail(failure.status !== undefined && failure.status < 500 ? 'upstream_rejected' : 'upstream_error', reason);
 }

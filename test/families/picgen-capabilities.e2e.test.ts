@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
 import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;
@@ -59,7 +60,7 @@ async function expectRefused(send: () => ReturnType<typeof generate>, field: str
   await expectNothingAppended(gw, async () => {
     const reply = await send();
     expect(reply.status).toBe(400);
-    expect(reply.body).toEqual({ code: 'invalid_request', message: expect.any(String) });
+    expect(reply.body).toEqual(plainError('invalid_request'));
     expect(reply.body.message.startsWith(`${field}:`), reply.body.message).toBe(true);
   });
 }

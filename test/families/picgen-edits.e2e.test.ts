@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
 import { expectNothingAppended, lastCall, syncUser, TINY_PNG, TINY_PNG_URI } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;
@@ -99,7 +100,7 @@ describe('picgen edits (JSON): refused with {code, message} naming the field, no
     await expectNothingAppended(gw, async () => {
       const r = await edit(body);
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ code: 'invalid_request', message: expect.any(String) });
+      expect(r.body).toEqual(plainError('invalid_request'));
       expect(r.body.message.startsWith(`${field}:`), r.body.message).toBe(true);
     });
   });
@@ -172,7 +173,7 @@ describe('picgen edits (multipart)', () => {
     await expectNothingAppended(gw, async () => {
       const r = await postForm(make());
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ code: 'invalid_request', message: expect.any(String) });
+      expect(r.body).toEqual(plainError('invalid_request'));
       expect(r.body.message.startsWith(`${field}:`), r.body.message).toBe(true);
     });
   });
@@ -183,7 +184,7 @@ describe('picgen edits (multipart)', () => {
     await expectNothingAppended(gw, async () => {
       const r = await postForm(form({ model: V40, prompt: 'p' }, [['image', big, 'image/png']]));
       expect(r.status).toBe(413);
-      expect(r.body).toEqual({ code: 'request_too_large', message: expect.stringMatching(/^image: /) });
+      expect(r.body).toEqual(plainError('request_too_large', expect.stringMatching(/^image: /), 'image'));
     });
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
 import { pngSize } from '../support/images.js';
 import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;
@@ -135,7 +136,7 @@ describe('picgen generations: refused with {code, message} naming the field, not
     await expectNothingAppended(gw, async () => {
       const r = await generate(body);
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ code: 'invalid_request', message: expect.any(String) });
+      expect(r.body).toEqual(plainError('invalid_request'));
       expect(r.body.message.startsWith(`${field}:`), r.body.message).toBe(true);
     });
   });

@@ -8,6 +8,7 @@ import { expectBooksBalance } from '../support/billing.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, pngSize } from '../support/images.js';
 import { lastCall, syncUser, TINY_PNG } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let client: OpenAI;
@@ -66,10 +67,10 @@ describe('openai client: chat.completions.create', () => {
     expect(final.choices[0]!.message.content).toMatch(/^!\[image 1\]/);
   });
 
-  it('a refusal is raised as the matching API error class (the body is the spec\'s {code, message}, which the client does not read)', async () => {
+  it('a refusal is raised as the matching API error class, with the gateway\'s reason (the `error` object beside the spec\'s {code, message})', async () => {
     const err = await client.chat.completions.create({ model: 'std-image', messages: [] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(err).toMatchObject({ status: 400 });
+    expect(err).toMatchObject({ status: 400, code: 'invalid_request', param: 'messages', message: expect.stringMatching(/^400 messages: /) });
   });
 });
 
@@ -147,6 +148,7 @@ describe('openai client: images.edit (multipart)', () => {
       .edit({ model: 'vendor-picgen-4-0-250828', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), mask: await toFile(TINY_PNG, 'm.png', { type: 'image/png' }), prompt: 'x' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err).toMatchObject({ code: 'invalid_request', param: 'mask', message: expect.stringMatching(/^400 mask: /) });
     const form = new FormData();
     form.append('model', 'vendor-picgen-4-0-250828');
     form.append('prompt', 'x');
@@ -154,7 +156,7 @@ describe('openai client: images.edit (multipart)', () => {
     form.append('mask', new Blob([TINY_PNG], { type: 'image/png' }), 'm.png');
     const raw = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${client.apiKey}` }, body: form });
     expect(raw.status).toBe(400);
-    expect(await raw.json()).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^mask: /) });
+    expect(await raw.json()).toEqual(plainError('invalid_request', expect.stringMatching(/^mask: /), 'mask'));
   });
 
   it('after all calls the books balance', async () => {

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
 import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;
@@ -41,7 +42,7 @@ describe('reference URLs (handed to the upstream) are refused when not public', 
     await expectNothingAppended(gw, async () => {
       const r = await api.post('/v1/images/edits', { model: V40, prompt: 'p', image: ['https://example.com/ok.png', url] });
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^image\.1: the URL is not allowed: /) });
+      expect(r.body).toEqual(plainError('invalid_request', expect.stringMatching(/^image\.1: the URL is not allowed: /)));
     });
   });
 
@@ -78,7 +79,7 @@ describe('result URLs (fetched by the gateway) are guarded on every redirect', (
   it('std-image: a result that cannot be fetched safely fails the call and releases the reservation', async () => {
     const r = await api.post('/v1/images/generations', { model: 'std-image', prompt: 'p [sim:private-url]' });
     expect(r.status).toBe(502);
-    expect(r.body).toEqual({ code: 'upstream_error', message: expect.stringMatching(/refused/) });
+    expect(r.body).toEqual(plainError('upstream_error', expect.stringMatching(/refused/), '', 'server_error'));
     const call = await lastCall(gw, accountId);
     expect(call.closing.map((e) => e.type)).toEqual(['QuotaReleased']);
   });

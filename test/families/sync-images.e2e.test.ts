@@ -8,6 +8,7 @@ import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/
 import { eventually, startGateway, type Client, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, pngSize } from '../support/images.js';
 import { accountEvents, lastCall, syncUser, TINY_PNG_URI } from '../support/sync-images.js';
+import { plainError } from '../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;
@@ -120,13 +121,13 @@ describe('chat-style (spec 4.5): POST /v1/chat/completions', () => {
   it('errors are {code, message}: a bad request before anything is reserved', async () => {
     const r = await chat({ model: 'std-image', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x.example/a.png' } }] }] });
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^messages\.0\.content: /) });
+    expect(r.body).toEqual(plainError('invalid_request', expect.stringMatching(/^messages\.0\.content: /)));
   });
 
   it('a streamed call the upstream refuses answers a plain {code, message} error (nothing was streamed yet) and releases', async () => {
     const r = await postRaw('/v1/chat/completions', { model: 'std-image', stream: true, messages: [{ role: 'user', content: 'no [sim:reject]' }] });
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.text)).toEqual({ code: 'upstream_rejected', message: expect.any(String) });
+    expect(JSON.parse(r.text)).toEqual(plainError('upstream_rejected'));
     expect((await lastCall(gw, accountId)).released).toBeDefined();
   });
 });
@@ -194,7 +195,7 @@ describe('images-style (spec 4.6): POST /v1/images/generations for std-image / p
   ])('%s: HTTP %i {code: %s}; released, nothing charged', async (marker, status, code) => {
     const r = await images({ model: 'std-image', prompt: `p ${marker}` });
     expect(r.status).toBe(status);
-    expect(r.body).toEqual({ code, message: expect.any(String) });
+    expect(r.body).toEqual(plainError(code, expect.any(String), '', status >= 500 ? 'server_error' : 'invalid_request_error'));
     const call = await lastCall(gw, accountId);
     expect(call.closing.map((e) => e.type)).toEqual(['QuotaReleased']);
     expect(call.task.map((e) => e.type)).toEqual(['TaskSubmitted', 'UpstreamSubmitFailed', 'TaskFailed']);

@@ -5,26 +5,26 @@
  * reserved on the images asked for (sequential: the most the upstream may return) at the
  * size tier, settled on the images returned. Answer: `{created, data:[{url, b64_json?}]}`;
  * `url` is the re-hosted gateway URL, or the upstream's when the gateway could not fetch it.
+ * `Idempotency-Key` and the `x-task-id` query (`GET /v1/images/{generations,edits}/{id}`) as
+ * for every synchronous call (engine/sync-task.ts).
  */
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { runSyncTask } from '../../engine/sync-task.js';
-import type { UpstreamResult } from '../../engine/upstream.js';
 import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
-import type { ImageSlot } from '../sync-images/results.js';
+import { syncCallOptions } from '../sync-images/call-options.js';
 import type { UrlFieldSpec } from '../url-fields.js';
 import { enforceUrlPolicyOn } from '../url-policy.js';
+import { picgenBody, picgenLayout } from './answer.js';
 import { MAX_FILES, multipartBody } from './multipart.js';
 import { MAX_REFERENCE_BYTES, planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
 
 /** TaskSubmitted family of the synchronous picgen calls. */
 export const PICGEN_SYNC_FAMILY = 'picgen-sync';
-
-type PicgenItem = { url: string; b64_json?: string };
 
 /** Reference images (one string or a list; files arrive as data URIs), for the URL policy. */
 const PICGEN_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image.*' }];
@@ -34,13 +34,11 @@ function accepted(planned: PicgenPlanResult): PicgenPlan {
   return planned.plan;
 }
 
-/** `body`: what the rules read (the decoded form for multipart edits). */
-async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Caller, body: unknown, plan: PicgenPlan, path: string) {
+/** `body`: what the rules read (the decoded form for multipart edits), and what the Idempotency-Key is matched on. */
+async function runPicgen(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown, plan: PicgenPlan, path: string) {
   assertModelAllowed(caller, plan.model, deps.catalog);
   await enforceUrlPolicyOn(deps, body, PICGEN_URL_FIELDS);
-  let images: UpstreamResult[] = [];
-  let slots: ImageSlot[] = [];
-  const outcome = await runSyncTask(
+  const { call } = await runSyncTask(
     deps,
     {
       family: PICGEN_SYNC_FAMILY,
@@ -53,26 +51,19 @@ async function runPicgen(deps: GatewayDeps, request: FastifyRequest, caller: Cal
       tier: plan.tier,
       metadata: metadataFor(request, deps.clock()),
       delivery: 'url',
+      ...syncCallOptions(request, reply, body),
     },
     async (ctx) => {
       const answer = await callPicgen(deps, ctx, path, plan.upstream);
-      images = answer.results;
-      slots = answer.slots;
-      return answer;
+      return { ...answer, snapshot: { ...answer.snapshot, answer: picgenLayout(answer.slots, plan.responseFormat) } };
     },
   );
-  const data = slots.map((slot): PicgenItem => {
-    if (!('result' in slot)) return { url: slot.url };
-    const url = outcome.results[slot.result]?.url ?? '';
-    const b64 = images[slot.result]?.b64;
-    return plan.responseFormat === 'b64_json' && b64 !== undefined ? { url, b64_json: b64 } : { url };
-  });
-  return { created: Math.floor(deps.clock().getTime() / 1000), data };
+  return picgenBody(deps, call);
 }
 
 /** `POST /v1/images/generations` for a picgen model (the caller is already authenticated). */
-export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, caller: Caller) {
-  return runPicgen(deps, request, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
+export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller) {
+  return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
 }
 
 export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -80,10 +71,10 @@ export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'plain');
     await app.register(multipart, { limits: { fileSize: MAX_REFERENCE_BYTES, files: MAX_FILES } });
 
-    app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request) => {
+    app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request, reply) => {
       const caller = await authenticate(request, deps.tokens, deps.clock());
       const body = request.isMultipart() ? await multipartBody(request) : request.body;
-      return runPicgen(deps, request, caller, body, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
+      return runPicgen(deps, request, reply, caller, body, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
     });
   };
 }

@@ -6,12 +6,13 @@
  * `stream: true` (std/pro only) answers `text/event-stream` with the events the openai
  * client's streaming images API parses: `image_generation.partial_image` (forwarded from the
  * upstream as it draws) and, once the task is settled, one `image_generation.completed` per
- * image with `b64_json` and that image's token `usage`.
+ * image with `b64_json` and that image's token `usage`. A retry of a streamed call with its
+ * `Idempotency-Key` answers a stream of the `completed` events only (the partial images were
+ * not kept). The task id is the `x-task-id` header: `GET /v1/images/generations/{id}`.
  */
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { picgenSyncModels } from '../../bootstrap/model-catalog.js';
-import { runSyncTask, type SyncOutcome } from '../../engine/sync-task.js';
-import type { UpstreamResult } from '../../engine/upstream.js';
+import { runSyncTask, type SyncRequest } from '../../engine/sync-task.js';
 import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
@@ -19,67 +20,50 @@ import { metadataFor } from '../../http/request-meta.js';
 import { isPlainObject } from '../images/rules/shared.js';
 import { isPicgenSyncModel } from '../picgen/capabilities.js';
 import { picgenGeneration } from '../picgen/routes.js';
-import { SYNC_IMAGE_FAMILY } from './chat-route.js';
+import { completedEvents, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
+import { syncCallOptions } from './call-options.js';
 import { isSyncImageModel, planImagesRequest, type SyncImagePlan } from './rules.js';
 import { SseReply } from './sse.js';
 import { callImages, callImagesStream, IMAGES_PATH } from './upstream.js';
 
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
+const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTime() / 1000);
 
-/** The images-style `usage` of 2.2, every figure an integer. */
-export function imagesUsageOf(raw: unknown) {
-  const usage = isPlainObject(raw) ? raw : {};
-  const details = isPlainObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
-  const input = int(usage.input_tokens);
-  const output = int(usage.output_tokens);
+function syncRequest(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply): SyncRequest {
+  const delivery = plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url';
   return {
-    total_tokens: int(usage.total_tokens) || input + output,
-    input_tokens: input,
-    output_tokens: output,
-    input_tokens_details: { text_tokens: int(details.text_tokens), image_tokens: int(details.image_tokens) },
+    family: SYNC_IMAGE_FAMILY, channelFamily: 'images', action: plan.action, model: plan.model, caller, request: plan.recorded, units: plan.units,
+    metadata: metadataFor(request, deps.clock()), delivery, ...syncCallOptions(request, reply),
   };
 }
 
-const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTime() / 1000);
-
-function run(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, metadata: ReturnType<typeof metadataFor>, call: Parameters<typeof runSyncTask>[2]): Promise<SyncOutcome> {
-  const delivery = plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url';
-  return runSyncTask(deps, { family: SYNC_IMAGE_FAMILY, channelFamily: 'images', action: plan.action, model: plan.model, caller, request: plan.recorded, units: plan.units, metadata, delivery }, call);
+async function plain(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply) {
+  const { call } = await runSyncTask(deps, syncRequest(deps, plan, caller, request, reply), (ctx) => callImages(deps, ctx, plan.upstream));
+  return imagesBody(deps, call);
 }
 
-async function plain(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, metadata: ReturnType<typeof metadataFor>) {
-  let images: UpstreamResult[] = [];
-  const outcome = await run(deps, plan, caller, metadata, async (ctx) => {
-    const answer = await callImages(deps, ctx, plan.upstream);
-    images = answer.results;
-    return answer;
-  });
-  const data = outcome.results.map((r, i) => {
-    const revised = r.revisedPrompt !== undefined ? { revised_prompt: r.revisedPrompt } : {};
-    return plan.responseFormat === 'b64_json' ? { b64_json: images[i]?.b64 ?? '', ...revised } : { url: r.url ?? '', ...revised };
-  });
-  return { created: nowSeconds(deps), data, usage: imagesUsageOf(outcome.snapshot?.usage) };
-}
-
-async function streamed(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, metadata: ReturnType<typeof metadataFor>, reply: FastifyReply) {
+async function streamed(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply) {
   const sse = new SseReply(reply);
   const echo = plan.echo;
   try {
-    let images: UpstreamResult[] = [];
-    const outcome = await run(deps, plan, caller, metadata, async (ctx) => {
-      sse.keepAlive();
-      const answer = await callImagesStream(deps, ctx, plan.upstream, (partial) => {
-        const type = 'image_generation.partial_image';
-        sse.send({ type, created_at: nowSeconds(deps), ...echo, ...partial }, type);
-      });
-      images = answer.results;
-      return answer;
-    });
-    const usages = Array.isArray(outcome.snapshot?.usages) ? outcome.snapshot.usages : [];
-    outcome.results.forEach((_, i) => {
-      const type = 'image_generation.completed';
-      sse.send({ type, b64_json: images[i]?.b64 ?? '', created_at: nowSeconds(deps), ...echo, usage: imagesUsageOf(usages[i]) }, type);
-    });
+    const base = syncRequest(deps, plan, caller, request, reply);
+    const { call } = await runSyncTask(
+      deps,
+      {
+        ...base,
+        onTask: (taskId, replayed) => {
+          base.onTask?.(taskId, replayed);
+          if (replayed) sse.keepAlive();
+        },
+      },
+      async (ctx) => {
+        sse.keepAlive();
+        return callImagesStream(deps, ctx, plan.upstream, (partial) => {
+          const type = 'image_generation.partial_image';
+          sse.send({ type, created_at: nowSeconds(deps), ...echo, ...partial }, type);
+        });
+      },
+    );
+    for (const event of await completedEvents(deps, call, echo)) sse.send(event, event.type);
     sse.end();
   } catch (err) {
     sse.fail(err, 'error');
@@ -94,7 +78,7 @@ export function imagesRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.post(IMAGES_PATH, { schema: { tags: ['images'], summary: 'Synchronous image generation (std-image, pro-image, picgen)' } }, async (request, reply) => {
       const caller = await authenticate(request, deps.tokens, deps.clock());
       const model = isPlainObject(request.body) ? request.body.model : undefined;
-      if (isPicgenSyncModel(model)) return picgenGeneration(deps, request, caller);
+      if (isPicgenSyncModel(model)) return picgenGeneration(deps, request, reply, caller);
       if (model !== undefined && model !== null && !isSyncImageModel(model)) {
         throw new GatewayError(400, 'invalid_request', `model: must be std-image, pro-image or one of ${picgenSyncModels.join(', ')}`, 'model');
       }
@@ -102,8 +86,7 @@ export function imagesRoutes(deps: GatewayDeps): FastifyPluginAsync {
       if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
       const { plan } = planned;
       assertModelAllowed(caller, plan.model, deps.catalog);
-      const metadata = metadataFor(request, deps.clock());
-      return plan.stream ? streamed(deps, plan, caller, metadata, reply) : plain(deps, plan, caller, metadata);
+      return plan.stream ? streamed(deps, plan, caller, request, reply) : plain(deps, plan, caller, request, reply);
     });
   };
 }

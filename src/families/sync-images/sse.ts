@@ -3,9 +3,10 @@
  * `image_generation.*` events) and `readSse` parses an upstream's stream frame by frame.
  *
  * The answer starts lazily, at the first frame (or keep-alive comment): until then a refusal
- * (quota, upstream rejection) is still an ordinary `{code, message}` answer with its HTTP
- * status; after it, an error is the frame `data: {"error":{"code","message"}}`. A client that
- * goes away only stops the writing; the task goes on and is settled or released.
+ * (quota, upstream rejection) is still an ordinary JSON error body (`{code, message, error}`,
+ * which OpenAI-style clients raise) with its HTTP status; after it, an error is the frame
+ * `data: {"error":{"code","message"}}`. A client that goes away only stops the writing; the
+ * task goes on and is settled or released.
  */
 import type { FastifyReply } from 'fastify';
 import { GatewayError, normalizeError } from '../../http/errors.js';

@@ -57,7 +57,7 @@ export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstre
   return { results, usage: { units: images.length }, snapshot: { created: answer.created, usage: answer.usage } };
 }
 
-export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult & { text: string }> {
+export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
   const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
   if (reply.status !== 200) throw failureOf(reply, 'chat');
   const answer = isPlainObject(reply.body) ? reply.body : {};
@@ -67,7 +67,8 @@ export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream
   const { results } = await fetchImages(deps, ctx, found.slice(0, resultLimitOf(ctx.task.basis)), 'fail');
   // An answer without images (a refusal, say) is passed on as text and charged nothing.
   const plain = results.length === 0 ? text : '';
-  return { results, usage: { units: found.length }, snapshot: { id: answer.id, usage: answer.usage }, text: plain };
+  // The text is kept with the task: the answer is rendered from the record (sync-images/answers.ts).
+  return { results, usage: { units: found.length }, snapshot: { id: answer.id, usage: answer.usage, ...(plain ? { text: plain } : {}) } };
 }
 
 /** Adds up numeric fields (nested objects too) of the per-image usages of a stream. */
