@@ -116,15 +116,14 @@ export function oneOf(param: string, what: string, values: ReadonlyArray<string 
 
 export type ReferenceCounts = Readonly<{ images: number; videos: number; audio: number }>;
 
-/** Limits of spec 4.3 rule 2 and 8 (also Vid-H3 and motion media): 9 images, 3 videos, 3 audio. */
+/** Limits of spec 4.3 rule 2 and 8 (vidgen and Vid-H3): 9 images, 3 videos, 3 audio. */
 export const REFERENCE_LIMITS: ReferenceCounts = { images: 9, videos: 3, audio: 3 };
 
-/** Refuses too many references, and audio without any image or video to go with it. */
+/** Refuses more references of a kind than the spec allows (the audio-only rule is vidgen's own). */
 export function checkReferenceCounts(param: string, counts: ReferenceCounts): void {
   if (counts.images > REFERENCE_LIMITS.images) refuse(param, `at most ${REFERENCE_LIMITS.images} images, got ${counts.images}`);
   if (counts.videos > REFERENCE_LIMITS.videos) refuse(param, `at most ${REFERENCE_LIMITS.videos} videos, got ${counts.videos}`);
   if (counts.audio > REFERENCE_LIMITS.audio) refuse(param, `at most ${REFERENCE_LIMITS.audio} audio references, got ${counts.audio}`);
-  if (counts.audio > 0 && counts.images === 0 && counts.videos === 0) refuse(param, 'audio-only references are not accepted; add an image or a video reference');
 }
 
 // ---- routes --------------------------------------------------------------------------------

@@ -88,6 +88,22 @@ describe('motion request rules', () => {
       { action: 'keyframes2video', upstream: { model: 'motion2.2-kf2v-flash', input: { prompt: 'p', first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } } },
     ],
     ['image: media with images only', 'image', { model: 'motion2.6-i2v', media: [{ type: 'image', url: IMAGE }] }, { action: 'image2video' }],
+    // Spec 4.15 sets no count on images or media and does not keep frames from media.
+    [
+      'image: images beyond two are checked, the first two are the frames',
+      'image',
+      { model: 'motion2.2-kf2v-flash', images: [IMAGE, LAST, IMAGE, LAST] },
+      { action: 'keyframes2video', upstream: { model: 'motion2.2-kf2v-flash', input: { first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } } },
+    ],
+    [
+      'image: a frame with media, both sent',
+      'image',
+      { model: 'motion2.6-i2v', image: IMAGE, media: [{ type: 'video', url: LAST }] },
+      { action: 'reference2video', upstream: { model: 'motion2.6-i2v', input: { img_url: IMAGE, media: [{ type: 'video', url: LAST }] }, parameters: { duration: 5 } } },
+    ],
+    ['image: media with audio only', 'image', { model: 'motion2.6-i2v', media: [{ type: 'audio', url: LAST }] }, { action: 'image2video' }],
+    ['image: 4 media videos', 'image', { model: 'motion2.6-i2v', media: Array.from({ length: 4 }, () => ({ type: 'video', url: IMAGE })) }, { action: 'reference2video' }],
+    ['image: empty images and media arrays with a frame elsewhere', 'image', { model: 'motion2.6-i2v', image: IMAGE, images: [], media: [] }, { action: 'image2video' }],
   ];
 
   it.each(cases)('%s', (_name, path, body, expected) => {
@@ -106,7 +122,8 @@ describe('motion request rules', () => {
     ['seed negative', 'text', { model: 'motion3.0-video', prompt: 'p', seed: -1 }, 'seed'],
     ['audio_url on the text path', 'text', { model: 'motion3.0-video', prompt: 'p', audio_url: IMAGE }, 'audio_url'],
     ['media not a list', 'image', { model: 'motion2.6-i2v', media: { type: 'video' } }, 'media'],
-    ['4 media videos', 'image', { model: 'motion2.6-i2v', media: Array.from({ length: 4 }, () => ({ type: 'video', url: IMAGE })) }, 'media'],
+    ['an images item beyond the frames not a URL', 'image', { model: 'motion2.2-kf2v-flash', images: [IMAGE, LAST, 'x'] }, 'images.2'],
+    ['empty images and media only', 'image', { model: 'motion2.6-i2v', images: [], media: [] }, 'image'],
     ['audio_url not a URL', 'image', { model: 'motion2.6-i2v', image: IMAGE, audio_url: 'x' }, 'audio_url'],
   ];
 

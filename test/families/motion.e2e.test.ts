@@ -3,6 +3,7 @@ import { motionImageModels, motionTextModels } from '../../src/bootstrap/model-c
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
 import { Client, newToken } from '../support/gateway.js';
 import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../support/videos.js';
+import { plainError } from '../support/errors.js';
 
 let world: VideoWorld;
 beforeAll(async () => {
@@ -92,7 +93,49 @@ describe('motion: every model to SUCCEEDED (spec 4.15, 2.8)', () => {
     expect(dispatched!.data).toMatchObject({ channelId: channel.body.data.id });
     const elsewhere = await refusedWithoutAppend(world.gw, () => bound.post(TEXT, { model: 'motion3.0-video', prompt: 'not on my channel' }));
     expect(elsewhere.status).toBe(403);
-    expect(elsewhere.body).toEqual({ code: 'model_not_available', message: expect.any(String) });
+    expect(elsewhere.body).toEqual(plainError('model_not_available'));
+  });
+});
+
+describe('motion: what spec 4.15 allows is accepted, and charged seconds × resolution', () => {
+  const VIDEO = 'https://media.example.com/v.mp4';
+  const AUDIO = 'https://media.example.com/a.mp3';
+
+  async function expectCharged(taskId: string, seconds: number, tier: string, price: number) {
+    await waitFor(taskId);
+    const money = await moneyOf(world.gw, world.accountId, taskId);
+    expect(money.reserved).toBe(seconds * price);
+    expect(money.settled).toMatchObject({ charged: seconds * price, basis: { tier, units: seconds } });
+  }
+
+  it('images longer than two: the first two are the first and last frame', async () => {
+    const r = await world.api.post(IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST, 'https://media.example.com/third.png'], resolution: '480P', duration: 3 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.output.task_id);
+    expect(task.action).toBe('keyframes2video');
+    expect(task.request.input).toEqual({ first_frame_url: FIRST, last_frame_url: LAST });
+    await expectCharged(r.body.output.task_id, 3, '480P', 2_000);
+  });
+
+  it('a first frame together with media references', async () => {
+    const media = [{ type: 'video', url: VIDEO }, { type: 'image', url: LAST }];
+    const r = await world.api.post(IMAGE, { model: 'motion2.6-i2v', image: FIRST, media, resolution: '720P', duration: 4 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.output.task_id);
+    expect(task.action).toBe('reference2video');
+    expect(task.request.input).toEqual({ img_url: FIRST, media });
+    await expectCharged(r.body.output.task_id, 4, '720P', 4_000);
+  });
+
+  it('media of audio only, and more than three videos', async () => {
+    const audio = await world.api.post(IMAGE, { model: 'motion2.6-i2v', prompt: 'sound', media: [{ type: 'audio', url: AUDIO }], resolution: '480P', duration: 2 });
+    expect(audio.status, JSON.stringify(audio.body)).toBe(200);
+    const videos = Array.from({ length: 4 }, (_, i) => ({ type: 'video', url: `https://media.example.com/v${i}.mp4` }));
+    const many = await world.api.post(IMAGE, { model: 'motion2.6-i2v', media: videos, resolution: '480P', duration: 2 });
+    expect(many.status, JSON.stringify(many.body)).toBe(200);
+    expect((await submittedOf(world.gw, many.body.output.task_id)).request.input.media).toEqual(videos);
+    await expectCharged(audio.body.output.task_id, 2, '480P', 2_000);
+    await expectCharged(many.body.output.task_id, 2, '480P', 2_000);
   });
 });
 
@@ -107,10 +150,13 @@ describe('motion: refusals append nothing and answer {code, message}', () => {
     ['image path without a frame or media', IMAGE, { model: 'motion2.2-kf2v-flash', prompt: 'x' }, 'image'],
     ['two different first frames', IMAGE, { model: 'motion2.2-kf2v-flash', image: FIRST, img_url: LAST }, 'image'],
     ['last frame alone', IMAGE, { model: 'motion2.2-kf2v-flash', last_frame_url: LAST, media: [{ type: 'image', url: FIRST }] }, 'last_frame_url'],
-    ['frames mixed with media', IMAGE, { model: 'motion2.2-kf2v-flash', image: FIRST, media: [{ type: 'image', url: FIRST }] }, 'media'],
-    ['three images', IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST, FIRST] }, 'images'],
+    ['two different last frames', IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST], last_frame_url: FIRST }, 'last_frame_url'],
+    ['images not an array', IMAGE, { model: 'motion2.2-kf2v-flash', images: FIRST }, 'images'],
+    ['an images item not a URL', IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST, 'not a url'] }, 'images.2'],
+    ['media on the text path', TEXT, { model: 'motion3.0-video', prompt: 'x', media: [{ type: 'video', url: FIRST }] }, 'media'],
+    ['seed negative', TEXT, { model: 'motion3.0-video', prompt: 'x', seed: -1 }, 'seed'],
+    ['duration above 3600', TEXT, { model: 'motion3.0-video', prompt: 'x', duration: 3601 }, 'duration'],
     ['media bad type', IMAGE, { model: 'motion2.6-i2v', media: [{ type: 'gif', url: FIRST }] }, 'media.0.type'],
-    ['media audio only', IMAGE, { model: 'motion2.6-i2v', media: [{ type: 'audio', url: FIRST }] }, 'media'],
     ['duration 0', TEXT, { model: 'motion3.0-video', prompt: 'x', duration: 0 }, 'duration'],
     ['seconds not whole', TEXT, { model: 'motion3.0-video', prompt: 'x', seconds: 2.5 }, 'seconds'],
     ['metadata duration not whole', TEXT, { model: 'motion3.0-video', prompt: 'x', metadata: { parameters: { duration: 'long' } } }, 'metadata.parameters.duration'],
@@ -125,13 +171,13 @@ describe('motion: refusals append nothing and answer {code, message}', () => {
   it.each(refused)('%s → 400 naming %s', async (_name, path, body, param) => {
     const r = await refusedWithoutAppend(world.gw, () => world.api.post(path, body));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^${param.replace(/\./g, '\\.')}: `)) });
+    expect(r.body).toEqual(plainError('invalid_request', expect.stringMatching(new RegExp(`^${param.replace(/\./g, '\\.')}: `))));
   });
 
   it('no key → 401 {code, message}', async () => {
     const r = await refusedWithoutAppend(world.gw, () => new Client(world.gw.url).post(TEXT, { model: 'motion3.0-video', prompt: 'x' }));
     expect(r.status).toBe(401);
-    expect(r.body).toEqual({ code: 'unauthorized', message: expect.any(String) });
+    expect(r.body).toEqual(plainError('unauthorized'));
   });
 });
 

@@ -14,6 +14,7 @@ describe('tune LYRICS rules', () => {
     ['remi', { prompt: 'sea', lyrics_model: 'remi' }, { upstream: { prompt: 'sea', lyrics_model: 'remi' } }],
     ['hookUrl becomes the callback, not sent upstream', { prompt: 'sea', hookUrl: 'https://h.example.com/x' }, { upstream: { prompt: 'sea', lyrics_model: 'classic' }, callbackUrl: 'https://h.example.com/x' }],
     ['null counts as omitted', { prompt: 'sea', lyrics_model: null, hookUrl: null }, { upstream: { prompt: 'sea', lyrics_model: 'classic' } }],
+    ['a theme of 3,000 characters', { prompt: 't'.repeat(3000) }, { upstream: { prompt: 't'.repeat(3000), lyrics_model: 'classic' } }],
   ];
   it.each(accepts)('%s', (_name, body, expected) => {
     const plan = accepted(planLyricsRequest(body));

@@ -139,6 +139,7 @@ describe('tune refusals append nothing', () => {
   const refused: [string, string, unknown, string][] = [
     ['lyrics without prompt', 'LYRICS', {}, 'prompt'],
     ['lyrics blank prompt', 'LYRICS', { prompt: '  ' }, 'prompt'],
+    ['lyrics theme over 3,000 characters', 'LYRICS', { prompt: 't'.repeat(3001) }, 'prompt'],
     ['lyrics bad model', 'LYRICS', { prompt: 'x', lyrics_model: 'modern' }, 'lyrics_model'],
     ['lyrics bad hookUrl', 'LYRICS', { prompt: 'x', hookUrl: 'ftp://h.example.com' }, 'hookUrl'],
     ['music array body', 'MUSIC', [], 'body'],

@@ -45,6 +45,12 @@ describe('Vid-H3 request rules: the four modes and their upstream bodies', () =>
         upstream: { model: 'Vid-H3', seconds: 5, size: '2K', metadata: { ratio: '9:16', content: [ref('reference_image'), ref('reference_video'), { type: 'text', text: 'mix' }] } },
       },
     ],
+    [
+      'audio references with the text alone (the audio-only rule is vidgen\'s)',
+      { model: 'Vid-H3', prompt: 'sing', metadata: { content: [ref('reference_audio'), ref('reference_audio')] } },
+      { action: 'multi-reference', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', metadata: { ratio: 'adaptive', content: [ref('reference_audio'), ref('reference_audio'), { type: 'text', text: 'sing' }] } } },
+    ],
+    ['an empty images array gives no frame', { model: 'Vid-H3', prompt: 'x', images: [] }, { action: 'text', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'x', metadata: { ratio: '16:9' } } }],
   ];
 
   it.each(cases)('%s', (_name, body, expected) => {
@@ -63,12 +69,12 @@ describe('Vid-H3 request rules: refusals', () => {
     ['size and metadata disagree', { model: 'Vid-H3', prompt: 'x', size: '2K', metadata: { resolution: '768P' } }, 'metadata.resolution'],
     ['input_reference upload', { model: 'Vid-H3', prompt: 'x', input_reference: new UploadedFile('a.png', 'image/png', 3) }, 'input_reference'],
     ['input_reference object without URL', { model: 'Vid-H3', prompt: 'x', input_reference: { file_id: 'f' } }, 'input_reference.image_url'],
-    ['images empty', { model: 'Vid-H3', prompt: 'x', images: [] }, 'images'],
+    ['images not an array', { model: 'Vid-H3', prompt: 'x', images: FIRST }, 'images'],
+    ['4 reference audio', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 4 }, () => ref('reference_audio')) } }, 'metadata.content'],
     ['images item not a URL', { model: 'Vid-H3', prompt: 'x', images: [FIRST, 'x'] }, 'images.1'],
     ['two last frames', { model: 'Vid-H3', prompt: 'x', images: [FIRST, LAST], metadata: { last_frame_image: FIRST } }, 'images'],
     ['two text items', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }, 'metadata.content'],
     ['empty text item', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: '' }] } }, 'metadata.content.0.text'],
-    ['audio-only references', { model: 'Vid-H3', prompt: 'x', metadata: { content: [ref('reference_audio')] } }, 'metadata.content'],
     ['metadata frame mixed with references', { model: 'Vid-H3', prompt: 'x', metadata: { first_frame_image: FIRST, content: [ref('reference_video')] } }, 'metadata.content'],
   ];
 

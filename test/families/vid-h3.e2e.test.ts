@@ -99,6 +99,29 @@ describe('Vid-H3: the four modes to completed, video from the content endpoint (
   });
 });
 
+describe('Vid-H3: what spec 4.13 allows is accepted, and charged seconds × resolution', () => {
+  it('audio references alongside the text alone (the audio-only rule is vidgen\'s)', async () => {
+    const audio = [ref('reference_audio', 'https://media.example.com/a.mp3'), ref('reference_audio', 'https://media.example.com/b.mp3')];
+    const r = await submit({ model: 'Vid-H3', prompt: 'a song made visible', seconds: 6, size: '2K', metadata: { content: audio } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.id);
+    expect(task.action).toBe('multi-reference');
+    expect(task.request.metadata.content).toEqual([...audio, { type: 'text', text: 'a song made visible' }]);
+    expect((await waitFor(r.body.id)).status).toBe('completed');
+    const money = await moneyOf(world.gw, world.accountId, r.body.id);
+    expect(money.reserved).toBe(6 * 12_000);
+    expect(money.settled).toMatchObject({ charged: 6 * 12_000, basis: { tier: '2K', units: 6 } });
+  });
+
+  it('an empty images array is text only', async () => {
+    const r = await submit({ model: 'Vid-H3', prompt: 'no frames', images: [] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect((await submittedOf(world.gw, r.body.id)).action).toBe('text');
+    await waitFor(r.body.id);
+    expect((await moneyOf(world.gw, world.accountId, r.body.id)).settled).toMatchObject({ charged: 5 * 5_000, basis: { tier: '768P', units: 5 } });
+  });
+});
+
 describe('Vid-H3: the official openai client', () => {
   it('creates (multipart form), retrieves until completed and downloads the content', async () => {
     const client = new OpenAI({ apiKey: world.key, baseURL: `${world.gw.url}/v1`, maxRetries: 0 });
@@ -148,6 +171,10 @@ describe('Vid-H3: refusals append nothing', () => {
     ['10 reference images', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 10 }, () => ref('reference_image')) } }, 'metadata.content'],
     ['4 reference videos', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 4 }, () => ref('reference_video')) } }, 'metadata.content'],
     ['4 reference audio', { model: 'Vid-H3', prompt: 'x', metadata: { content: [ref('reference_image'), ...Array.from({ length: 4 }, () => ref('reference_audio'))] } }, 'metadata.content'],
+    ['two text items', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }, 'metadata.content'],
+    ['blank text item', { model: 'Vid-H3', prompt: 'x', metadata: { content: [{ type: 'text', text: ' ' }] } }, 'metadata.content.0.text'],
+    ['two different last frames', { model: 'Vid-H3', prompt: 'x', images: [FIRST, LAST], metadata: { last_frame_image: FIRST } }, 'images'],
+    ['input_reference object without a URL', { model: 'Vid-H3', prompt: 'x', input_reference: { file_id: 'file_1' } }, 'input_reference.image_url'],
     ['callback not a URL', { model: 'Vid-H3', prompt: 'x', metadata: { callback_url: 'hooks' } }, 'metadata.callback_url'],
     ['watermark not boolean', { model: 'Vid-H3', prompt: 'x', metadata: { aigc_watermark: 'yes' } }, 'metadata.aigc_watermark'],
   ];

@@ -70,6 +70,18 @@ describe('vidgen request rules: accepted requests and their plans', () => {
       { action: 'reference2video' },
     ],
     ['an empty content list is text-to-video', { model: 'vendor-vidgen-2-5-260628', prompt: 'x', metadata: { content: [] } }, { action: 'text2video' }],
+    // Spec 4.3 names no per-model limit on reference images or audio, nor on frames with references.
+    ['reference images on the 1.0 pro model', { model: 'vendor-vidgen-1-0-pro-250528', prompt: 'x', metadata: { content: [img('reference_image')] } }, { action: 'reference2video' }],
+    ['reference images on the text-to-video lite model', { model: 'vendor-vidgen-1-0-lite-t2v', prompt: 'x', metadata: { content: [img('reference_image')] } }, { action: 'reference2video' }],
+    ['audio with a frame on the 1.5 model', { model: 'vendor-vidgen-1-5-pro-251215', prompt: 'x', metadata: { content: [img('first_frame'), audio] } }, { action: 'image2video', extras: ['audio'] }],
+    ['frames mixed with reference media', { model: 'vendor-vidgen-2-0-260128', prompt: 'x', metadata: { content: [img('first_frame'), img('last_frame'), img('reference_image'), video, audio] } }, { action: 'image2video' }],
+    [
+      'frames asking for more than the seconds reserve the longer video',
+      { model: 'vendor-vidgen-2-0-260128', prompt: 'x', seconds: 4, metadata: { frames: 241 } },
+      { units: 10, upstream: { model: 'vendor-vidgen-2-0-260128', prompt: 'x', seconds: 4, metadata: { frames: 241 } } },
+    ],
+    ['frames shorter than the default reserve the default', { model: 'vendor-vidgen-2-0-260128', prompt: 'x', metadata: { frames: 29 } }, { units: 5 }],
+    ['frames at the maximum reserve 3600 s', { model: 'vendor-vidgen-2-0-260128', prompt: 'x', metadata: { frames: 86_401 } }, { units: 3600 }],
   ];
 
   it.each(cases)('%s', (_name, body, expected) => {
@@ -117,9 +129,14 @@ describe('vidgen request rules: refusals name the field first', () => {
     ['item missing its url holder', { model: m2, prompt: 'x', metadata: { content: [{ type: 'image_url', role: 'reference_image' }] } }, 'metadata.content.0.image_url'],
     ['audio role on video', { model: m2, prompt: 'x', metadata: { content: [{ type: 'video_url', role: 'reference_audio', video_url: { url: VIDEO } }] } }, 'metadata.content.0.role'],
     ['two first frames', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('first_frame')] } }, 'metadata.content'],
+    ['two last frames', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('last_frame'), img('last_frame')] } }, 'metadata.content'],
+    ['last frame without first, even with references', { model: m2, prompt: 'x', metadata: { content: [img('last_frame'), img('reference_image')] } }, 'metadata.content'],
     ['audio-only', { model: m2, prompt: 'x', metadata: { content: [audio] } }, 'metadata.content'],
-    ['reference image on 1.0 pro', { model: 'vendor-vidgen-1-0-pro-250528', prompt: 'x', metadata: { content: [img('reference_image')] } }, 'metadata.content'],
-    ['audio on 1.5', { model: 'vendor-vidgen-1-5-pro-251215', prompt: 'x', metadata: { content: [img('first_frame'), audio] } }, 'metadata.content'],
+    ['audio-only on a 1.x model', { model: 'vendor-vidgen-1-0-pro-250528', prompt: 'x', metadata: { content: [audio, audio] } }, 'metadata.content'],
+    ['reference video on 1.0 pro', { model: 'vendor-vidgen-1-0-pro-250528', prompt: 'x', metadata: { content: [img('reference_image'), video] } }, 'metadata.content'],
+    ['frames on the text-to-video lite model', { model: 'vendor-vidgen-1-0-lite-t2v', prompt: 'x', metadata: { content: [img('first_frame')] } }, 'metadata.content'],
+    ['frames beyond 3600 s', { model: m2, prompt: 'x', metadata: { frames: 86_402 } }, 'metadata.frames'],
+    ['seed below -1', { model: m2, prompt: 'x', metadata: { seed: -2 } }, 'metadata.seed'],
   ];
 
   it.each(refused)('%s → %s', (_name, body, param) => {

@@ -85,6 +85,51 @@ describe('vidgen: every model to SUCCESS with a downloadable video (spec 4.3, 4.
   });
 });
 
+describe('vidgen: what spec 4.3 allows is accepted, and charged seconds × resolution', () => {
+  const img = (role: string) => ({ type: 'image_url', role, image_url: { url: URL_A } });
+  const audio = { type: 'audio_url', role: 'reference_audio', audio_url: { url: AUDIO } };
+  const oneX = vidgenModels.filter((m) => /-1-[05]-/.test(m));
+
+  it.each(oneX)('reference_image and audio items on the 1.x model %s', async (model) => {
+    const content = [img('reference_image'), audio];
+    const r = await submit({ model, prompt: 'referenced', seconds: 3, metadata: { resolution: '480p', content } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.id);
+    expect(task.action).toBe('reference2video');
+    expect(task.request.metadata.content).toEqual(content);
+    expect((await waitFor(r.body.id)).data.status).toBe('SUCCESS');
+    const audioExtra = model === 'vendor-vidgen-1-5-pro-251215' ? 10_000 : 0;
+    const money = await moneyOf(world.gw, world.accountId, r.body.id);
+    expect(money.reserved).toBe(3 * 2_000 + audioExtra);
+    expect(money.settled).toMatchObject({ basis: { tier: '480p', units: 3 } });
+    expect(money.settled!.charged).toBe(money.reserved);
+  });
+
+  it('frames mixed with reference media go upstream as given', async () => {
+    const content = [img('first_frame'), img('last_frame'), img('reference_image'), { type: 'video_url', role: 'reference_video', video_url: { url: VIDEO } }, audio];
+    const r = await submit({ model: 'vendor-vidgen-2-0-260128', prompt: 'mixed', seconds: 4, metadata: { resolution: '720p', content } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.id);
+    expect(task.action).toBe('image2video');
+    expect(task.request.metadata.content).toEqual(content);
+    expect((await waitFor(r.body.id)).data.status).toBe('SUCCESS');
+    const money = await moneyOf(world.gw, world.accountId, r.body.id);
+    expect(money.reserved).toBe(4 * 4_000);
+    expect(money.settled).toMatchObject({ charged: 4 * 4_000, basis: { tier: '720p', units: 4 } });
+  });
+
+  it('metadata.frames longer than seconds is reserved in full; the delivery is charged', async () => {
+    // 241 frames at 24 per second are 10 s; the simulator renders the 2 s of `seconds`.
+    const r = await submit({ model: 'vendor-vidgen-2-5-260628', prompt: 'frames', seconds: 2, metadata: { resolution: '480p', frames: 241 } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    await waitFor(r.body.id);
+    const money = await moneyOf(world.gw, world.accountId, r.body.id);
+    expect(money.basis).toMatchObject({ units: 10, tier: '480p' });
+    expect(money.reserved).toBe(10 * 2_000);
+    expect(money.settled).toMatchObject({ charged: 2 * 2_000, basis: { units: 2 } });
+  });
+});
+
 describe('vidgen: refusals append nothing and answer the OpenAI error body', () => {
   // Tasks of the tests above still running would move the head.
   beforeAll(() => nothingReserved(world.gw, world.accountId));
@@ -119,9 +164,14 @@ describe('vidgen: refusals append nothing and answer the OpenAI error body', () 
     ['audio only', { model: m2, prompt: 'x', metadata: { content: [audio] } }, 'metadata.content'],
     ['reference video on 1.5', { model: 'vendor-vidgen-1-5-pro-251215', prompt: 'x', metadata: { content: [img('first_frame'), video] } }, 'metadata.content'],
     ['reference video on 1.0 lite i2v', { model: 'vendor-vidgen-1-0-lite-i2v', prompt: 'x', metadata: { content: [video] } }, 'metadata.content'],
-    ['any reference on lite t2v', { model: 'vendor-vidgen-1-0-lite-t2v', prompt: 'x', metadata: { content: [img('first_frame')] } }, 'metadata.content'],
+    ['frames on lite t2v', { model: 'vendor-vidgen-1-0-lite-t2v', prompt: 'x', metadata: { content: [img('first_frame')] } }, 'metadata.content'],
     ['last frame without first', { model: m2, prompt: 'x', metadata: { content: [img('last_frame')] } }, 'metadata.content'],
-    ['frames mixed with references', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('reference_image')] } }, 'metadata.content'],
+    ['two first frames', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('first_frame'), img('reference_image')] } }, 'metadata.content'],
+    ['frames beyond 3600 s', { model: m2, prompt: 'x', metadata: { frames: 86_402 } }, 'metadata.frames'],
+    ['seed beyond 2^32 - 1', { model: m2, prompt: 'x', metadata: { seed: 4_294_967_296 } }, 'metadata.seed'],
+    ['service_tier unknown', { model: m2, prompt: 'x', metadata: { service_tier: 'priority' } }, 'metadata.service_tier'],
+    ['ratio free text', { model: m2, prompt: 'x', metadata: { ratio: 'wide' } }, 'metadata.ratio'],
+    ['draft not boolean', { model: m2, prompt: 'x', metadata: { draft: 'yes' } }, 'metadata.draft'],
   ];
 
   it.each(refused)('%s → 400 naming %s', async (_name, body, param) => {

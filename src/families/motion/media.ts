@@ -2,11 +2,16 @@
  * The image-to-video inputs of a motion request (spec 4.15): the first frame from `image`,
  * `img_url`, `image_url`, `first_frame_url` or `images[0]` (once); the last frame from
  * `last_frame_url` or `images[1]`; `media` references `{type: image|video|audio, url}` (a video
- * makes it a reference-video request); `audio_url`. Frames and media do not mix.
+ * makes it a reference-video request); `audio_url`. The spec sets no count on `images` or
+ * `media` and does not keep frames from media, so neither does the gateway: `images` beyond the
+ * first two are checked but not sent (the native request has no place for them), and what an
+ * upstream cannot combine it refuses itself. What is kept (docs/decisions.md): one first and one
+ * last frame, a last frame only after a first, and some image input on the image-to-video path.
  */
-import { type Body, checkReferenceCounts, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } from '../video-common.js';
+import { type Body, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } from '../video-common.js';
 
-export const MOTION_MAX_IMAGES = 2;
+/** `images` items that serve as frames: the first, then the last. */
+export const MOTION_FRAME_IMAGES = 2;
 const MEDIA_TYPES = ['image', 'video', 'audio'] as const;
 
 export type MediaItem = { type: (typeof MEDIA_TYPES)[number]; url: string };
@@ -23,27 +28,23 @@ const optionalUrl = (body: Body, key: string) => {
   return value === undefined ? undefined : readHttpUrl(value, key);
 };
 
+/** Every item must be a URL; the first two are the frames. An empty array gives none. */
 function readImages(body: Body): string[] {
   const value = field(body, 'images');
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length === 0 || value.length > MOTION_MAX_IMAGES) {
-    refuse('images', `must be an array of 1 to ${MOTION_MAX_IMAGES} image URLs: the first frame, then the last frame`);
-  }
-  return value.map((url: unknown, i) => readHttpUrl(url, `images.${i}`));
+  if (!Array.isArray(value)) refuse('images', 'must be an array of image URLs: the first frame, then the last frame');
+  return value.map((url: unknown, i) => readHttpUrl(url, `images.${i}`)).slice(0, MOTION_FRAME_IMAGES);
 }
 
 function readMedia(body: Body): MediaItem[] {
   const value = field(body, 'media');
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length === 0) refuse('media', 'must be a non-empty array of {type, url} references');
-  const items = value.map((item: unknown, i): MediaItem => {
+  if (!Array.isArray(value)) refuse('media', 'must be an array of {type, url} references');
+  return value.map((item: unknown, i): MediaItem => {
     if (!isPlainObject(item)) refuse(`media.${i}`, 'must be an object {type, url}');
     if (!isOneOf(MEDIA_TYPES, item.type)) refuse(`media.${i}.type`, `must be one of ${MEDIA_TYPES.join(', ')}`);
     return { type: item.type, url: readHttpUrl(item.url, `media.${i}.url`) };
   });
-  const count = (type: MediaItem['type']) => items.filter((i) => i.type === type).length;
-  checkReferenceCounts('media', { images: count('image'), videos: count('video'), audio: count('audio') });
-  return items;
 }
 
 export function readImageInputs(body: Body): ImageInputs {
@@ -59,7 +60,6 @@ export function readImageInputs(body: Body): ImageInputs {
   const media = readMedia(body);
   const audioUrl = optionalUrl(body, 'audio_url');
   if (last !== undefined && first === undefined) refuse('last_frame_url', 'a last frame needs a first frame');
-  if (first !== undefined && media.length > 0) refuse('media', 'frame images cannot be mixed with media references');
   if (first === undefined && media.length === 0) refuse('image', 'image-to-video needs a first frame (image, img_url, image_url, first_frame_url or images) or media');
   return { ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}), media, ...(audioUrl !== undefined ? { audioUrl } : {}) };
 }

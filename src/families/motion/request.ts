@@ -115,6 +115,7 @@ function plan(raw: unknown, path: MotionPath): VideoPlan {
   const prompt = readOptionalString(body, 'prompt') ?? readOptionalString(baseInput, 'prompt', 'metadata.input.prompt');
   if (path === 'text' && (prompt === undefined || prompt.trim() === '')) refuse('prompt', 'required for text-to-video, a non-empty string');
   const negativePrompt = readOptionalString(body, 'negative_prompt');
+  // The text-to-video models take no image input: dropping one unseen would render and charge a video other than the one asked for.
   if (path === 'text') {
     const imageField = IMAGE_FIELDS.find((key) => field(body, key) !== undefined);
     if (imageField) refuse(imageField, 'image and media inputs go to the image2video path');

@@ -7,6 +7,10 @@ import { isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
 import { planWith, readCallbackUrl, readText, type TunePlan, type TunePlanResult } from './plan.js';
 
 export const LYRICS_MODELS = ['classic', 'remi'] as const;
+/**
+ * The spec shows no maximum. The theme describes the lyrics to write, as music's
+ * `ai_description_prompt` describes a song: the same 3,000. (Music's 5,000 is for a lyrics body.)
+ */
 export const LYRICS_PROMPT_MAX = 3000;
 
 function lyricsPlan(body: unknown): TunePlan {

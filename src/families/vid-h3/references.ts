@@ -3,7 +3,8 @@
  * `images`, `metadata.first_frame_image` / `last_frame_image`) and the multimodal
  * `metadata.content` (`{type:'text', text}` and `{type:'reference_image'|'reference_video'|
  * 'reference_audio', url}`). The first frame may come from any of its fields but only once;
- * frames and reference media never mix.
+ * frames and reference media never mix (spec 4.13). Reference counts are those of limits 8;
+ * audio references may go with the text alone (the audio-only rule of 4.3 is vidgen's).
  */
 import { type Body, checkLength, checkReferenceCounts, field, isPlainObject, MAX_PROMPT_CHARS, oneOf, readHttpUrl, refuse } from '../video-common.js';
 import { UploadedFile } from './multipart.js';
@@ -27,10 +28,11 @@ function readInputReference(value: unknown): string | undefined {
   return readHttpUrl(value, 'input_reference');
 }
 
+/** `images`: at most two frame URLs (spec 4.13); an empty array gives no frame. */
 function readImages(value: unknown): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || value.length === 0 || value.length > VID_H3_MAX_FRAME_IMAGES) {
-    refuse('images', `must be an array of 1 to ${VID_H3_MAX_FRAME_IMAGES} image URLs: the first frame, then the last frame`);
+  if (!Array.isArray(value) || value.length > VID_H3_MAX_FRAME_IMAGES) {
+    refuse('images', `must be an array of at most ${VID_H3_MAX_FRAME_IMAGES} image URLs: the first frame, then the last frame`);
   }
   return value.map((url: unknown, i) => readHttpUrl(url, `images.${i}`));
 }
@@ -68,6 +70,7 @@ export function readContent(metadata: Body): { text?: string; media: ContentItem
   if (!Array.isArray(value)) refuse('metadata.content', 'must be an array of text and reference items');
   const items = value.map(readItem);
   const texts = items.filter((i) => i.type === 'text');
+  // The spec's request has one text (`prompt` or "a text item"); the text-only and frame modes send it as `prompt`.
   if (texts.length > 1) refuse('metadata.content', 'at most one text item');
   const media = items.filter((i) => i.type !== 'text');
   checkReferenceCounts('metadata.content', {

@@ -48,6 +48,7 @@ function readResolution(body: Body, metadata: Body): VidH3Resolution {
   return chosen?.value ?? '768P';
 }
 
+/** The spec's metadata keys only: an unknown key would be dropped unseen, as if it had taken effect. */
 function readMetadata(body: Body): Body {
   const metadata = readObject(body, 'metadata') ?? {};
   for (const key of Object.keys(metadata)) {

@@ -2,8 +2,10 @@
  * `metadata.content` of a vidgen request (spec 4.3 rules 1–2): reference items
  * `{type, role, <type>: {url}}` with `type` image_url / video_url / audio_url. Image items are
  * `reference_image` or the frames `first_frame` / `last_frame`; video items `reference_video`;
- * audio items `reference_audio` (the spec leaves the audio role open). Frames and references
- * are two modes and do not mix. What the model's native capabilities allow is checked here too.
+ * audio items `reference_audio` (the spec leaves the audio role open). Only what the spec
+ * refuses is refused, plus the frame rules a video cannot do otherwise (one first and one last
+ * frame; a last frame after a first one; docs/decisions.md). Frames may go with reference media:
+ * the spec names no such limit, and an upstream that cannot mix them refuses the task itself.
  */
 import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../video-common.js';
 import type { VidgenCapabilities } from './models.js';
@@ -19,7 +21,7 @@ const ROLES_BY_TYPE = {
 type ItemType = keyof typeof ROLES_BY_TYPE;
 export type ContentItem = { type: ItemType; role: string } & Partial<Record<ItemType, { url: string }>>;
 
-/** text2video (no references), image2video (frames) or reference2video (reference media). */
+/** text2video (no references), image2video (a first frame, references or not) or reference2video (references only). */
 export type VidgenAction = 'text2video' | 'image2video' | 'reference2video';
 
 function readItem(value: unknown, index: number): ContentItem {
@@ -38,12 +40,8 @@ function readItem(value: unknown, index: number): ContentItem {
 
 function checkCapabilities(model: string, caps: VidgenCapabilities, items: readonly ContentItem[]): void {
   const has = (role: string) => items.some((i) => i.role === role);
-  if (items.length > 0 && !caps.frames && !caps.referenceImages) refuse(PARAM, `${model} is text-to-video only and takes no references`);
-  if ((has('reference_video') || has('reference_audio')) && !caps.referenceMedia) {
-    refuse(PARAM, `reference video and audio input work only on the 2.x models, not ${model}`);
-  }
-  if (has('reference_image') && !caps.referenceImages) refuse(PARAM, `${model} does not take reference_image items; use first_frame / last_frame`);
-  if ((has('first_frame') || has('last_frame')) && !caps.frames) refuse(PARAM, `${model} does not take first_frame / last_frame items`);
+  if (has('reference_video') && !caps.referenceVideo) refuse(PARAM, `reference video input works only on the 2.x models, not ${model}`);
+  if ((has('first_frame') || has('last_frame')) && !caps.frames) refuse(PARAM, `${model} has no start/end frames; give images the role reference_image`);
 }
 
 function checkFrames(items: readonly ContentItem[]): void {
@@ -52,7 +50,6 @@ function checkFrames(items: readonly ContentItem[]): void {
   const last = count('last_frame');
   if (first > 1 || last > 1) refuse(PARAM, 'at most one first_frame and one last_frame');
   if (last === 1 && first === 0) refuse(PARAM, 'a last_frame needs a first_frame');
-  if (first + last > 0 && first + last < items.length) refuse(PARAM, 'first_frame / last_frame images cannot be mixed with reference media');
 }
 
 /** The checked items and the action they make; an empty or absent list is text-to-video. */
@@ -60,11 +57,13 @@ export function readContent(value: unknown, model: string, caps: VidgenCapabilit
   if (value === undefined || value === null) return { items: [], action: 'text2video' };
   if (!Array.isArray(value)) refuse(PARAM, 'must be an array of reference items');
   const items = value.map(readItem);
-  checkReferenceCounts(PARAM, {
+  const counts = {
     images: items.filter((i) => i.type === 'image_url').length,
     videos: items.filter((i) => i.type === 'video_url').length,
     audio: items.filter((i) => i.type === 'audio_url').length,
-  });
+  };
+  checkReferenceCounts(PARAM, counts);
+  if (counts.audio > 0 && counts.images === 0 && counts.videos === 0) refuse(PARAM, 'audio-only references are not accepted; add an image or a video reference');
   checkCapabilities(model, caps, items);
   checkFrames(items);
   if (items.length === 0) return { items, action: 'text2video' };

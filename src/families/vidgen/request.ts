@@ -1,9 +1,11 @@
 /**
  * Request rules of `POST /v1/video/generations` (spec 4.3, limits 8). The reservation is quoted
  * on seconds × resolution tier: the requested `metadata.resolution`, else the model's highest
- * tier up to 1080p; the seconds asked for, else the upstream's default of 5. The 1.5 model's
- * audio (on unless `generate_audio: false`) is the `audio` extra. `metadata` keys other than the
- * spec's are refused; `callback_url` stays with the gateway, everything else goes upstream.
+ * tier up to 1080p; the seconds asked for (or the upstream's default of 5), or more when
+ * `metadata.frames` asks for a longer video. The 1.5 model's audio (on unless
+ * `generate_audio: false`) is the `audio` extra. `metadata` is passed to the upstream, so keys
+ * other than the spec's are refused: an unknown key could change what is rendered and billed
+ * without the quote knowing (docs/decisions.md). `callback_url` stays with the gateway.
  */
 import type { UrlFieldSpec } from '../url-fields.js';
 import {
@@ -16,6 +18,8 @@ import { isVidgenModel, reservationTier, VIDGEN_MODELS, type VidgenCapabilities,
 export const VIDGEN_MAX_SECONDS = 3600;
 /** What the upstream renders when `seconds` is omitted (or 0, "let the model decide"). */
 export const VIDGEN_DEFAULT_SECONDS = 5;
+/** The native models render 24 frames per second; `frames` is 24 × seconds + 1. */
+const FRAMES_PER_SECOND = 24;
 /** 3600 s at 24 frames per second, plus the first frame. */
 export const VIDGEN_MAX_FRAMES = 86_401;
 const SEED_MAX = 4_294_967_295;
@@ -84,6 +88,17 @@ function readMetadata(metadata: Body, model: string, caps: VidgenCapabilities): 
   return out;
 }
 
+/**
+ * Seconds the reservation is quoted on: those asked for (0 or absent: the upstream's default),
+ * or the length `frames` asks for when longer, since settlement never charges more seconds than
+ * were reserved and `frames` alone decides the length on the native models.
+ */
+function reservedSeconds(seconds: number | undefined, frames: unknown): number {
+  const asked = seconds !== undefined && seconds > 0 ? seconds : VIDGEN_DEFAULT_SECONDS;
+  const ofFrames = typeof frames === 'number' ? Math.ceil((frames - 1) / FRAMES_PER_SECOND) : 0;
+  return Math.max(asked, ofFrames);
+}
+
 function plan(raw: unknown): VideoPlan {
   const body = readBody(raw);
   const model = readModel(body);
@@ -105,7 +120,7 @@ function plan(raw: unknown): VideoPlan {
   return {
     action,
     model,
-    units: seconds !== undefined && seconds > 0 ? seconds : VIDGEN_DEFAULT_SECONDS,
+    units: reservedSeconds(seconds, forwarded.frames),
     tier: typeof forwarded.resolution === 'string' ? forwarded.resolution : reservationTier(caps),
     ...(audio ? { extras: ['audio'] } : {}),
     upstream,
