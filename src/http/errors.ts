@@ -4,6 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AccountContendedError } from '../engine/account-service.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -91,6 +92,8 @@ const STATUS_CODES: Readonly<Record<number, string>> = { 404: 'not_found', 413: 
 /** Turns anything thrown in a request into a GatewayError, keeping 4xx causes client-visible. */
 export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  // Contention on one account's stream: the client may simply try again (with Retry-After).
+  if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
   if (hasZodFastifySchemaValidationErrors(error)) {
     const first = error.validation[0]!;
     const field = fieldOf(first.instancePath) || (error.validationContext ?? 'body');
@@ -110,6 +113,7 @@ export function normalizeError(error: unknown): GatewayError {
 export function sendError(reply: FastifyReply, shape: ErrorShape, error: unknown): FastifyReply {
   const err = normalizeError(error);
   if (err.status >= 500) reply.log.error({ err: error }, 'request failed');
+  if (err.status === 503) void reply.header('retry-after', '1');
   return reply.status(err.status).send(renderError(shape, err));
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
 import { expectBooksBalance } from '../support/billing.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
+import { submitError } from '../support/errors.js';
 
 let gw: TestGateway;
 let admin: Client;
@@ -58,22 +59,22 @@ describe('refusals append nothing and charge nothing', () => {
     expect(r.body.code).toBe('invalid_request');
   });
 
-  it('a model outside the token model_limits is refused with 403 and nothing appended', async () => {
+  it('a model outside the token model_limits is refused with 403 invalid_request (reason model_not_allowed) and nothing appended', async () => {
     const limited = new Client(gw.url, (await newToken(alice.session, { model_limits: ['pro-image'] })).key);
     const head = await gw.gateway.deps.events.headPosition();
     const r = await limited.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'x' });
     expect(r.status).toBe(403);
-    expect(r.body).toMatchObject({ code: 'model_not_allowed' });
+    expect(r.body).toEqual(submitError('model_not_allowed', 'model: this API key may not use anime-diffusion-4-5-full', 'model'));
     await expectNothingAppendedSince(gw, head, r);
     expect((await limited.post('/v1/images/async/generations', { model: 'pro-image', prompt: 'x' })).status).toBe(200);
   });
 
-  it('a submit the balance cannot cover is refused with 402 and nothing reserved', async () => {
+  it('a submit the balance cannot cover is refused with 402 invalid_request (reason insufficient_quota) and nothing reserved', async () => {
     const poor = await newUser(admin, { credit: 5_000 });
     const api = new Client(gw.url, (await newToken(poor.client)).key);
     const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'x' });
     expect(r.status).toBe(402);
-    expect(r.body.code).toBe('insufficient_quota');
+    expect(r.body).toEqual(submitError('insufficient_quota', expect.stringMatching(/^quota: \d+ needed, \d+ available$/), ''));
     const events = await gw.gateway.deps.events.readStream(`account-${poor.accountId}`);
     expect(events.map((e) => e.type)).toEqual(['AccountOpened', 'QuotaCredited']);
   });
@@ -82,7 +83,7 @@ describe('refusals append nothing and charge nothing', () => {
     const small = new Client(gw.url, (await newToken(alice.session, { unlimited_quota: false, remain_quota: 15_000 })).key);
     const r = await small.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'x', n: 2 });
     expect(r.status).toBe(403);
-    expect(r.body.code).toBe('token_quota_exhausted');
+    expect(r.body).toEqual(submitError('token_quota_exhausted', expect.stringMatching(/^Authorization: /)));
   });
 });
 
@@ -124,7 +125,7 @@ describe('idempotent submits (Idempotency-Key)', () => {
     expect((await alice.api.post('/v1/images/async/generations', body, key)).status).toBe(200);
     const other = await alice.api.post('/v1/images/async/generations', { ...body, n: 1 }, key);
     expect(other.status).toBe(409);
-    expect(other.body).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(other.body).toMatchObject({ code: 'invalid_request', reason: 'idempotency_key_reused' });
   });
 
   it('keys are per token: another token may use the same key for its own task', async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, Client, expectNothingAppendedSince, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { TINY_PNG } from '../support/fuzz/multipart.js';
+import { plainError, submitError } from '../support/errors.js';
 
 let gw: TestGateway;
 let key: string;
@@ -57,7 +58,7 @@ describe('broken multipart is a 400 naming the body, never a 500', () => {
   it.each(broken)('POST /v1/images/edits with %s', async (_name, contentType, body) => {
     const r = await send('POST', '/v1/images/edits', { 'content-type': contentType }, Buffer.from(body, 'latin1'));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^body: the multipart form could not be parsed/) });
+    expect(r.body).toEqual(plainError('invalid_request', expect.stringMatching(/^body: the multipart form could not be parsed/), 'body'));
   });
 
   it.each(broken)('POST /v1/videos (Vid-H3) with %s', async (_name, contentType, body) => {
@@ -69,7 +70,7 @@ describe('broken multipart is a 400 naming the body, never a 500', () => {
   it('a part with a malformed header: skipped by the parser, the rest of the form judged (400 naming a field)', async () => {
     const r = await send('POST', '/v1/images/edits', { 'content-type': formType }, `--${B}\r\nnot a header\r\n\r\nx\r\n--${B}--\r\n`);
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^model: required/) });
+    expect(r.body).toEqual(plainError('invalid_request', expect.stringMatching(/^model: required/), 'model'));
     const v = await send('POST', '/v1/videos', { 'content-type': formType }, `--${B}\r\nnot a header\r\n\r\nx\r\n--${B}--\r\n`);
     expect(v.status).toBe(400);
     expect(v.body.error?.param).toMatch(/\w/);
@@ -85,7 +86,7 @@ describe('broken multipart is a 400 naming the body, never a 500', () => {
   it('a picgen JSON form field nested deeper than 64 levels is refused naming it', async () => {
     const r = await send('POST', '/v1/images/edits', { 'content-type': formType }, `${field('model', 'vendor-picgen-4-0-250828')}${field('tools', '['.repeat(65) + ']'.repeat(65))}--${B}--\r\n`);
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ code: 'invalid_request', message: 'tools: JSON nested deeper than 64 levels' });
+    expect(r.body).toEqual(plainError('invalid_request', 'tools: JSON nested deeper than 64 levels', 'tools'));
   });
 });
 
@@ -130,7 +131,7 @@ describe('bodies fastify refuses answer in the family shape, naming body or head
     expect(openai.status).toBe(400);
     expect(openai.body.error).toMatchObject({ param: 'body', message: 'body: JSON nested deeper than 64 levels' });
     const plain = await send('POST', '/v1/images/async/generations', { 'content-type': 'application/json' }, deep(65));
-    expect(plain.body).toEqual({ code: 'invalid_request', message: 'body: JSON nested deeper than 64 levels' });
+    expect(plain.body).toEqual(submitError('invalid_request', 'body: JSON nested deeper than 64 levels', 'body'));
     const art = await send('POST', '/art/submit/imagine', { 'content-type': 'application/json' }, deep(70));
     expect(art.body).toEqual({ code: 4, description: 'body: JSON nested deeper than 64 levels', result: null });
     // At the bound the body is parsed and judged by the route (here: not a valid Vid-H3 body).
@@ -171,6 +172,6 @@ describe('assets', () => {
     expect(res.status).toBe(416);
     expect(res.headers.get('content-range')).toMatch(/^bytes \*\/\d+$/);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({ code: 'range_not_satisfiable', message: expect.stringMatching(/^Range: /) });
+    expect(await res.json()).toEqual(plainError('range_not_satisfiable', expect.stringMatching(/^Range: /), 'Range'));
   });
 });

@@ -1,8 +1,8 @@
 /**
  * `POST /tune/submit/LYRICS`, `POST /tune/submit/MUSIC` and `GET /tune/fetch/{task_id}`
  * (spec 2.6, 4.11). Submit answers `{code: "success", message, data: "task_…"}`; every refusal
- * `{code: "invalid_request", reason, message, error}` (the `submit` error shape); a missing or another account's task is HTTP 400
- * `task_not_exist`, like the async image query.
+ * `{code: "invalid_request", reason, message, error}` (the `submit` error shape); a missing or
+ * another account's task is HTTP 400 `task_not_exist`, like the async image query.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { submitIdempotently } from '../../engine/idempotency.js';

@@ -53,17 +53,17 @@ export function bearerKey(request: FastifyRequest): string | undefined {
 
 export async function authenticate(request: FastifyRequest, tokens: TokenCache, now: Date): Promise<Caller> {
   const key = bearerKey(request);
-  if (!key) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required');
+  if (!key) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
   const token = await tokens.byKeyHash(sha256(key));
-  if (!token) throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid');
-  if (token.status !== 1) throw new GatewayError(403, 'token_disabled', 'Authorization: the API key is disabled');
+  if (!token) throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid', 'Authorization');
+  if (token.status !== 1) throw new GatewayError(403, 'token_disabled', 'Authorization: the API key is disabled', 'Authorization');
   if (token.expiredTime !== -1 && token.expiredTime * 1000 <= now.getTime()) {
-    throw new GatewayError(401, 'token_expired', 'Authorization: the API key has expired');
+    throw new GatewayError(401, 'token_expired', 'Authorization: the API key has expired', 'Authorization');
   }
   // A spent cap limits spending (submits: `assertTokenCovers` and the account aggregate), never
   // reading: the key still polls and downloads what it paid for.
   if (token.allowIps.length > 0 && !allows(allowListOf(token), request.ip)) {
-    throw new GatewayError(403, 'ip_not_allowed', `Authorization: the API key may not be used from ${request.ip}`);
+    throw new GatewayError(403, 'ip_not_allowed', `Authorization: the API key may not be used from ${request.ip}`, 'Authorization');
   }
   return {
     tokenId: token.tokenId,
@@ -79,7 +79,7 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
 }
 
 export function requireCaller(request: FastifyRequest): Caller {
-  if (!request.caller) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required');
+  if (!request.caller) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
   return request.caller;
 }
 
@@ -108,5 +108,5 @@ export function assertTokenCovers(caller: Caller, amount: number): void {
 }
 
 export function tokenQuotaExhausted(remaining: number, needed: number): GatewayError {
-  return new GatewayError(403, 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`);
+  return new GatewayError(403, 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`, 'Authorization');
 }

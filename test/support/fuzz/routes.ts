@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-export type Shape = 'plain' | 'openai' | 'api' | 'art';
+export type Shape = 'plain' | 'submit' | 'openai' | 'api' | 'art';
 
 export interface Route {
   method: string;
@@ -72,24 +72,33 @@ export function shapeOf(path: string): Shape {
   if (path.startsWith('/api/')) return 'api';
   if (path.startsWith('/art/')) return 'art';
   if (/^\/(v1\/videos(\/|$)|v1\/video\/|clip\/)/.test(path)) return 'openai';
+  // Async image and tune submits: every refusal is code invalid_request (spec 7).
+  if (/^\/(v1\/images\/async\/generations|tune\/submit\/(MUSIC|LYRICS))$/.test(path)) return 'submit';
   return 'plain';
+}
+
+/** `{message, type, param, code}`, all strings: the openai error object. */
+function isOpenaiError(e: unknown): e is Record<string, string> {
+  return typeof e === 'object' && e !== null && ['message', 'type', 'param', 'code'].every((k) => typeof (e as Record<string, unknown>)[k] === 'string');
 }
 
 /** Whether `body` is an error body of `shape`. */
 export function hasShape(shape: Shape, body: unknown): boolean {
   if (typeof body !== 'object' || body === null) return false;
   const b = body as Record<string, unknown>;
+  // `{code, message}` bodies carry the openai `error` object too, with the same message.
+  const plain = typeof b.code === 'string' && typeof b.message === 'string' && isOpenaiError(b.error) && b.error.message === b.message;
   switch (shape) {
     case 'plain':
-      return typeof b.code === 'string' && typeof b.message === 'string';
+      return plain;
+    case 'submit':
+      return plain && typeof b.reason === 'string' && b.code === 'invalid_request';
     case 'api':
       return b.success === false && typeof b.message === 'string';
     case 'art':
       return typeof b.code === 'number' && typeof b.description === 'string' && b.result === null;
-    case 'openai': {
-      const e = b.error as Record<string, unknown> | undefined;
-      return typeof e === 'object' && e !== null && ['message', 'type', 'param', 'code'].every((k) => typeof e[k] === 'string');
-    }
+    case 'openai':
+      return isOpenaiError(b.error);
   }
 }
 
