@@ -44,7 +44,24 @@ interface Entry {
   revision: number;
 }
 
-const MAX_CONFLICT_RETRIES = 8;
+/**
+ * Several writers share one account stream (api instances reserving, the worker settling): a
+ * conflict is decided again on the current stream, with jittered backoff, for as long as this
+ * allows. One busy customer must wait, not fail: only past it is the command refused, as
+ * `AccountContendedError` (a retryable 503, never a 500).
+ */
+const CONFLICT_BUDGET_MS = 10_000;
+
+/** The account's stream kept changing under this command for longer than the conflict budget. */
+export class AccountContendedError extends Error {
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} is being written by others; try again`);
+    this.name = 'AccountContendedError';
+  }
+}
+
+/** Jittered exponential backoff between decisions of one batch: 2 ms doubling, at most 100 ms. */
+const backoffMs = (attempt: number) => Math.random() * Math.min(100, 2 * 2 ** attempt);
 
 export function createAccountService(deps: { events: EventStore; log: Logger; maxCached?: number }): AccountService {
   const { events, log } = deps;
@@ -52,9 +69,21 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
   const cache = new Map<string, Entry>();
   const queues = new Map<string, Pending[]>();
 
+  /**
+   * The account's state as the store has it now. A cached state is caught up with what other
+   * writers appended since (usually nothing: one cheap read), so a decision never refuses a
+   * command — "unknown reservation", "insufficient quota" — on a stale view of the account.
+   */
   async function load(accountId: string): Promise<Entry> {
     const cached = cache.get(accountId);
-    if (cached) return cached;
+    if (cached) {
+      const newer = await events.readStream(streams.account(accountId), { fromRevision: cached.revision + 1 });
+      if (newer.length > 0) {
+        applyAccountEvents(cached.state, newer.map(toDomainEvent).filter((e) => e !== undefined));
+        cached.revision = newer[newer.length - 1]!.revision;
+      }
+      return cached;
+    }
     const recorded = await events.readStream(streams.account(accountId));
     const domain = recorded.map(toDomainEvent).filter((e) => e !== undefined);
     const state = mutableAccountState();
@@ -66,6 +95,7 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
   }
 
   async function runBatch(accountId: string, batch: Pending[]): Promise<void> {
+    const deadline = Date.now() + CONFLICT_BUDGET_MS;
     for (let attempt = 0; ; attempt++) {
       const entry = await load(accountId);
       // Decisions are folded into the cached state as they are made, so each command of the
@@ -96,10 +126,16 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
         return;
       } catch (err) {
         cache.delete(accountId);
-        if (err instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
-          log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
-          batch = decided.map((d) => d.pending);
-          continue;
+        if (err instanceof WrongExpectedRevisionError) {
+          if (Date.now() < deadline) {
+            log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
+            batch = decided.map((d) => d.pending);
+            await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+            continue;
+          }
+          log.warn({ accountId, attempt }, 'account stream contended past the conflict budget');
+          for (const d of decided) d.pending.reject(new AccountContendedError(accountId));
+          return;
         }
         for (const d of decided) d.pending.reject(err);
         return;
