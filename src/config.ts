@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseAllowedDestinations, type AllowedDestinations } from './engine/outbound-guard.js';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
@@ -50,6 +51,21 @@ const Env = z.object({
   SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
   /** Lets outbound fetches and callbacks reach loopback (tests, the local simulator). */
   ALLOW_LOOPBACK_OUTBOUND: bool.default(false),
+  /**
+   * Callback destinations that are not public but allowed (receivers inside the deployment):
+   * comma-separated IP addresses, CIDR ranges and exact host names.
+   */
+  CALLBACK_ALLOWED_DESTINATIONS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseAllowedDestinations(text.split(','));
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+        return z.NEVER;
+      }
+    }),
   EVENTSTORE_URL: z.string().optional(),
   MONGO_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
@@ -102,6 +118,7 @@ export type Config = Readonly<{
   reservationGraceSeconds: number;
   sessionTtlSeconds: number;
   allowLoopbackOutbound: boolean;
+  callbackAllowedDestinations: AllowedDestinations;
   eventStoreUrl: string | undefined;
   mongoUrl: string | undefined;
   kafkaBrokers: string | undefined;
@@ -144,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     reservationGraceSeconds: e.RESERVATION_GRACE_SECONDS,
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,
     allowLoopbackOutbound: e.ALLOW_LOOPBACK_OUTBOUND,
+    callbackAllowedDestinations: e.CALLBACK_ALLOWED_DESTINATIONS,
     eventStoreUrl: e.EVENTSTORE_URL,
     mongoUrl: e.MONGO_URL,
     kafkaBrokers: e.KAFKA_BROKERS,

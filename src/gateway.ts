@@ -16,7 +16,7 @@ import { startAll, stopAll, type BackgroundProcess } from './engine/background.j
 import { periodicProcess } from './engine/periodic.js';
 import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
-import { checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
+import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
 import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
@@ -126,9 +126,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
     checkMs: config.callbackCheckMs,
-    // Callbacks trust no origin: private, loopback and metadata targets are refused (unless
-    // ALLOW_LOOPBACK_OUTBOUND allows loopback, for tests).
-    checkUrl: (url) => checkOutboundUrl(url, outboundPolicy(config, '', [])),
+    // Callbacks trust no origin: private, loopback and metadata targets are refused, except
+    // what CALLBACK_ALLOWED_DESTINATIONS allows (and loopback with ALLOW_LOOPBACK_OUTBOUND, tests).
+    checkUrl: (url) => checkOutboundUrl(url, callbackPolicy(config)),
     viewsReach: (position) => runner.waitFor(position),
   });
   const publisher = createPublisher(deps);

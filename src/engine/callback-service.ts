@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import { createCallbackDeliverer, scheduleCallback, type QueryBody } from './callbacks.js';
-import { guardedPost, outboundPolicy } from './outbound-guard.js';
+import { callbackPolicy, guardedPost, type AllowedDestinations } from './outbound-guard.js';
 import type { Periodic } from './periodic.js';
 import { createProcessor, type Processor } from './processor.js';
 
@@ -18,7 +18,7 @@ export interface CallbackService {
 }
 
 export function createCallbackService(deps: {
-  config: { allowLoopbackOutbound: boolean };
+  config: { allowLoopbackOutbound: boolean; callbackAllowedDestinations?: AllowedDestinations };
   events: EventStore;
   views: ViewStore;
   log: Logger;
@@ -41,7 +41,7 @@ export function createCallbackService(deps: {
     streamPrefixes: ['task-'],
     handle: (event) => scheduleCallback(deps, event),
   });
-  const policy = { ...outboundPolicy(deps.config, '', []), timeoutMs: deps.timeoutMs };
+  const policy = callbackPolicy(deps.config, { timeoutMs: deps.timeoutMs });
   const deliverer = createCallbackDeliverer({ ...deps, log, post: (url, body, headers) => guardedPost(url, body, headers, policy) });
   return {
     scheduler,

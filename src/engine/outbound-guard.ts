@@ -27,7 +27,44 @@ export interface OutboundPolicy {
   maxBytes: number;
   timeoutMs: number;
   maxRedirects: number;
+  /** Destinations an operator allowed although they are not public (callbacks inside the deployment). */
+  allowed?: AllowedDestinations;
 }
+
+/** Networks (CIDR) and exact host names an operator allows: `CALLBACK_ALLOWED_DESTINATIONS`. */
+export interface AllowedDestinations {
+  networks: ReadonlyArray<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+  hosts: ReadonlySet<string>;
+}
+
+/**
+ * Reads an allow-list: each entry an IP address, a CIDR range or a host name. Throws on an entry
+ * that is none of them, so a typo fails the start instead of silently allowing nothing.
+ */
+export function parseAllowedDestinations(entries: readonly string[]): AllowedDestinations {
+  const networks: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = [];
+  const hosts = new Set<string>();
+  for (const raw of entries.map((e) => e.trim()).filter(Boolean)) {
+    if (raw.includes('/')) {
+      if (!ipaddr.isValidCIDR(raw)) throw new Error(`not a CIDR range: ${raw}`);
+      networks.push(ipaddr.parseCIDR(raw));
+    } else if (ipaddr.isValid(raw)) {
+      const address = ipaddr.parse(raw);
+      networks.push([address, address.kind() === 'ipv4' ? 32 : 128]);
+    } else if (/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(raw)) {
+      hosts.add(raw.toLowerCase());
+    } else {
+      throw new Error(`not an IP address, CIDR range or host name: ${raw}`);
+    }
+  }
+  return { networks, hosts };
+}
+
+function inAllowedNetwork(address: ipaddr.IPv4 | ipaddr.IPv6, allowed: AllowedDestinations | undefined): boolean {
+  return (allowed?.networks ?? []).some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits));
+}
+
+const isAllowedHost = (host: string, policy: OutboundPolicy): boolean => policy.allowed?.hosts.has(host.toLowerCase().replace(/\.$/, '')) ?? false;
 
 export const DEFAULT_OUTBOUND_LIMITS = { maxBytes: 64 * 1024 * 1024, timeoutMs: 60_000, maxRedirects: 5 } as const;
 
@@ -53,6 +90,14 @@ export function outboundPolicy(
   return { ...DEFAULT_OUTBOUND_LIMITS, ...limits, allowLoopback: config.allowLoopbackOutbound, trustedOrigins: [...new Set(origins)] };
 }
 
+/** The policy for completion callbacks: no origin trusted, the operator's allow-list honoured. */
+export function callbackPolicy(
+  config: { allowLoopbackOutbound: boolean; callbackAllowedDestinations?: AllowedDestinations },
+  limits: Partial<Pick<OutboundPolicy, 'maxBytes' | 'timeoutMs' | 'maxRedirects'>> = {},
+): OutboundPolicy {
+  return { ...outboundPolicy(config, '', [], limits), ...(config.callbackAllowedDestinations ? { allowed: config.callbackAllowedDestinations } : {}) };
+}
+
 function originOf(url: string): string | undefined {
   try {
     return new URL(url).origin;
@@ -61,8 +106,8 @@ function originOf(url: string): string | undefined {
   }
 }
 
-/** Why an address may not be contacted, or undefined when it is public unicast. */
-export function blockedAddressReason(address: string, allowLoopback: boolean): string | undefined {
+/** Why an address may not be contacted, or undefined when it is public unicast (or allowed). */
+export function blockedAddressReason(address: string, allowLoopback: boolean, allowed?: AllowedDestinations): string | undefined {
   const bare = address.replace(/^\[|\]$/g, '');
   if (!ipaddr.isValid(bare)) return 'not an IP address';
   let parsed = ipaddr.parse(bare);
@@ -72,6 +117,7 @@ export function blockedAddressReason(address: string, allowLoopback: boolean): s
   }
   const range = parsed.range();
   if (range === 'unicast') return undefined;
+  if (inAllowedNetwork(parsed, allowed)) return undefined;
   if (range === 'loopback' && allowLoopback) return undefined;
   return `${bare} is a ${range} address`;
 }
@@ -94,13 +140,13 @@ const hostOf = (target: URL): string => target.hostname.replace(/^\[|\]$/g, '');
 function checkLiteral(target: URL, policy: OutboundPolicy): void {
   const host = hostOf(target);
   if (isIP(host) === 0) return;
-  const reason = blockedAddressReason(host, policy.allowLoopback);
+  const reason = blockedAddressReason(host, policy.allowLoopback, policy.allowed);
   if (reason) throw new OutboundRefusedError(target.href, reason);
 }
 
-function firstBlocked(addresses: readonly LookupAddress[], allowLoopback: boolean): string | undefined {
+function firstBlocked(addresses: readonly LookupAddress[], policy: OutboundPolicy): string | undefined {
   for (const a of addresses) {
-    const reason = blockedAddressReason(a.address, allowLoopback);
+    const reason = blockedAddressReason(a.address, policy.allowLoopback, policy.allowed);
     if (reason) return reason;
   }
   return undefined;
@@ -116,7 +162,7 @@ function guardedLookup(policy: OutboundPolicy, url: string, resolveAll: ResolveA
   return (hostname, options, callback) => {
     resolveAll(hostname, { family: options.family ?? 0, hints: options.hints ?? 0 }, (err, addresses) => {
       if (err) return callback(err, '');
-      const reason = firstBlocked(addresses, policy.allowLoopback);
+      const reason = isAllowedHost(hostname, policy) ? undefined : firstBlocked(addresses, policy);
       if (reason) return callback(new OutboundRefusedError(url, `${hostname} resolves to a refused address (${reason})`), '');
       const first = addresses[0];
       if (!first) return callback(new OutboundRefusedError(url, `${hostname} has no address`), '');
@@ -136,7 +182,7 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, reso
   if (policy.trustedOrigins.includes(target.origin)) return;
   checkLiteral(target, policy);
   const host = hostOf(target);
-  if (isIP(host) !== 0) return;
+  if (isIP(host) !== 0 || isAllowedHost(host, policy)) return;
   // `localhost` and `*.localhost` are loopback by definition (RFC 6761), whatever a resolver
   // says or how slowly it says it.
   if (/^(?:.+\.)?localhost\.?$/i.test(host)) {
@@ -145,7 +191,7 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, reso
     return;
   }
   const addresses = await resolveWithin(host, resolveTimeoutMs);
-  const reason = firstBlocked(addresses, policy.allowLoopback);
+  const reason = firstBlocked(addresses, policy);
   if (reason) throw new OutboundRefusedError(url, `${host} resolves to a refused address (${reason})`);
 }
 

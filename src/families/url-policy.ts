@@ -15,7 +15,7 @@
  *   `GET /assets/…`, which serves that file to anyone holding the URL anyway.
  * - Lengths and counts are bounded so a URL cannot carry a payload into the events.
  */
-import { checkOutboundUrl, OutboundRefusedError, outboundPolicy } from '../engine/outbound-guard.js';
+import { callbackPolicy, checkOutboundUrl, OutboundRefusedError, outboundPolicy } from '../engine/outbound-guard.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import { type UrlField, type UrlFieldSpec, urlFields } from './url-fields.js';
@@ -57,10 +57,14 @@ export async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlFie
   const over = fields[MAX_URLS_PER_REQUEST];
   if (over) throw new GatewayError(400, 'invalid_request', `${over.param}: at most ${MAX_URLS_PER_REQUEST} URLs in one request`, over.param);
   fields.forEach(checkShape);
-  const policy = outboundPolicy(deps.config, '', []);
+  const references = outboundPolicy(deps.config, '', []);
+  // Callbacks are the gateway's own POSTs: the operator's allow-list applies to them only.
+  const callbacks = callbackPolicy(deps.config);
   // Resolved together; the first refusal in request order is reported.
   const checks = await Promise.allSettled(
-    fields.map((field) => (field.use === 'reference' && isOwnSignedAsset(deps, field.url) ? Promise.resolve() : checkOutboundUrl(field.url, policy))),
+    fields.map((field) =>
+      field.use === 'reference' ? (isOwnSignedAsset(deps, field.url) ? Promise.resolve() : checkOutboundUrl(field.url, references)) : checkOutboundUrl(field.url, callbacks),
+    ),
   );
   checks.forEach((check, index) => {
     if (check.status === 'fulfilled') return;
