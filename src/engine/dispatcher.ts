@@ -39,6 +39,9 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   }
   const meta = (): EventMetadata => ({ at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId });
   const tried = new Set(state.attempts.map((a) => a.channelId));
+  // A channel created just before the submit may not be in this process's catalog yet (another
+  // instance's projector wrote it; the catalog refreshes on a timer there): look again first.
+  if (state.channelCandidates.some((id) => !tried.has(id) && deps.catalog.channel(id) === undefined)) await deps.catalog.refresh();
   const candidates = orderChannels(
     state.channelCandidates
       .filter((id) => !tried.has(id))

@@ -10,6 +10,7 @@ export const OWNERSHIP_TOPIC = 'gateway.engine-ownership.v1';
 
 export interface Ownership {
   owns(taskId: string): boolean;
+  ownsPartition(partition: number): boolean;
   partitionOf(taskId: string): number;
   start(handlers: { onAssign(partitions: readonly number[]): Promise<void>; onRevoke(partitions: readonly number[]): void }): Promise<void>;
   stop(): Promise<void>;
@@ -20,6 +21,7 @@ export function createOwnership(bus: Bus, groupId = 'gateway-engine'): Ownership
   let consumer: Consumer | undefined;
   return {
     owns: (taskId) => owned.has(bus.partitionOf(taskId)),
+    ownsPartition: (partition) => owned.has(partition),
     partitionOf: (taskId) => bus.partitionOf(taskId),
     async start(handlers) {
       consumer = await bus.consume({

@@ -149,6 +149,23 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const deadlines = createDeadlineSweeper({ ...deps, log: deps.log.child({ processor: 'deadlines' }) });
 
   let adoptedAt: Date | undefined;
+  /**
+   * Adoption that fails (a store that does not answer, views that lag) is tried again with
+   * backoff while this instance still owns any of the partitions: their tasks have nobody else.
+   */
+  async function adoptUntilDone(partitions: readonly number[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await adopt(partitions);
+        adoptedAt = new Date();
+        return;
+      } catch (err) {
+        deps.log.error({ err, attempt }, 'adopting in-flight tasks failed; trying again');
+      }
+      await new Promise((r) => setTimeout(r, Math.min(30_000, 500 * 2 ** attempt)));
+      if (stopping || !partitions.some((p) => deps.ownership.ownsPartition(p))) return;
+    }
+  }
   /** Ownership of partitions, adoption of their unfinished tasks, and their polling. */
   const polling: BackgroundProcess = {
     name: 'poller',
@@ -158,10 +175,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       // Unfinished tasks of the partitions this instance owns (all of them on the embedded
       // default) are adopted on assignment: after a restart, or when another instance left.
       await deps.ownership.start({
-        onAssign: (partitions) =>
-          adopt(partitions)
-            .then(() => void (adoptedAt = new Date()))
-            .catch((err: unknown) => deps.log.error({ err }, 'adopting in-flight tasks failed')),
+        onAssign: (partitions) => adoptUntilDone(partitions),
         onRevoke: (partitions) => {
           const lost = new Set(partitions);
           poller.untrackWhere((taskId) => lost.has(deps.ownership.partitionOf(taskId)));

@@ -15,7 +15,7 @@ export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
       await Promise.all(
         Object.entries(adapters).map(async ([name, adapter]) => {
           try {
-            await adapter.ping();
+            await withinPingTimeout(adapter.ping());
             checks[name] = 'ok';
           } catch (err) {
             checks[name] = err instanceof Error ? err.message : 'unavailable';
@@ -26,4 +26,15 @@ export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
       return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks, processes: statusOf(deps.backgroundProcesses()) });
     });
   };
+}
+
+/** An adapter that does not answer within this is reported unavailable: /readyz itself never hangs. */
+const PING_TIMEOUT_MS = 2000;
+
+function withinPingTimeout(ping: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+  });
+  return Promise.race([ping, timeout]).finally(() => clearTimeout(timer));
 }

@@ -136,3 +136,32 @@ describe('background processes in a started gateway', () => {
     expect(reply.status).toBeLessThan(500);
   });
 });
+
+describe('/readyz when a store stops answering', () => {
+  it('answers 503 within a few seconds naming the store, instead of hanging', async () => {
+    let hang = false;
+    const gw = await startGateway({}, {
+      wrapEventStore: (store) => ({
+        ...store,
+        append: store.append.bind(store),
+        readStream: store.readStream.bind(store),
+        readAll: store.readAll.bind(store),
+        headPosition: store.headPosition.bind(store),
+        subscribe: store.subscribe.bind(store),
+        close: store.close.bind(store),
+        ping: () => (hang ? new Promise<void>(() => undefined) : store.ping()),
+      }),
+    });
+    try {
+      expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+      hang = true;
+      const started = Date.now();
+      const r = await fetch(`${gw.url}/readyz`);
+      expect(r.status).toBe(503);
+      expect(((await r.json()) as { checks: Record<string, string> }).checks.events).toMatch(/no answer within/);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await gw.close();
+    }
+  });
+});
