@@ -22,8 +22,18 @@ export interface EventEnvelope {
   accountId: string | null;
   correlationId: string | null;
   causationId: string | null;
+  /** The event's data, or `null` when it was larger than `MAX_ENVELOPE_DATA_BYTES` (`truncated`). */
   data: unknown;
+  /** Present when `data` was left out for its size: read the event from the store by `stream`/`revision`. */
+  truncated?: { bytes: number };
 }
+
+/**
+ * The largest event data an envelope carries. Brokers refuse large messages (Kafka's default is
+ * 1 MiB per batch) and one refused message would hold up every event behind it; an event with
+ * more data (a request with inline Base64 images) is published without it, marked `truncated`.
+ */
+export const MAX_ENVELOPE_DATA_BYTES = 256 * 1024;
 
 /** Task and callback events go to the task topic, account events to billing; others stay inside. */
 export function envelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
@@ -45,6 +55,11 @@ export function envelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
     accountId,
     correlationId: typeof e.metadata.correlationId === 'string' ? e.metadata.correlationId : null,
     causationId: typeof e.metadata.causationId === 'string' ? e.metadata.causationId : null,
-    data: e.data,
+    ...dataOrTruncated(e.data),
   };
+}
+
+function dataOrTruncated(data: unknown): Pick<EventEnvelope, 'data' | 'truncated'> {
+  const bytes = Buffer.byteLength(JSON.stringify(data) ?? '');
+  return bytes > MAX_ENVELOPE_DATA_BYTES ? { data: null, truncated: { bytes } } : { data };
 }

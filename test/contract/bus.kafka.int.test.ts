@@ -81,6 +81,16 @@ describe.skipIf(!target.available && !required)(target.title, () => {
       );
     });
 
+    it('publishes a batch far larger than one produce request allows (40 × 100 KiB), every message delivered', async () => {
+      const topic = unique('large');
+      const publisher = bus();
+      const big = messages(40, (i) => `key-${i % 5}`).map((m) => ({ ...m, value: `${m.value}:${'x'.repeat(100 * 1024)}` }));
+      await publisher.publish(topic, big);
+      const got = received();
+      await publisher.consume({ topic, groupId: unique('g'), fromBeginning: true, handle: got.handle });
+      await waitFor('every large message', () => got.hasAll(big), 30_000);
+    });
+
     it('keeps a fromBeginning false group’s start when its first member leaves before handling anything', async () => {
       const topic = unique('start');
       const groupId = unique('g');

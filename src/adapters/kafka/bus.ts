@@ -17,7 +17,7 @@
  *   when a partition changes owner before its first commit.
  */
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
-import type { Bus, Consumer, ConsumerOptions } from '../../ports/bus.js';
+import type { Bus, BusMessage, Consumer, ConsumerOptions } from '../../ports/bus.js';
 import { partitionForKey } from '../inproc/murmur2.js';
 import { fixGroupStartAtEnd } from './group-start.js';
 import { startMember, type MemberCrash } from './member.js';
@@ -25,6 +25,28 @@ import { checkMessage, checkTopic, toKafkaMessage } from './messages.js';
 import { createTopicGuard } from './topics.js';
 
 export { TopicPartitionMismatchError } from './topics.js';
+
+/** Bytes of messages sent in one produce request (the broker's default limit is 1 MiB). */
+const MAX_REQUEST_BYTES = 512 * 1024;
+
+/** Consecutive runs of messages whose values and headers add up to at most `limit` bytes (a larger message goes alone). */
+function byteChunks(messages: readonly BusMessage[], limit: number): BusMessage[][] {
+  const chunks: BusMessage[][] = [];
+  let current: BusMessage[] = [];
+  let size = 0;
+  for (const m of messages) {
+    const bytes = Buffer.byteLength(m.value) + Buffer.byteLength(m.key) + Buffer.byteLength(m.id) + 64;
+    if (current.length > 0 && size + bytes > limit) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += bytes;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
 export type { MemberCrash } from './member.js';
 
 export interface KafkaLogEntry {
@@ -50,9 +72,9 @@ export interface KafkaBusOptions {
   /** Partitions one consumer handles concurrently (each partition stays sequential). Default min(partitions, 8). */
   partitionsConsumedConcurrently?: number;
   /** kafkajs's log lines (info and above); without it only errors go to the console. */
-  onLog?(entry: KafkaLogEntry): void;
+  onLog?: (entry: KafkaLogEntry) => void;
   /** A consumer crashed (it is restarted, by kafkajs or by the member). */
-  onConsumerCrash?(crash: MemberCrash): void;
+  onConsumerCrash?: (crash: MemberCrash) => void;
 }
 
 export function createKafkaBus(options: KafkaBusOptions): Bus {
@@ -116,7 +138,11 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       messages.forEach(checkMessage);
       await topics.ensure(topic);
       const client = await connectedProducer();
-      await client.send({ topic, acks: -1, messages: messages.map((m) => toKafkaMessage(m, partitionOf(m.key))) });
+      // One produce request per chunk, each well under the broker's default 1 MiB limit, so a
+      // large batch of ordinary messages is never refused as a whole (order kept: chunks go in turn).
+      for (const chunk of byteChunks(messages, MAX_REQUEST_BYTES)) {
+        await client.send({ topic, acks: -1, messages: chunk.map((m) => toKafkaMessage(m, partitionOf(m.key))) });
+      }
     },
 
     async consume(consumeOptions: ConsumerOptions): Promise<Consumer> {
