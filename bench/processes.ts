@@ -27,7 +27,7 @@ async function waitFor(url: string, child: ChildProcess, stderr: () => string): 
 
 export async function startChild(script: string, port: number, env: Record<string, string>, readyPath: string): Promise<Child> {
   // Node with tsx as a loader, so the child's pid is the server itself (signals and RSS).
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;
@@ -66,4 +66,10 @@ function vmHwm(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The bench measures the embedded default: the distributed backends' URLs are not passed on. */
+function embeddedEnv(): NodeJS.ProcessEnv {
+  const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, ...rest } = process.env;
+  return rest;
 }

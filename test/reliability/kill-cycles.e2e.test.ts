@@ -18,7 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { embeddedEnv, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser, type Reply } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
@@ -244,7 +244,7 @@ describe('kill -9 at random moments of a mixed load', () => {
 
 function runAudit(dataDir: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], { env: { ...embeddedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

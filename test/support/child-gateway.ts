@@ -28,7 +28,7 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
   // running when killed): a SIGKILL here really kills the gateway.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: process.cwd(),
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
+    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -55,4 +55,14 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
         child.kill(signal);
       }),
   };
+}
+
+/**
+ * The test process's environment without the distributed backends' URLs: CI exports
+ * KAFKA_BROKERS for the Kafka contract suite, and a child gateway that inherited it would run
+ * on Kafka instead of the embedded default these tests are about.
+ */
+export function embeddedEnv(): NodeJS.ProcessEnv {
+  const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, ...rest } = process.env;
+  return rest;
 }
