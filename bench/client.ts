@@ -17,7 +17,7 @@ export async function adminCookie(url: string, adminPassword: string): Promise<s
 
 /** Runs `count` async jobs with at most `concurrency` at once. */
 export async function pool<T>(count: number, concurrency: number, job: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(count);
+  const out: T[] = new Array<T>(count);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, count) }, async () => {

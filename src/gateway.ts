@@ -4,7 +4,6 @@
  * both come through here, so the tests exercise exactly what runs.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';

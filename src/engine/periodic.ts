@@ -49,7 +49,7 @@ export function periodic(name: string, log: Logger, pass: () => Promise<number>)
 export function periodicProcess(p: Periodic, intervalMs: number): BackgroundProcess {
   return {
     name: p.name,
-    lastPass: p.lastPass,
+    lastPass: () => p.lastPass(),
     start: async () => p.start(intervalMs),
     stop: () => p.stop(),
   };

@@ -189,7 +189,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   };
   const dispatch: BackgroundProcess = {
     name: 'dispatcher',
-    lastPass: dispatcher.lastPass,
+    lastPass: () => dispatcher.lastPass(),
     start: () => dispatcher.start(),
     async stop() {
       // Graceful: finish dispatches in progress before ownership is given up (the poller

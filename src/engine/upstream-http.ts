@@ -86,7 +86,8 @@ async function readBody(res: Response, maxBytes: number): Promise<string> {
     throw tooLarge(`${declared} bytes`);
   }
   if (!res.body) return '';
-  const reader = res.body.getReader();
+  // fetch's body is typed ReadableStream<any>; its chunks are bytes.
+  const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {

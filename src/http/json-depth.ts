@@ -64,6 +64,6 @@ export function limitJsonDepth(app: FastifyInstance, max: number = MAX_JSON_DEPT
       done(invalidRequest('body', `JSON nested deeper than ${max} levels`), undefined);
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done); // the default parser answers through `done` and returns nothing
   });
 }

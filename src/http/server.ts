@@ -28,6 +28,7 @@ import { serverOptions } from './server-options.js';
 
 /** The server of the `worker` and `projector` roles: health and readiness only. */
 export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it is needed: it picks fastify's logger type for the instance (pino's Logger makes another FastifyInstance)
   const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger });
   await app.register(healthRoutes(deps));
   return app;
@@ -38,6 +39,7 @@ export type RoutePlugin = (deps: GatewayDeps) => FastifyPluginAsync;
 
 export async function buildServer(deps: GatewayDeps, extraRoutes: readonly RoutePlugin[] = []): Promise<FastifyInstance> {
   const app = Fastify({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- as above: the instance's logger type
     loggerInstance: deps.log as FastifyBaseLogger,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -47,7 +49,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     // A malformed path (bad percent-encoding, an overlong segment) never reaches a route: answer it
     // in the shape of the family whose paths it is under, like the not-found handler.
     // (Hooks do not run for these, so the request id is set here.)
-    frameworkErrors: (error, request, reply) => sendError(reply.header('x-request-id', request.id), shapeOfUrl(request.server, request.url), error),
+    frameworkErrors: (error, request, reply) => void sendError(reply.header('x-request-id', request.id), shapeOfUrl(request.server, request.url), error),
     // What Node's HTTP parser refuses (oversized headers, a timed-out request) in the plain shape.
     clientErrorHandler,
     // Proxy trust and request-receiving timeouts (TRUST_PROXY, REQUEST_TIMEOUT_MS).

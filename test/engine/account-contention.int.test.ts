@@ -43,7 +43,7 @@ describe('an account contended by several writers', () => {
       }),
     );
     const results = await Promise.allSettled(work);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String(r.reason))).toEqual([]);
     const state = foldAccount((await store.readStream('account-a1')).map(toDomainEvent).filter((e) => e !== undefined));
     expect(state.reserved).toBe(0);
     expect(state.balance).toBe(1_000_000 - WRITERS * PER_WRITER * 7);

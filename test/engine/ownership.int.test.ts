@@ -95,7 +95,7 @@ describe('work ownership across instances', () => {
       const done = await waitForImageTask(api, id, 30_000).catch(async (err: unknown) => {
         const stream = await gw.gateway.deps.events.readStream(`task-${id}`);
         const r = record.get(id);
-        throw new Error(`${id} (partition ${gw.gateway.deps.bus.partitionOf(id)}) did not finish: ${stream.map((e) => e.type).join(',')}; submits ${r?.submits}; polls ${JSON.stringify(r?.polls.map((p) => [p.engine, p.at - crashedAt]))}; ${String(err)}`);
+        throw new Error(`${id} (partition ${gw.gateway.deps.bus.partitionOf(id)}) did not finish: ${stream.map((e) => e.type).join(',')}; submits ${String(r?.submits)}; polls ${JSON.stringify(r?.polls.map((p) => [p.engine, p.at - crashedAt]))}; ${String(err)}`);
       });
       expect(done.status).toBe('completed');
     }
@@ -106,7 +106,7 @@ describe('work ownership across instances', () => {
       // A second upstream submission only where A died in the middle of its own.
       if (r.submits.length > 1) expect(r.submits).toEqual(['A', 'B']);
       const before = new Set(r.polls.filter((p) => p.at < crashedAt - 50).map((p) => p.engine));
-      expect(before.size, `${id} polled by ${[...before]}`).toBeLessThanOrEqual(1);
+      expect(before.size, `${id} polled by ${[...before].join(',')}`).toBeLessThanOrEqual(1);
       expect(r.polls.filter((p) => p.engine === 'A' && p.at > crashedAt + 200)).toEqual([]);
     }
     // B adopted tasks that A had been polling when it died.

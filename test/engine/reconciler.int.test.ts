@@ -58,6 +58,7 @@ describe('reservation reconciler', () => {
     const deps = gw.gateway.deps;
     let reserved = false;
     failOn.pattern = /^task-/;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the service is built of closures (no `this`); the very function is put back below
     const original = deps.accounts.execute;
     deps.accounts.execute = async (id, command, meta) => {
       if (command.type === 'ReleaseQuota') throw new Error('process died before the release');

@@ -110,7 +110,7 @@ describe('openai client: images.generate', () => {
   });
 
   it('picgen through the same method: url, and b64_json added on request', async () => {
-    const res = await client.images.generate({ model: 'vendor-picgen-4-0-250828', prompt: 'a tower', size: '1K' as '1024x1024', response_format: 'b64_json' });
+    const res = await client.images.generate({ model: 'vendor-picgen-4-0-250828', prompt: 'a tower', size: '1K', response_format: 'b64_json' });
     expect(res.data![0]!.url?.startsWith(`${gw.url}/assets/`)).toBe(true);
     expect(pngSize(Buffer.from(res.data![0]!.b64_json!, 'base64'))).toEqual({ width: 1024, height: 1024 });
   });
@@ -123,7 +123,7 @@ describe('openai client: images.edit (multipart)', () => {
       model: 'vendor-picgen-5-0-260128',
       image: files,
       prompt: 'merge the two',
-      size: '2k' as '1024x1024',
+      size: '2k',
       ...({ seed: 42, watermark: false, sequential_image_generation: 'auto', sequential_image_generation_options: JSON.stringify({ max_images: 2 }) } as Extra),
     });
     expect(res.data).toHaveLength(2);

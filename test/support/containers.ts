@@ -32,7 +32,7 @@ export interface ContractTarget {
 /** Container start-up can include an image pull. */
 export const BACKEND_STARTUP_TIMEOUT_MS = 300_000;
 
-const BACKENDS: Record<BackendKind, { envVar: string; start(): Promise<RunningBackend> }> = {
+const BACKENDS: Record<BackendKind, { envVar: string; start: () => Promise<RunningBackend> }> = {
   eventstore: { envVar: 'EVENTSTORE_URL', start: startEventStore },
   mongo: { envVar: 'MONGO_URL', start: startMongo },
   kafka: { envVar: 'KAFKA_BROKERS', start: startKafka },

@@ -63,7 +63,7 @@ export function createConsumerGroup(o: ConsumerGroupOptions): ConsumerGroup {
   async function revoke(member: GroupMember, keep: ReadonlySet<number>): Promise<void> {
     const lost = [...member.owned.keys()].filter((p) => !keep.has(p)).sort((a, b) => a - b);
     if (lost.length === 0) return;
-    await Promise.all(lost.map((p) => member.owned.get(p)?.stop()));
+    await Promise.all(lost.map((p) => member.owned.get(p)?.stop() ?? Promise.resolve()));
     for (const p of lost) member.owned.delete(p);
     await notify(member.options.onRevoke && (() => member.options.onRevoke?.(lost)));
   }

@@ -159,7 +159,7 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
 }
 
 function describe(key: string, file: GridFSFile): StoredAsset {
-  const contentType = file.metadata?.contentType;
+  const contentType: unknown = file.metadata?.contentType;
   return {
     key,
     contentType: typeof contentType === 'string' ? contentType : 'application/octet-stream',

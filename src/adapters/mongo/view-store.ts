@@ -22,7 +22,7 @@
  * path) in the background, at most `maxIndexesPerView` per collection, re-ensured every ten
  * minutes so a collection dropped by `reset` (here or in another process) gets them back.
  */
-import { MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Filter } from 'mongodb';
+import { MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Filter, type WriteError } from 'mongodb';
 import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import {
   CHECKPOINTS,
@@ -216,7 +216,8 @@ async function applyOrdered<T extends { _id: string }>(collection: Collection<T>
       return applied + result.upsertedCount + result.modifiedCount;
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError) || attempt >= 10) throw error;
-      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      // Array.isArray cannot narrow the driver's `T | ReadonlyArray<T>`: name the element type.
+      const writeErrors = (Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors]) as readonly WriteError[];
       const first = writeErrors[0];
       if (!first || first.code !== DUPLICATE_KEY) throw error;
       applied += error.result.upsertedCount + error.result.modifiedCount;

@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -9,7 +8,7 @@ import { artUpstream } from './upstream.js';
 export const artFamily: FamilyModule = {
   name: 'art',
   routes: [artRoutes],
-  projections: [artTaskProjection as Projection],
+  projections: [artTaskProjection],
   upstreams: [artUpstream],
   queryBodies: viewBody(ART_FAMILY, artTaskProjection),
 };

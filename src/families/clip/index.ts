@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { CLIP_FAMILY, clipTaskProjection } from '../../../projections/clip-task.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -8,7 +7,7 @@ import { clipUpstream } from './upstream.js';
 export const clipFamily: FamilyModule = {
   name: 'clip',
   routes: [clipRoutes],
-  projections: [clipTaskProjection as Projection],
+  projections: [clipTaskProjection],
   upstreams: [clipUpstream],
   queryBodies: viewBody(CLIP_FAMILY, clipTaskProjection),
 };

@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { imageTaskProjection } from '../../../projections/image-task.js';
 import type { FamilyModule } from '../family.js';
 import { taskViewFor } from '../../http/task-views.js';
@@ -9,7 +8,7 @@ import { asyncImagesUpstream } from './upstream.js';
 export const asyncImagesFamily: FamilyModule = {
   name: 'images-async',
   routes: [asyncImageRoutes],
-  projections: [imageTaskProjection as Projection],
+  projections: [imageTaskProjection],
   upstreams: [asyncImagesUpstream],
   queryBodies: (deps) => ({
     [IMAGE_FAMILY]: async (taskId, accountId) => {

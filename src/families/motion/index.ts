@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { MOTION_FAMILY, motionTaskProjection } from '../../../projections/motion-task.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -8,7 +7,7 @@ import { motionUpstream } from './upstream.js';
 export const motionFamily: FamilyModule = {
   name: 'motion',
   routes: [motionRoutes],
-  projections: [motionTaskProjection as Projection],
+  projections: [motionTaskProjection],
   upstreams: [motionUpstream],
   queryBodies: viewBody(MOTION_FAMILY, motionTaskProjection),
 };

@@ -1,5 +1,4 @@
 import { syncResultProjection } from '../../../projections/sync-result.js';
-import type { Projection } from '../../../projections/projection.js';
 import type { FamilyModule } from '../family.js';
 import { chatRoutes } from './chat-route.js';
 import { imagesRoutes } from './images-route.js';
@@ -14,6 +13,6 @@ import { syncQueryRoutes } from './query-routes.js';
 export const syncImagesFamily: FamilyModule = {
   name: 'images-sync',
   routes: [chatRoutes, imagesRoutes, syncQueryRoutes],
-  projections: [syncResultProjection as Projection],
+  projections: [syncResultProjection],
   upstreams: [],
 };

@@ -65,7 +65,7 @@ function readOptions(body: Body, model: string, prompt: string): { n: number; op
 }
 
 function echoOf(options: Record<string, unknown>): ImageEcho {
-  const text = (key: string, fallback: string): string => (typeof options[key] === 'string' ? (options[key] as string) : fallback);
+  const text = (key: string, fallback: string): string => (typeof options[key] === 'string' ? options[key] : fallback);
   return { size: text('size', 'auto'), quality: text('quality', 'auto'), background: text('background', 'auto'), output_format: text('output_format', 'png') };
 }
 

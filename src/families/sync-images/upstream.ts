@@ -77,7 +77,7 @@ export function sumUsage(list: readonly unknown[]): Record<string, unknown> {
   for (const usage of list) {
     if (!isPlainObject(usage)) continue;
     for (const [key, value] of Object.entries(usage)) {
-      if (typeof value === 'number') total[key] = (typeof total[key] === 'number' ? (total[key] as number) : 0) + value;
+      if (typeof value === 'number') total[key] = (typeof total[key] === 'number' ? total[key] : 0) + value;
       else if (isPlainObject(value)) total[key] = sumUsage([total[key], value]);
     }
   }

@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -9,7 +8,7 @@ import { tuneUpstream } from './upstream.js';
 export const tuneFamily: FamilyModule = {
   name: 'tune',
   routes: [tuneRoutes],
-  projections: [tuneTaskProjection as Projection],
+  projections: [tuneTaskProjection],
   upstreams: [tuneUpstream],
   queryBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

@@ -26,7 +26,7 @@ const num = (value: unknown): number => (typeof value === 'number' && Number.isF
 function recordOf(body: unknown): UpstreamRecord {
   if (!body || typeof body !== 'object') return {};
   const data = (body as { data?: unknown }).data;
-  return data && typeof data === 'object' && !Array.isArray(data) ? (data as UpstreamRecord) : {};
+  return data && typeof data === 'object' && !Array.isArray(data) ? data : {};
 }
 
 /** Audio results, in order, with the song details kept for the view (URLs left out). */

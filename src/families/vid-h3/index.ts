@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -8,7 +7,7 @@ import { vidH3Upstream } from './upstream.js';
 export const vidH3Family: FamilyModule = {
   name: 'vid-h3',
   routes: [vidH3Routes],
-  projections: [vidH3VideoProjection as Projection],
+  projections: [vidH3VideoProjection],
   upstreams: [vidH3Upstream],
   queryBodies: viewBody(VID_H3_FAMILY, vidH3VideoProjection),
 };

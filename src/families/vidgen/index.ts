@@ -1,4 +1,3 @@
-import type { Projection } from '../../../projections/projection.js';
 import { VIDGEN_FAMILY, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
 import { viewBody } from '../query-body.js';
 import type { FamilyModule } from '../family.js';
@@ -8,7 +7,7 @@ import { vidgenUpstream } from './upstream.js';
 export const vidgenFamily: FamilyModule = {
   name: 'vidgen',
   routes: [vidgenRoutes],
-  projections: [vidgenTaskProjection as Projection],
+  projections: [vidgenTaskProjection],
   upstreams: [vidgenUpstream],
   queryBodies: viewBody(VIDGEN_FAMILY, vidgenTaskProjection),
 };
