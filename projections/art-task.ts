@@ -6,8 +6,10 @@
  * image), `images` the single images; `components` the CHANGE operations a finished grid
  * accepts (`UPSCALE:1` …); DESCRIBE puts its prompts in `prompt`; `quota` the quota held while
  * the task runs (its reservation), then what was charged: the settled amount, "0" on FAILURE.
- * After the asset retention `images`, `imageUrl` and `cdnImage` are emptied.
+ * After the asset retention `images`, `imageUrl` and `cdnImage` are emptied. The view keeps
+ * asset references where the record has URLs; the instance that answers signs them.
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf, TaskResultItem } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
@@ -126,7 +128,10 @@ export function retentionOf(e: Pick<EventDataOf<'TaskSucceeded'>, 'assetsExpireA
 }
 
 function succeeded(record: ArtTaskRecord, e: EventDataOf<'TaskSucceeded'>, atMs: number): ArtTaskRecord {
-  const urls = e.results.filter((r: TaskResultItem) => r.kind === 'image' && r.url).map((r) => r.url ?? '');
+  const urls = e.results.flatMap((r: TaskResultItem) => {
+    const url = r.kind === 'image' ? resultUrlRef(r, e.assetsExpireAt) : undefined;
+    return url ? [url] : [];
+  });
   const text = e.results.find((r) => r.kind === 'text')?.text;
   const main = urls[0] ?? '';
   const up = e.upstream ?? {};

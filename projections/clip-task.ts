@@ -2,9 +2,11 @@
  * The `clip` task (spec 2.5, 3.6): `{code: 0, message: 'SUCCEED', request_id, data}` with
  * `data.task_status` submitted → processing → succeed | failed (the values of this family's
  * common clients), times in Unix milliseconds as those clients expect, `task_result.videos`
- * the gateway's signed URL (emptied when the assets expire) and `final_unit_deduction` the
+ * the gateway's signed URL (emptied when the assets expire; in the view an asset reference,
+ * signed by the instance that answers) and `final_unit_deduction` the
  * seconds billed. `request_id` is the submit's request id; the query route answers its own.
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf, PriceBasis } from '../src/domain/events.js';
 import { settlementOf } from '../src/domain/pricing.js';
 import type { Projection } from './projection.js';
@@ -74,8 +76,11 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
         return next({ task_status: e.data.status === 'in_progress' ? 'processing' : 'submitted' });
       case 'TaskSucceeded': {
         const videos = e.data.results
-          .filter((r) => r.kind === 'video' && r.url)
-          .map((r, i) => ({ id: `${data.task_id}-${i}`, url: r.url ?? '', duration: r.durationSeconds ?? e.data.usage.units }));
+          .flatMap((r) => {
+            const url = r.kind === 'video' ? resultUrlRef(r, e.data.assetsExpireAt) : undefined;
+            return url ? [{ url, duration: r.durationSeconds ?? e.data.usage.units }] : [];
+          })
+          .map((v, i) => ({ id: `${data.task_id}-${i}`, ...v }));
         // The seconds charged (never more than asked; the asked seconds for an implausible 0 s).
         const charged = doc.basis ? settlementOf(doc.basis, e.data.usage).basis.units : e.data.usage.units;
         return next({ task_status: 'succeed', task_result: { videos }, final_unit_deduction: charged });

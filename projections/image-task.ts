@@ -1,14 +1,17 @@
 /**
  * The `image.task` view (spec 2.1) of async image tasks: the document's `body` is the query
  * response, except that Base64-delivered items (pro-image) hold the asset key that the query
- * route inlines as `b64_json`.
+ * route inlines as `b64_json`, and `url`s are asset references (src/domain/asset-ref.ts) that the
+ * instance answering signs on its own base.
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
 export const IMAGE_FAMILY = 'image';
 
 export interface ImageItemDoc {
+  /** An asset reference in the view, a signed URL in the answer. */
   url?: string;
   /** Asset key of bytes delivered as `b64_json`. */
   b64_asset?: string;
@@ -60,10 +63,13 @@ export const imageTaskProjection: Projection<ImageTaskDoc> = {
         if (body.status === 'completed' || body.status === 'failed') return undefined;
         return { ...doc, body: { ...body, status: e.data.status, progress: `${e.data.progress}%` } };
       case 'TaskSucceeded': {
-        const data = e.data.results.map((r): ImageItemDoc => ({
-          ...(r.url ? { url: r.url } : r.assetKey ? { b64_asset: r.assetKey } : {}),
-          ...(r.revisedPrompt !== undefined ? { revised_prompt: r.revisedPrompt } : {}),
-        }));
+        const data = e.data.results.map((r): ImageItemDoc => {
+          const url = resultUrlRef(r, e.data.assetsExpireAt);
+          return {
+            ...(url ? { url } : r.assetKey ? { b64_asset: r.assetKey } : {}),
+            ...(r.revisedPrompt !== undefined ? { revised_prompt: r.revisedPrompt } : {}),
+          };
+        });
         const urls = data.some((d) => d.url);
         return {
           ...doc,

@@ -6,6 +6,7 @@
  * when the assets expire), `output.code` / `output.message` on failure, and `usage` (seconds and
  * resolution delivered) on success. `request_id` is the submit's; the query route answers its own.
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
@@ -79,7 +80,8 @@ export const motionTaskProjection: Projection<MotionTaskDoc> = {
         return next({ task_status: running ? 'RUNNING' : 'PENDING', ...(running && !output.scheduled_time ? { scheduled_time: at } : {}) });
       }
       case 'TaskSucceeded': {
-        const url = e.data.results.find((r) => r.kind === 'video' && r.url)?.url;
+        // An asset reference: the instance that answers signs it.
+        const url = e.data.results.map((r) => (r.kind === 'video' ? resultUrlRef(r, e.data.assetsExpireAt) : undefined)).find((u) => u !== undefined);
         const sr = srOf(e.data.usage.tier);
         return next(
           { task_status: 'SUCCEEDED', scheduled_time: output.scheduled_time ?? at, end_time: at, ...(url ? { video_url: url } : {}) },

@@ -1,9 +1,11 @@
 /**
  * The `sync-results` view: what a synchronous call (std-image / pro-image, picgen) ended with,
  * so its owner can read the answer again by id and an idempotent retry can answer it without
- * calling the upstream twice. The document keeps the recorded results (signed URLs, asset keys)
- * and the upstream snapshot the answer bodies are rendered from (src/engine/sync-record.ts).
+ * calling the upstream twice. The document keeps the recorded results (asset keys; a result
+ * delivered as a URL has an asset reference in `url`, signed by the instance that answers) and
+ * the upstream snapshot the answer bodies are rendered from (src/engine/sync-record.ts).
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { TaskResultItem } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
@@ -39,7 +41,11 @@ export const syncResultProjection: Projection<SyncResultDoc> = {
     switch (e.type) {
       case 'TaskSucceeded': {
         if (doc.status !== 'running') return undefined;
-        const { results, upstream, assetsExpireAt, completedAt } = e.data;
+        const { upstream, assetsExpireAt, completedAt } = e.data;
+        const results = e.data.results.map((r) => {
+          const url = resultUrlRef(r, assetsExpireAt);
+          return url ? { ...r, url } : r;
+        });
         return { ...doc, status: 'succeeded', results, ...(upstream ? { upstream } : {}), assetsExpireAt, completedAt };
       }
       case 'TaskFailed':

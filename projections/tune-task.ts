@@ -10,6 +10,7 @@
  * audio URLs are emptied.
  */
 import { z } from 'zod';
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf, TaskResultItem } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
@@ -28,7 +29,7 @@ export interface TuneSong {
   mv: string;
   /** Seconds. */
   duration: number;
-  /** Gateway asset URL of the audio; "" once the audio expired. */
+  /** Gateway asset URL of the audio (an asset reference in the view); "" once the audio expired. */
   audio_url: string;
 }
 
@@ -90,14 +91,14 @@ export function submittedTuneBody(data: EventDataOf<'TaskSubmitted'>): TuneTaskB
   };
 }
 
-function songsOf(results: readonly TaskResultItem[], upstream: Record<string, unknown> | undefined): TuneSong[] {
+function songsOf(results: readonly TaskResultItem[], upstream: Record<string, unknown> | undefined, assetsExpireAt: number): TuneSong[] {
   const details = SongSnapshot.parse(upstream ?? {}).songs;
   return results
     .filter((r) => r.kind === 'audio')
     .map((r, i) => {
       const d = TuneSongDetails.safeParse(details[i] ?? {});
       const song = d.success ? d.data : { id: '', title: '', tags: '', lyrics: '', mv: '', duration: 0 };
-      return { ...song, duration: song.duration || r.durationSeconds || 0, audio_url: r.url ?? '' };
+      return { ...song, duration: song.duration || r.durationSeconds || 0, audio_url: resultUrlRef(r, assetsExpireAt) ?? '' };
     });
 }
 
@@ -106,7 +107,7 @@ function succeeded(record: TuneTaskRecord, e: EventDataOf<'TaskSucceeded'>): Tun
   if (record.action === 'LYRICS') {
     return { ...done, data: e.results.find((r) => r.kind === 'text')?.text ?? '' };
   }
-  const songs = songsOf(e.results, e.upstream);
+  const songs = songsOf(e.results, e.upstream, e.assetsExpireAt);
   return { ...done, data: songs, result_url: songs[0]?.audio_url ?? '' };
 }
 

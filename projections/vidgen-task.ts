@@ -2,8 +2,10 @@
  * The `vidgen` query envelope (spec 2.3, 3.2): `{code, message, data}` where `data.id` is the
  * global position of the task's TaskSubmitted event (an integer, unique and increasing),
  * `data.status` NOT_START → IN_PROGRESS → SUCCESS | FAILURE, `data.result_url` the gateway's
- * signed URL (emptied when the assets expire) and `data.data` the upstream's own task result.
+ * signed URL (emptied when the assets expire; in the view an asset reference, signed by the
+ * instance that answers) and `data.data` the upstream's own task result.
  */
+import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { EventDataOf } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
 
@@ -105,7 +107,7 @@ export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
         return next({
           status: 'SUCCESS',
           progress: '100%',
-          result_url: e.data.results.find((r) => r.url)?.url ?? '',
+          result_url: e.data.results.map((r) => resultUrlRef(r, e.data.assetsExpireAt)).find((url) => url !== undefined) ?? '',
           start_time: data.start_time || at,
           finish_time: e.data.completedAt,
           properties: { ...data.properties, resolution: e.data.usage.tier ?? data.properties.resolution, seconds: e.data.usage.units },

@@ -36,7 +36,7 @@ const Env = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().default('./data'),
-  /** Base URL clients reach the gateway at; asset URLs are built on it. Default: http://HOST:PORT */
+  /** Base URL clients reach the gateway at; asset URLs are signed on it. Default: http://HOST:PORT; required for ROLE=worker. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).max(128).optional(),
@@ -147,7 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new Error(`invalid configuration: ${issues}`);
   }
   const e = parsed.data;
-  return {
+  const config: Config = {
     host: e.HOST,
     port: e.PORT,
     dataDir: resolve(e.DATA_DIR),
@@ -183,4 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     ...overrides,
   };
+  // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen
+  // address (a container's loopback) is no address a client can reach.
+  if (config.role === 'worker' && !config.publicBaseUrl) {
+    throw new Error('invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001');
+  }
+  return config;
 }

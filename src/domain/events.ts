@@ -177,7 +177,16 @@ export const TaskProgressed = z.object({
 export const TaskResultItem = z.object({
   kind: z.enum(['image', 'video', 'audio', 'text']),
   assetKey: z.string().optional(),
-  /** Signed gateway URL of the re-hosted asset (valid until the task's assetsExpireAt). */
+  /**
+   * How the client gets a re-hosted asset: `url`, a gateway URL signed when a view is read by
+   * the instance that answers (domain/asset-ref.ts); `b64`, the bytes inlined. Absent in events
+   * of earlier versions: there `url` present means `url`.
+   */
+  delivery: z.enum(['url', 'b64']).optional(),
+  /**
+   * Only in events of earlier versions: the URL the re-hosting instance signed. New events
+   * carry the asset key, never a URL; readers sign the key (docs/decisions.md).
+   */
   url: z.string().optional(),
   contentType: z.string().optional(),
   /** Base64 kept in the event only where the family returns Base64 (pro-image). */

@@ -1,6 +1,8 @@
 /**
  * Result files: re-hosted from the upstream (downloaded or decoded) into the AssetStore and
- * served by the gateway at signed URLs that expire with the task's assets.
+ * served by the gateway at signed URLs that expire with the task's assets. Re-hosting records
+ * keys only; the URLs are signed when a view is read, by the instance that answers
+ * (engine/sign-asset-refs.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -80,7 +82,6 @@ const SNIFF_BYTES = 16;
 
 export interface RehostDeps {
   assets: AssetStore;
-  signer: AssetSigner;
   resolveUrl: (url: string) => string;
   /** Opens a download through the outbound URL guard (engine/outbound-guard.ts). */
   download: (url: string, result: UpstreamResult) => Promise<DownloadStream>;
@@ -94,7 +95,7 @@ export interface RehostDeps {
  * for it and only on the channel's own origin.
  */
 export function channelRehostDeps(
-  stores: { assets: AssetStore; signer: AssetSigner },
+  stores: { assets: AssetStore },
   channel: { key: string; baseUrl: string },
   policy: OutboundPolicy,
   signal: AbortSignal,
@@ -102,7 +103,7 @@ export function channelRehostDeps(
   const origin = new URL(channel.baseUrl).origin;
   const keyFor = (url: string, result: UpstreamResult) => (result.withChannelKey && originOf(url) === origin ? { headers: { authorization: `Bearer ${channel.key}` } } : {});
   return {
-    ...stores,
+    assets: stores.assets,
     resolveUrl: (u) => (u.startsWith('/') ? origin + u : u),
     download: (url, result) => openGuardedDownload(url, policy, { signal, ...keyFor(url, result) }),
     maxBytes: policy.maxBytes,
@@ -122,19 +123,19 @@ function originOf(url: string): string | undefined {
  * Stores every result's bytes under `tasks/<taskId>/<index>.<ext>` and returns the items for
  * TaskSucceeded. Downloads stream into the asset store (never held whole); a file that fails
  * or passes `maxBytes` midway is never visible, and when any result fails the ones already
- * stored are deleted again. `delivery: 'url'` items carry a signed gateway URL; `b64` items
- * only the key (the query view inlines the bytes). Results past `limit` are dropped unread.
+ * stored are deleted again. Items carry the asset key and how it is delivered, never a URL:
+ * `url` items are signed by whoever reads them (on its own public base), `b64` items inlined
+ * by the query view. Results past `limit` are dropped unread.
  */
 export async function rehostResults(
   deps: RehostDeps,
   taskId: string,
   results: readonly UpstreamResult[],
   delivery: 'url' | 'b64',
-  expiresAt: number,
   limit: number = MAX_RESULTS_PER_TASK,
 ): Promise<TaskResultItem[]> {
   const kept = results.slice(0, limit);
-  const settled = await Promise.allSettled(kept.map((r, index) => rehostOne(deps, taskId, r, index, delivery, expiresAt)));
+  const settled = await Promise.allSettled(kept.map((r, index) => rehostOne(deps, taskId, r, index, delivery)));
   const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (!failure) return settled.map((s) => (s as PromiseFulfilledResult<TaskResultItem>).value);
   const stored = settled.flatMap((s) => (s.status === 'fulfilled' && s.value.assetKey ? [s.value.assetKey] : []));
@@ -142,7 +143,7 @@ export async function rehostResults(
   throw failure.reason;
 }
 
-async function rehostOne(deps: RehostDeps, taskId: string, r: UpstreamResult, index: number, delivery: 'url' | 'b64', expiresAt: number): Promise<TaskResultItem> {
+async function rehostOne(deps: RehostDeps, taskId: string, r: UpstreamResult, index: number, delivery: 'url' | 'b64'): Promise<TaskResultItem> {
   const base: TaskResultItem = {
     kind: r.kind,
     ...(r.revisedPrompt !== undefined ? { revisedPrompt: r.revisedPrompt } : {}),
@@ -150,7 +151,7 @@ async function rehostOne(deps: RehostDeps, taskId: string, r: UpstreamResult, in
   };
   if (r.kind === 'text' && r.text !== undefined && !r.url && !r.b64) return { ...base, text: r.text };
   const keyOf = (contentType: string) => `tasks/${taskId}/${index}.${extensionOf[contentType] ?? 'bin'}`;
-  const item = (key: string, contentType: string): TaskResultItem => ({ ...base, assetKey: key, contentType, ...(delivery === 'url' ? { url: deps.signer.url(key, expiresAt) } : {}) });
+  const item = (key: string, contentType: string): TaskResultItem => ({ ...base, assetKey: key, contentType, delivery });
   if (r.b64 !== undefined) {
     const bytes = Buffer.from(r.b64, 'base64');
     if (bytes.length > deps.maxBytes) throw new AssetTooLargeError(keyOf('application/octet-stream'), deps.maxBytes);

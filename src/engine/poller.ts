@@ -11,7 +11,6 @@ import type { TaskResultItem } from '../domain/events.js';
 import type { KnownTask } from '../domain/task.js';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import type { AssetSigner } from './assets.js';
 import { channelRehostDeps, isPermanentRehostFailure, rehostResults, resultLimitOf } from './assets.js';
 import { beforeDeadline, remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from './deadline.js';
 import type { OutboundPolicy } from './outbound-guard.js';
@@ -23,7 +22,6 @@ import { resolveBaseUrl, upstreamModelOf, type UpstreamRegistry, type UpstreamSt
 export interface PollerDeps {
   events: EventStore;
   assets: AssetStore;
-  signer: AssetSigner;
   catalog: Catalog;
   upstreams: UpstreamRegistry;
   log: Logger;
@@ -141,7 +139,6 @@ export function createPoller(deps: PollerDeps): Poller {
             t.taskId,
             status.results,
             adapter.delivery(t),
-            assetsExpireAt,
             resultLimitOf(t.basis),
           ),
         );

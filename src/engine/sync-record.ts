@@ -13,6 +13,7 @@ import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import { taskViewFor } from '../http/task-views.js';
 import { SYNC_MAX_AGE_SECONDS, taskDeadline } from './deadline.js';
+import { signAssetRefs } from './sign-asset-refs.js';
 
 export type SucceededSyncCall = SyncResultDoc & { status: 'succeeded'; completedAt: number };
 
@@ -91,7 +92,8 @@ export function succeededCall(deps: GatewayDeps, doc: SyncResultDoc): SucceededS
     case 'succeeded': {
       const now = Math.floor(deps.clock().getTime() / 1000);
       if (doc.assetsExpireAt && now >= doc.assetsExpireAt) throw expiredError(deps, doc);
-      return { ...doc, status: 'succeeded', completedAt: doc.completedAt ?? doc.createdAt };
+      // The answer's URLs are signed here, on this instance's base (the record keeps keys).
+      return { ...signAssetRefs(doc, deps.signer, doc.taskId), status: 'succeeded', completedAt: doc.completedAt ?? doc.createdAt };
     }
     case 'expired':
       throw expiredError(deps, doc);

@@ -114,7 +114,7 @@ async function executeSyncTask(
     const policy = outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES });
     try {
       results = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        rehostResults(channelRehostDeps(deps, { key: channel.key, baseUrl }, policy, signal), task.taskId, answer.results, delivery, assetsExpireAt, resultLimitOf(task.basis)),
+        rehostResults(channelRehostDeps(deps, { key: channel.key, baseUrl }, policy, signal), task.taskId, answer.results, delivery, resultLimitOf(task.basis)),
       );
     } catch (err) {
       return fail(err instanceof TaskDeadlineError ? 'timeout' : 'result_unavailable', message(err));

@@ -1,11 +1,14 @@
 /**
  * Reading a task's query view for its caller: the projected document, or the task stream
  * folded through the same projection when the view lags. Another account's task is
- * indistinguishable from a missing one.
+ * indistinguishable from a missing one. Every query route and every callback body reads
+ * through here, so this is where the view's asset references become URLs signed on this
+ * instance's public base (engine/sign-asset-refs.ts).
  */
 import { streams } from '../domain/events.js';
 import type { Projection } from '../../projections/projection.js';
 import { foldDocument } from '../../projections/fold.js';
+import { signAssetRefs } from '../engine/sign-asset-refs.js';
 import type { GatewayDeps } from './deps.js';
 
 export async function taskViewFor<D extends { accountId: string }>(
@@ -17,5 +20,5 @@ export async function taskViewFor<D extends { accountId: string }>(
   if (!/^[\w-]{1,128}$/.test(taskId)) return undefined;
   const stored = await deps.views.get<D>(projection.view, taskId);
   const doc = stored?.doc ?? foldDocument(projection, await deps.events.readStream(streams.task(taskId)));
-  return doc && doc.accountId === accountId ? doc : undefined;
+  return doc && doc.accountId === accountId ? signAssetRefs(doc, deps.signer, taskId) : undefined;
 }

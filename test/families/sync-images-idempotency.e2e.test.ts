@@ -131,7 +131,7 @@ describe('Idempotency-Key on synchronous calls', () => {
     const key = newKey();
     const edit = async () =>
       client.images
-        .edit({ model: 'vendor-picgen-4-0-250828', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), prompt: 'make it glow', size: '1K' as '1024x1024', response_format: 'b64_json' }, withKey(key))
+        .edit({ model: 'vendor-picgen-4-0-250828', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), prompt: 'make it glow', size: '1K', response_format: 'b64_json' }, withKey(key))
         .withResponse();
     const first = await edit();
     const retry = await edit();

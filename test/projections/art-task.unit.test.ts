@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent, EventDataOf, PriceBasis } from '../../src/domain/events.js';
 import { artTaskProjection, GRID_COMPONENTS, retentionOf, retentionText } from '../../projections/art-task.js';
+import { assetRef } from '../../src/domain/asset-ref.js';
 import { given } from './support.js';
 
 const basis: PriceBasis = { model: 'art_imagine', group: 'default', unit: 'request', unitPrice: 25_000, groupRatioPermille: 1000, units: 1 };
@@ -17,9 +18,11 @@ function submitted(action: string, request: Record<string, unknown>, family = 'a
 }
 const dispatched: readonly [string, DomainEvent] = [S, { type: 'UpstreamSubmitted', data: { channelId: 'sim-art', upstreamTaskId: 'u1', attempt: 1 } }];
 const progressed = (progress: number): readonly [string, DomainEvent] => [S, { type: 'TaskProgressed', data: { status: 'in_progress', progress } }];
-const url = (n: string) => `https://gw/assets/tasks/j1/${n}.png`;
+const key = (n: string) => `tasks/j1/${n}.png`;
+/** The view keeps asset references; the instance that answers signs them. */
+const url = (n: string) => assetRef(key(n), 1_700_007_299);
 const gridDone: EventDataOf<'TaskSucceeded'> = {
-  results: ['grid', '0', '1', '2', '3'].map((n) => ({ kind: 'image' as const, assetKey: n, url: url(n) })),
+  results: ['grid', '0', '1', '2', '3'].map((n) => ({ kind: 'image' as const, assetKey: key(n), delivery: 'url' as const })),
   usage: { units: 1 },
   upstream: { status: 'SUCCESS', width: 1024, height: 1024, seed: 42 },
   assetsExpireAt: 1_700_007_299,
@@ -52,9 +55,15 @@ describe('art task record: given events, then document', () => {
   });
 
   it('UPSCALE SUCCESS: one image, no components; the description names the grid and index', () => {
-    const done = { ...gridDone, results: [{ kind: 'image' as const, assetKey: 'u', url: url('u') }] };
+    const done = { ...gridDone, results: [{ kind: 'image' as const, assetKey: key('u'), delivery: 'url' as const }] };
     const r = record([submitted('UPSCALE', { taskId: 'g1', action: 'UPSCALE', index: 2, prompt: 'p' }), dispatched, succeeded(done)]);
     expect(r).toMatchObject({ action: 'UPSCALE', prompt: 'p', description: '/upscale U2 of g1', imageUrl: url('u'), images: [url('u')], components: [] });
+  });
+
+  it('an event of an earlier version (a signed URL next to the key) folds to the same references', () => {
+    const old = { ...gridDone, results: ['grid', '0', '1', '2', '3'].map((n) => ({ kind: 'image' as const, assetKey: key(n), url: `http://127.0.0.1:3000/assets/${key(n)}?exp=1700007299&sig=x` })) };
+    const r = record([submitted('IMAGINE', { prompt: 'x' }), dispatched, succeeded(old)]);
+    expect(r).toMatchObject({ imageUrl: url('grid'), cdnImage: url('grid'), images: ['0', '1', '2', '3'].map(url) });
   });
 
   it('DESCRIBE SUCCESS: the prompts go in prompt, no images', () => {

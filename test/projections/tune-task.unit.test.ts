@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent, EventDataOf, PriceBasis } from '../../src/domain/events.js';
 import { tuneTaskProjection } from '../../projections/tune-task.js';
+import { assetRef } from '../../src/domain/asset-ref.js';
 import { given } from './support.js';
 
 const basis: PriceBasis = { model: 'tune_music', group: 'default', unit: 'request', unitPrice: 50_000, groupRatioPermille: 1000, units: 1 };
@@ -17,14 +18,17 @@ const dispatched: readonly [string, DomainEvent] = [S, { type: 'UpstreamSubmitte
 const progressed = (status: 'queued' | 'in_progress', progress: number): readonly [string, DomainEvent] => [S, { type: 'TaskProgressed', data: { status, progress } }];
 const songs = {
   results: [
-    { kind: 'audio' as const, assetKey: 'tasks/t1/0.wav', url: 'https://gw/assets/0.wav', contentType: 'audio/wav', durationSeconds: 3 },
-    { kind: 'audio' as const, assetKey: 'tasks/t1/1.wav', url: 'https://gw/assets/1.wav', contentType: 'audio/wav' },
+    { kind: 'audio' as const, assetKey: 'tasks/t1/0.wav', delivery: 'url' as const, contentType: 'audio/wav', durationSeconds: 3 },
+    { kind: 'audio' as const, assetKey: 'tasks/t1/1.wav', delivery: 'url' as const, contentType: 'audio/wav' },
   ],
   usage: { units: 1 },
   upstream: { status: 'SUCCESS', songs: [{ id: 'c0', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 3 }, { id: 'c1', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 'bad' }] },
   assetsExpireAt: 1_700_007_300,
   completedAt: 1_700_000_100,
 };
+
+/** The view keeps asset references; the instance that answers signs them. */
+const ref = (i: number) => assetRef(`tasks/t1/${i}.wav`, 1_700_007_300);
 
 const record = (events: readonly (readonly [string, DomainEvent])[]) => given(tuneTaskProjection, events).get('t1');
 
@@ -49,10 +53,10 @@ describe('tune task view: given events, then document', () => {
 
   it('music SUCCESS: songs in result order with their audio URLs, result_url the first', () => {
     const doc = record([submitted('MUSIC'), dispatched, progressed('in_progress', 75), [S, { type: 'TaskSucceeded', data: songs }]]);
-    expect(doc!.body.data).toMatchObject({ status: 'SUCCESS', progress: '100%', finish_time: 1_700_000_100, result_url: 'https://gw/assets/0.wav' });
+    expect(doc!.body.data).toMatchObject({ status: 'SUCCESS', progress: '100%', finish_time: 1_700_000_100, result_url: ref(0) });
     expect(doc!.body.data.data).toEqual([
-      { id: 'c0', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 3, audio_url: 'https://gw/assets/0.wav' },
-      { id: 'c1', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 0, audio_url: 'https://gw/assets/1.wav' },
+      { id: 'c0', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 3, audio_url: ref(0) },
+      { id: 'c1', title: 'Moon', tags: 'folk', lyrics: 'la', mv: 'tune-v4', duration: 0, audio_url: ref(1) },
     ]);
   });
 

@@ -4,6 +4,7 @@ import { clipTaskProjection } from '../../projections/clip-task.js';
 import { motionTaskProjection } from '../../projections/motion-task.js';
 import { vidH3VideoProjection } from '../../projections/vid-h3-video.js';
 import { vidgenTaskProjection } from '../../projections/vidgen-task.js';
+import { assetRef } from '../../src/domain/asset-ref.js';
 import { given } from './support.js';
 
 const T = 'task-t1';
@@ -27,13 +28,15 @@ const succeeded = (units: number, tier: string): Given =>
   on({
     type: 'TaskSucceeded',
     data: {
-      results: [{ kind: 'video', assetKey: 'tasks/t1/0.mp4', url: 'https://gw/assets/tasks/t1/0.mp4?sig', contentType: 'video/mp4', durationSeconds: units }],
+      results: [{ kind: 'video', assetKey: 'tasks/t1/0.mp4', delivery: 'url', contentType: 'video/mp4', durationSeconds: units }],
       usage: { units, tier },
       upstream: { status: 'succeeded', duration: units, resolution: tier },
       assetsExpireAt: AT0 + 7200,
       completedAt: AT0 + 5,
     },
   });
+/** The views keep an asset reference; the instance that answers signs it. */
+const VIDEO_REF = assetRef('tasks/t1/0.mp4', AT0 + 7200);
 const failed = on({ type: 'TaskFailed', data: { code: 'upstream_failed', reason: 'boom', completedAt: AT0 + 4 } });
 const expired = on({ type: 'AssetsExpired', data: { assetKeys: ['tasks/t1/0.mp4'] } });
 
@@ -59,7 +62,7 @@ describe('vidgen envelope: given events, then document', () => {
     expect(mid).toMatchObject({ status: 'IN_PROGRESS', progress: '50%', start_time: AT0 + 3, updated_at: AT0 + 3, data: { status: 'running' } });
     const done = given(vidgenTaskProjection, events).get('t1')!.body.data;
     expect(done).toMatchObject({
-      status: 'SUCCESS', progress: '100%', start_time: AT0 + 3, finish_time: AT0 + 5, result_url: 'https://gw/assets/tasks/t1/0.mp4?sig',
+      status: 'SUCCESS', progress: '100%', start_time: AT0 + 3, finish_time: AT0 + 5, result_url: VIDEO_REF,
       data: { status: 'succeeded', duration: 6, resolution: '720p' },
     });
   });
@@ -109,7 +112,7 @@ describe('clip task: given events, then document', () => {
     expect(given(clipTaskProjection, events.slice(0, 2)).get('t1')!.body.data).toMatchObject({ task_status: 'processing', updated_at: (AT0 + 1) * 1000 });
     expect(given(clipTaskProjection, events).get('t1')!.body.data).toMatchObject({
       task_status: 'succeed',
-      task_result: { videos: [{ id: 't1-0', url: 'https://gw/assets/tasks/t1/0.mp4?sig', duration: 3 }] },
+      task_result: { videos: [{ id: 't1-0', url: VIDEO_REF, duration: 3 }] },
       final_unit_deduction: 3,
     });
   });
@@ -132,7 +135,7 @@ describe('motion task: given events, then document', () => {
       request_id: '',
       output: {
         task_id: 't1', task_status: 'SUCCEEDED', submit_time: '2026-01-01 00:00:00.000', scheduled_time: '2026-01-01 00:00:02.000',
-        end_time: '2026-01-01 00:00:03.000', video_url: 'https://gw/assets/tasks/t1/0.mp4?sig',
+        end_time: '2026-01-01 00:00:03.000', video_url: VIDEO_REF,
       },
       usage: { video_duration: 7, video_count: 1, SR: 720 },
     });
