@@ -1,17 +1,20 @@
 /**
- * Wires completion callbacks: a checkpointed scheduler over final task events and the deliverer,
- * which posts through the outbound guard (no trusted origin, loopback only as configured).
+ * Wires completion callbacks: a consumer group on the task-events topic schedules them (see
+ * callback-consumer.ts) and the deliverer posts them through the outbound guard (no trusted
+ * origin; loopback and operator-allowed destinations only as configured).
  */
 import type { Logger } from 'pino';
+import type { Bus } from '../ports/bus.js';
 import type { EventStore } from '../ports/event-store.js';
+import type { BackgroundProcess } from './background.js';
+import { createCallbackConsumer } from './callback-consumer.js';
 import type { ViewStore } from '../ports/view-store.js';
-import { createCallbackDeliverer, scheduleCallback, type QueryBody } from './callbacks.js';
+import { createCallbackDeliverer, type QueryBody } from './callbacks.js';
 import { callbackPolicy, guardedPost, type AllowedDestinations } from './outbound-guard.js';
 import type { Periodic } from './periodic.js';
-import { createProcessor, type Processor } from './processor.js';
 
 export interface CallbackService {
-  scheduler: Processor;
+  scheduler: BackgroundProcess;
   deliverer: Periodic;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -21,6 +24,7 @@ export function createCallbackService(deps: {
   config: { allowLoopbackOutbound: boolean; callbackAllowedDestinations?: AllowedDestinations };
   events: EventStore;
   views: ViewStore;
+  bus: Bus;
   log: Logger;
   clock: () => Date;
   bodies: ReadonlyMap<string, QueryBody>;
@@ -32,15 +36,7 @@ export function createCallbackService(deps: {
   owns?: (taskId: string) => boolean;
 }): CallbackService {
   const log = deps.log.child({ processor: 'callbacks' });
-  const scheduler = createProcessor({
-    name: 'callback-scheduler',
-    events: deps.events,
-    views: deps.views,
-    log,
-    handles: ['TaskSucceeded', 'TaskFailed'],
-    streamPrefixes: ['task-'],
-    handle: (event) => scheduleCallback(deps, event),
-  });
+  const scheduler = createCallbackConsumer({ ...deps, log });
   const policy = callbackPolicy(deps.config, { timeoutMs: deps.timeoutMs });
   const deliverer = createCallbackDeliverer({ ...deps, log, post: (url, body, headers) => guardedPost(url, body, headers, policy) });
   return {

@@ -1,6 +1,6 @@
 /**
  * Completion callbacks. When a task with a callback address reaches a final state, a delivery
- * is scheduled on the stream `callback-<taskId>`; a periodic pass delivers due ones: the body is
+ * is scheduled on the stream `callback-<taskId>` (by the callback consumer, fed from the bus); a periodic pass delivers due ones: the body is
  * the family's query view at that moment, signed per Standard Webhooks with the account's
  * secret (`webhook-id` stays the same across retries so receivers can dedupe). Timeouts,
  * connection errors and non-2xx answers are retried on a bounded schedule with jitter, then the
@@ -11,7 +11,6 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { streams } from '../domain/events.js';
-import type { RecordedDomainEvent } from '../domain/recorded.js';
 import { WrongExpectedRevisionError, type EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { CallbackDoc } from '../../projections/callbacks.js';
@@ -46,15 +45,14 @@ export interface CallbackDeps {
   owns?: (taskId: string) => boolean;
 }
 
-export async function scheduleCallback(deps: Pick<CallbackDeps, 'events' | 'clock'>, event: RecordedDomainEvent): Promise<void> {
-  if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return;
-  const taskId = event.streamName.slice('task-'.length);
+/** A final task event of `taskId` (`causationId`, its event id) schedules the task's callback, once. */
+export async function scheduleCallbackFor(deps: Pick<CallbackDeps, 'events' | 'clock'>, taskId: string, causationId: string): Promise<void> {
   const { state } = await readTask(deps.events, taskId);
   if (state.status === 'none' || !state.callbackUrl) return;
   try {
     await appendEvents(deps.events, streams.callback(taskId), [
       { type: 'CallbackScheduled', data: { taskId, accountId: state.accountId, family: state.family, url: state.callbackUrl, nextAttemptAt: deps.clock().getTime() } },
-    ], { expectedRevision: 'no_stream', metadata: { at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId, causationId: event.id } });
+    ], { expectedRevision: 'no_stream', metadata: { at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId, causationId } });
   } catch (err) {
     if (!(err instanceof WrongExpectedRevisionError)) throw err; // already scheduled
   }
