@@ -6,6 +6,7 @@ import { auditAccounts } from '../../src/audit/audit.js';
 import { rebuildViews } from '../../src/audit/rebuild.js';
 import { familyProjections } from '../../src/families/index.js';
 import { coreProjections } from '../../projections/index.js';
+import { embeddedEnv } from '../support/child-gateway.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
 
@@ -72,7 +73,8 @@ describe('billing audit', () => {
   });
 
   it('`npm run audit` exits 1 and names the account; with --csv it writes the figures', async () => {
-    const env = { ...process.env, DATA_DIR: gw.dataDir };
+    // Without the backends' URLs CI exports (MONGO_URL would send the audit to that server's views).
+    const env = { ...embeddedEnv(), DATA_DIR: gw.dataDir };
     const csv = `${gw.dataDir}/audit.csv`;
     const failed = await run('node', ['--import', 'tsx', 'scripts/audit.ts', '--csv', csv], { env }).then(
       () => ({ code: 0, stdout: '' }),

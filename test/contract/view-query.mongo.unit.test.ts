@@ -3,9 +3,9 @@
  * MongoDB terms, position encoding, names. What MongoDB does with these queries is proven only
  * by view-store.mongo.int.test.ts, wherever Docker or MONGO_URL exists.
  */
-import { Decimal128 } from 'mongodb';
+import { Decimal128, Long } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { docPath, fromDecimal, indexKeysFor, sortOf, toDecimal, viewCollectionName, whereFilter } from '../../src/adapters/mongo/view-query.js';
+import { docPath, fromStoredPosition, indexKeysFor, sortOf, toStoredPosition, viewCollectionName, whereFilter } from '../../src/adapters/mongo/view-query.js';
 
 describe('MongoDB view queries', () => {
   it('matches equality on dot paths into doc, null as null-or-missing, live documents only', () => {
@@ -35,12 +35,19 @@ describe('MongoDB view queries', () => {
     expect(indexKeysFor({}, undefined)).toEqual([]);
   });
 
-  it('stores positions as exact Decimal128 integers and reads them back', () => {
-    const big = 2n ** 63n + 11n;
-    expect(fromDecimal(toDecimal(big))).toBe(big);
-    expect(fromDecimal(toDecimal(0n))).toBe(0n);
-    expect(() => fromDecimal(Decimal128.fromString('1.5'))).toThrow(/integer/);
-    expect(() => toDecimal(-1n)).toThrow(/non-negative/);
+  it('stores positions as longs, Decimal128 above 2^63-1, and reads either back exactly', () => {
+    const longMax = 2n ** 63n - 1n;
+    expect(toStoredPosition(longMax)).toBeInstanceOf(Long);
+    expect(toStoredPosition(longMax + 1n)).toBeInstanceOf(Decimal128);
+    for (const position of [0n, 2n ** 53n + 1n, longMax, longMax + 1n, 2n ** 64n + 11n]) {
+      expect(fromStoredPosition(toStoredPosition(position))).toBe(position);
+    }
+    // What the driver hands out: small longs as numbers; Decimal128 as earlier versions wrote.
+    expect(fromStoredPosition(42)).toBe(42n);
+    expect(fromStoredPosition(Decimal128.fromString('42'))).toBe(42n);
+    expect(() => fromStoredPosition(Decimal128.fromString('1.5'))).toThrow(/integer/);
+    expect(() => fromStoredPosition(1.5)).toThrow(/type/);
+    expect(() => toStoredPosition(-1n)).toThrow(/non-negative/);
   });
 
   it('names one collection per view, apart from the checkpoints collection', () => {

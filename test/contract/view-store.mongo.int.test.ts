@@ -1,16 +1,26 @@
 /**
  * The shared ViewStore contract against MongoDB (a single-node replica set container, or
  * MONGO_URL). One database per run of this file, dropped afterwards; views are unique per test.
+ * Then the MongoDB encoding of positions (view-query.ts): longs, Decimal128 above 2^63-1 and in
+ * documents of earlier versions, compared by value across the two types.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, vi } from 'vitest';
+import { Decimal128, MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CHECKPOINTS, viewCollectionName, type CheckpointRecord, type ViewRecord } from '../../src/adapters/mongo/view-query.js';
 import { createMongoViewStore } from '../../src/adapters/mongo/view-store.js';
-import { BACKEND_STARTUP_TIMEOUT_MS, contractTarget, dropMongoDatabase, type RunningBackend } from '../support/containers.js';
+import { BACKEND_STARTUP_TIMEOUT_MS, contractTarget, dropMongoDatabase, standinDifference, type RunningBackend } from '../support/containers.js';
 import { viewStoreContract } from './view-store.contract.js';
+import { uniqueView, write } from './view-store.fixtures.js';
 
 const target = contractTarget('mongo', 'MongoDB view store');
 const dbName = `gateway_contract_views_${randomUUID().slice(0, 8)}`;
 vi.setConfig({ testTimeout: 60_000 });
+
+/** FerretDB 1.x drops the connection on any Decimal128 value (BSON type 0x13). */
+const NO_DECIMAL128 = 'FerretDB 1.x has no Decimal128 (FerretDB/FerretDB#66) and drops the connection on one';
+const aboveLongs = standinDifference('ferretdb', 'positions above 2^63-1 (Decimal128) and longs guard each other by value', NO_DECIMAL128);
+const earlierDecimals = standinDifference('ferretdb', 'documents and checkpoints stored as Decimal128 by earlier versions are read and guarded', NO_DECIMAL128);
 
 describe.skipIf(!target.available)(target.title, () => {
   let backend: RunningBackend | undefined;
@@ -21,10 +31,60 @@ describe.skipIf(!target.available)(target.title, () => {
     if (backend) await dropMongoDatabase(backend.url, dbName);
     await backend?.stop();
   });
+  const url = (): string => {
+    if (!backend) throw new Error('MongoDB did not start');
+    return backend.url;
+  };
 
   viewStoreContract('MongoDB', async () => {
-    if (!backend) throw new Error('MongoDB did not start');
-    const store = createMongoViewStore({ url: backend.url, dbName });
+    const store = createMongoViewStore({ url: url(), dbName });
     return { store, cleanup: () => store.close() };
+  });
+
+  describe('position encoding', () => {
+    const longMax = 2n ** 63n - 1n;
+
+    it.skipIf(aboveLongs.skip)(aboveLongs.title, async () => {
+      const store = createMongoViewStore({ url: url(), dbName });
+      try {
+        const [view, projection] = [uniqueView(), uniqueView('projection')];
+        await store.commit(projection, [write(view, 'a', longMax + 5n, { v: 'decimal' })], longMax + 5n);
+        expect(await store.commit(projection, [write(view, 'a', longMax, { v: 'long' })], longMax)).toBe(0);
+        expect(await store.get(view, 'a')).toEqual({ id: 'a', position: longMax + 5n, doc: { v: 'decimal' } });
+        expect(await store.getCheckpoint(projection)).toBe(longMax + 5n);
+        expect(await store.commit(projection, [write(view, 'a', longMax + 6n, { v: 'next' })], longMax + 6n)).toBe(1);
+        expect(await store.get(view, 'a')).toEqual({ id: 'a', position: longMax + 6n, doc: { v: 'next' } });
+
+        await store.commit(projection, [write(view, 'b', longMax, { v: 'long' })], undefined);
+        expect(await store.commit(projection, [write(view, 'b', longMax + 1n, { v: 'decimal' })], undefined)).toBe(1);
+        expect((await store.get(view, 'b'))?.position).toBe(longMax + 1n);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it.skipIf(earlierDecimals.skip)(earlierDecimals.title, async () => {
+      const [view, projection] = [uniqueView(), uniqueView('projection')];
+      const client = new MongoClient(url());
+      try {
+        const db = client.db(dbName);
+        await db.collection<ViewRecord>(viewCollectionName(view)).insertOne({ _id: 'a', position: Decimal128.fromString('10'), doc: { v: 10 } });
+        await db.collection<CheckpointRecord>(CHECKPOINTS).insertOne({ _id: projection, position: Decimal128.fromString('10') });
+      } finally {
+        await client.close();
+      }
+      const store = createMongoViewStore({ url: url(), dbName });
+      try {
+        expect(await store.get(view, 'a')).toEqual({ id: 'a', position: 10n, doc: { v: 10 } });
+        expect(await store.getCheckpoint(projection)).toBe(10n);
+        expect(await store.commit(projection, [write(view, 'a', 9n, { v: 9 })], 9n)).toBe(0);
+        expect(await store.getCheckpoint(projection)).toBe(10n);
+        expect(await store.commit(projection, [write(view, 'a', 11n, { v: 11 })], 11n)).toBe(1);
+        expect(await store.get(view, 'a')).toEqual({ id: 'a', position: 11n, doc: { v: 11 } });
+        expect(await store.getCheckpoint(projection)).toBe(11n);
+      } finally {
+        await store.close();
+      }
+    });
   });
 });

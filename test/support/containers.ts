@@ -5,6 +5,8 @@
  *    global-setup.ts found a Docker engine (GATEWAY_TEST_DOCKER=1);
  * 3. otherwise it is skipped, with its title saying why and ONE warning line in the output.
  * REQUIRE_DOCKER=1 makes global-setup fail instead of letting suites skip.
+ * MONGO_STANDIN=ferretdb says MONGO_URL is FerretDB, not MongoDB (scripts/ferretdb-local.sh):
+ * suite titles say so, and cases that differ on it skip by name, with the reason (standinDifference).
  *
  * testcontainers is imported lazily, so a skipped suite never loads it.
  */
@@ -46,9 +48,10 @@ export function contractTarget(kind: BackendKind, suite: string): ContractTarget
   const { envVar, start } = BACKENDS[kind];
   const url = process.env[envVar]?.trim();
   if (url) {
+    const standin = kind === 'mongo' ? mongoStandin() : undefined;
     return {
       available: true,
-      title: `${suite} against ${envVar}`,
+      title: `${suite} against ${envVar}${standin ? ` (stand-in: ${standin}, not MongoDB)` : ''}`,
       start: async () => ({ url, source: 'url', stop: async () => undefined }),
     };
   }
@@ -62,6 +65,23 @@ export function contractTarget(kind: BackendKind, suite: string): ContractTarget
     title: `${suite} suite skipped: ${reason}`,
     start: () => Promise.reject(new Error(`${suite}: ${reason}`)),
   };
+}
+
+/** The MongoDB stand-in MONGO_URL points at, if MONGO_STANDIN names one (a container is MongoDB). */
+function mongoStandin(): string | undefined {
+  const standin = process.env.MONGO_STANDIN?.trim().toLowerCase();
+  return standin && process.env.MONGO_URL?.trim() ? standin : undefined;
+}
+
+/**
+ * A case that fails on a MongoDB stand-in because the stand-in differs from MongoDB there (a
+ * documented difference, named in `reason`): skipped only when MONGO_STANDIN is `standin`, and
+ * then never silently: the title carries the reason and one warning line is printed.
+ */
+export function standinDifference(standin: string, title: string, reason: string): { skip: boolean; title: string } {
+  if (mongoStandin() !== standin) return { skip: false, title };
+  console.warn(`[contract] skipped on ${standin}: ${title}: ${reason}`);
+  return { skip: true, title: `${title} (skipped on ${standin}: ${reason})` };
 }
 
 async function startEventStore(): Promise<RunningBackend> {

@@ -117,7 +117,8 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
 
     putStream: (key, source, contentType, options) => putFrom(key, source, contentType, options?.maxBytes),
 
-    get: (key) =>
+    // async, so an invalid key is a rejected promise like every other operation's, not a throw.
+    get: async (key) =>
       withNewest(keyOf(key), async (file) => ({
         ...describe(key, file),
         bytes: file.length === 0 ? Buffer.alloc(0) : await download(file._id),

@@ -9,24 +9,33 @@
  *   sort first ascending, like SQLite's NULLs.
  * Known difference: a path that runs through an array matches its elements in MongoDB, while
  * SQLite's JSON paths do not; the gateway's views filter on scalar fields only.
- * Positions are stored as Decimal128 (exact for any bigint below 10^34, compared numerically
- * by the server), so `{position: {$lt: p}}` is the position guard.
+ * Positions are stored as 64-bit integers (BSON long) up to 2^63-1 and as Decimal128 above that
+ * (exact for any bigint below 10^34). The server compares numeric types by value across types,
+ * so `{position: {$lt: p}}` is the position guard whichever of the two either side is, and
+ * documents written as Decimal128 by earlier versions are read and guarded alike. Longs first,
+ * because every event store here yields positions below 2^63, and because servers speaking the
+ * wire protocol without Decimal128 (FerretDB 1.x) can then hold the views too.
  */
-import { Decimal128, type Document, type Sort } from 'mongodb';
+import { Decimal128, Long, type Document, type Sort } from 'mongodb';
 import type { FindOptions, ViewFieldValue } from '../../ports/view-store.js';
 
 /** A stored view document. Tombstones (deletes) keep their position, with `deleted: true`. */
 export interface ViewRecord {
   _id: string;
-  position: Decimal128;
+  position: StoredPosition;
   doc: unknown;
   deleted?: boolean;
 }
 
 export interface CheckpointRecord {
   _id: string;
-  position: Decimal128;
+  position: StoredPosition;
 }
+
+/** A position as stored: a long when it fits, Decimal128 above. */
+export type StoredPosition = Long | Decimal128;
+
+const LONG_MAX = 2n ** 63n - 1n;
 
 /** Live documents only: tombstones are invisible to reads. */
 export const LIVE: Document = { deleted: { $ne: true } };
@@ -71,21 +80,29 @@ export function indexKeysFor(where: Readonly<Record<string, ViewFieldValue>>, so
   return keys;
 }
 
-export function toDecimal(position: bigint): Decimal128 {
+export function toStoredPosition(position: bigint): StoredPosition {
   if (typeof position !== 'bigint' || position < 0n) {
     throw new TypeError(`position must be a non-negative bigint, got ${String(position)}`);
   }
-  return Decimal128.fromString(position.toString());
+  return position <= LONG_MAX ? Long.fromBigInt(position) : Decimal128.fromString(position.toString());
 }
 
-export function fromDecimal(value: unknown): bigint {
+/** Reads a stored position: a long (the driver hands out small ones as numbers) or Decimal128. */
+export function fromStoredPosition(value: unknown): bigint {
   if (value instanceof Decimal128) {
     const text = value.toString();
     if (!/^\d+$/.test(text)) throw new Error(`stored position is not an integer: ${text}`);
     return BigInt(text);
   }
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  if (value instanceof Long) return nonNegative(value.toBigInt());
+  if (typeof value === 'bigint') return nonNegative(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return nonNegative(BigInt(value));
   throw new Error(`stored position has an unexpected type: ${typeof value}`);
+}
+
+function nonNegative(position: bigint): bigint {
+  if (position < 0n) throw new Error(`stored position is negative: ${position}`);
+  return position;
 }
 
 /** Collection names: `v.<view>` per view; the checkpoint collection cannot collide with them. */

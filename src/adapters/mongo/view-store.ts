@@ -1,6 +1,7 @@
 /**
  * ViewStore on MongoDB: one collection per view (`v.<view>`), documents
- * `{_id, position: Decimal128, doc, deleted?}`, checkpoints in `projection_checkpoints`.
+ * `{_id, position, doc, deleted?}` (position: a long, Decimal128 above 2^63-1; see
+ * view-query.ts), checkpoints in `projection_checkpoints`.
  *
  * Every write is guarded by position, as the STYLE notes advise: first `$setOnInsert` with
  * upsert (creates the document if it is new, changes nothing otherwise), then an update whose
@@ -27,10 +28,10 @@ import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } 
 import {
   CHECKPOINTS,
   LIVE,
-  fromDecimal,
+  fromStoredPosition,
   indexKeysFor,
   sortOf,
-  toDecimal,
+  toStoredPosition,
   viewCollectionName,
   whereFilter,
   type CheckpointRecord,
@@ -83,7 +84,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
   }
 
   async function moveCheckpoint(projection: string, checkpoint: bigint): Promise<void> {
-    const position = toDecimal(checkpoint);
+    const position = toStoredPosition(checkpoint);
     await applyOrdered(checkpoints, [
       { updateOne: { filter: { _id: projection }, update: { $setOnInsert: { position } }, upsert: true } },
       { updateOne: { filter: { _id: projection, position: { $lt: position } }, update: { $set: { position } } } },
@@ -136,7 +137,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     async commit(projection, writes, checkpoint) {
       assertOpen();
       requireProjection(projection);
-      if (checkpoint !== undefined) toDecimal(checkpoint);
+      if (checkpoint !== undefined) toStoredPosition(checkpoint);
       // Everything is validated and serialised first: a bad write fails the commit before any
       // document is touched.
       const byView = new Map<string, { collection: Collection<ViewRecord>; ops: Op<ViewRecord>[] }>();
@@ -154,7 +155,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     async getCheckpoint(projection) {
       assertOpen();
       const record = await checkpoints.findOne({ _id: requireProjection(projection) });
-      return record ? fromDecimal(record.position) : undefined;
+      return record ? fromStoredPosition(record.position) : undefined;
     },
 
     async reset(view, projection) {
@@ -185,7 +186,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
 /** The two operations of one position-guarded write: create if new, then update if newer. */
 function guardedWrite(write: ViewWrite): Op<ViewRecord>[] {
   if (typeof write.id !== 'string' || write.id.length === 0) throw new TypeError('view document id must be a non-empty string');
-  const position = toDecimal(write.position);
+  const position = toStoredPosition(write.position);
   const filterNewer = { _id: write.id, position: { $lt: position } };
   if (write.doc === null) {
     const tombstone = { position, doc: null, deleted: true };
@@ -240,5 +241,5 @@ function jsonDocument(doc: unknown): unknown {
 }
 
 function toDocument<T>(record: ViewRecord): ViewDocument<T> {
-  return { id: record._id, position: fromDecimal(record.position), doc: record.doc as T };
+  return { id: record._id, position: fromStoredPosition(record.position), doc: record.doc as T };
 }
