@@ -4,18 +4,26 @@
  * left the task fails (the settler then releases its reservation). Every submit runs under
  * the task's deadline (created + the family's max age): a submit that hangs past it, or a
  * dispatch that comes too late (a redispatch), fails the task with `timeout`.
+ *
+ * Inputs the submit stored aside (inline-inputs.ts) are put back into the request once,
+ * before the first channel is tried, so upstream adapters only ever see the request as the
+ * client sent it. A task whose inputs are gone fails with `input_unavailable`.
  */
 import type { Logger } from 'pino';
+import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import { InvalidTaskTransitionError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
 import { orderChannels } from './channel-order.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
+import { InputUnavailableError, resolveInlineInputs } from './inline-inputs.js';
 import { executeTask, readTask } from './task-commands.js';
 import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamRegistry } from './upstream.js';
 
 export interface DispatcherDeps {
   events: EventStore;
+  /** Where the submit stored the task's large inline inputs. */
+  assets: AssetStore;
   catalog: Catalog;
   upstreams: UpstreamRegistry;
   log: Logger;
@@ -50,11 +58,21 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   );
   let attempt = state.attempts.length;
   let lastReason = 'no enabled channel serves this model';
+  let task: KnownTask = state;
+  if (candidates.length > 0) {
+    try {
+      task = { ...state, request: await resolveInlineInputs(deps.assets, taskId, state.request) };
+    } catch (err) {
+      if (!(err instanceof InputUnavailableError)) throw err;
+      await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'input_unavailable', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+      return;
+    }
+  }
   for (const channel of candidates) {
     attempt++;
     const adapter = deps.upstreams.get(channel.family)!;
     const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
-    const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task: state };
+    const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task };
     try {
       const { upstreamTaskId } = await beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
       try {

@@ -2,17 +2,23 @@
  * Accepting a task: quote, reserve on the account stream, then open the task stream. Two
  * single-stream appends; when the second fails the reservation is released at once, and when
  * the process dies between them the reconciler releases it after its grace period.
+ *
+ * Large inline inputs (data URIs, declared raw Base64) are stored aside and recorded as
+ * references (inline-inputs.ts): the recorded request is planned and its size checked before
+ * anything is reserved, the inputs are stored after the reservation and before the task
+ * stream is opened, and a submit that records no task deletes what it stored.
  */
 import { InsufficientQuotaError, TokenQuotaExceededError } from '../domain/account.js';
 import { streams, type EventDataOf } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import { NoPriceError, quote } from '../domain/pricing.js';
-import { WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
+import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import { assertTokenCovers, tokenQuotaExhausted, type Caller } from '../http/auth/bearer.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { GatewayError } from '../http/errors.js';
 import { appendEvents } from './append.js';
+import { discardInlineInputs, planInlineInputs, storeInlineInputs } from './inline-inputs.js';
 
 export interface SubmitRequest {
   family: string;
@@ -23,6 +29,11 @@ export interface SubmitRequest {
   caller: Caller;
   /** The validated request as it will be sent upstream (no secrets). */
   request: Record<string, unknown>;
+  /**
+   * Paths in `request` (`*`: every item of an array) that take raw Base64: stored aside like
+   * data URIs when large (data URIs are found anywhere without being declared).
+   */
+  base64Fields?: readonly string[];
   /** What the reservation is quoted on (images asked for, seconds, requests). */
   units: number;
   tier?: string;
@@ -68,6 +79,31 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
   const taskId = req.taskId ?? newId('task');
   const reservationId = `res_${taskId}`;
   const metadata = { ...req.metadata, accountId: caller.accountId, correlationId: taskId };
+  const planned = planInlineInputs(taskId, req.request, req.base64Fields);
+  const data: EventDataOf<'TaskSubmitted'> = {
+    taskId,
+    family: req.family,
+    action: req.action,
+    model: req.model,
+    accountId: caller.accountId,
+    tokenId: caller.tokenId,
+    group: caller.group,
+    channelCandidates,
+    request: planned.request,
+    reservationId,
+    reserved: priced.amount,
+    basis: priced.basis,
+    createdAt: Math.floor(deps.clock().getTime() / 1000),
+    ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+    ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+    ...(req.requestHash ? { requestHash: req.requestHash } : {}),
+    ...(req.sync ? { sync: true } : {}),
+  };
+  // Refused before anything is reserved or stored: the store would refuse the append anyway.
+  const size = appendSize([{ type: 'TaskSubmitted', data, metadata }]);
+  if (size > MAX_APPEND_BYTES) {
+    throw new GatewayError(413, 'request_too_large', `body: the request is ${size} bytes to record once inline files are stored aside; at most ${MAX_APPEND_BYTES}`, 'body');
+  }
   try {
     await deps.accounts.execute(
       caller.accountId,
@@ -89,38 +125,29 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
     throw err;
   }
 
-  const data: EventDataOf<'TaskSubmitted'> = {
-    taskId,
-    family: req.family,
-    action: req.action,
-    model: req.model,
-    accountId: caller.accountId,
-    tokenId: caller.tokenId,
-    group: caller.group,
-    channelCandidates,
-    request: req.request,
-    reservationId,
-    reserved: priced.amount,
-    basis: priced.basis,
-    createdAt: Math.floor(deps.clock().getTime() / 1000),
-    ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
-    ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
-    ...(req.requestHash ? { requestHash: req.requestHash } : {}),
-    ...(req.sync ? { sync: true } : {}),
-  };
+  const release = () =>
+    deps.accounts
+      .execute(caller.accountId, { type: 'ReleaseQuota', data: { reservationId, reason: 'submit_failed' } }, metadata)
+      .catch((releaseErr: unknown) => deps.log.error({ err: releaseErr, reservationId }, 'release after a failed submit failed; the reconciler will retry'));
+  try {
+    await storeInlineInputs(deps.assets, planned.inputs);
+  } catch (err) {
+    await release();
+    throw err;
+  }
   try {
     const result = await appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], { expectedRevision: 'no_stream', metadata });
     return { taskId, data, position: result.position, opened: true };
   } catch (err) {
+    // This attempt's inputs (its own nonce) belong to no task: the task already there has its own.
+    await discardInlineInputs(deps.assets, planned.inputs, deps.log);
     // The task already exists under this id: an idempotent retry that resumed a claim raced the
     // request that made it. Same task, same reservation: answer it, release nothing.
     if (err instanceof WrongExpectedRevisionError) {
       const existing = await existingSubmit(deps, taskId, reservationId);
       if (existing) return existing;
     }
-    await deps.accounts
-      .execute(caller.accountId, { type: 'ReleaseQuota', data: { reservationId, reason: 'submit_failed' } }, metadata)
-      .catch((releaseErr: unknown) => deps.log.error({ err: releaseErr, reservationId }, 'release after a failed submit failed; the reconciler will retry'));
+    await release();
     throw err;
   }
 }

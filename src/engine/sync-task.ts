@@ -11,6 +11,10 @@
  * upstream again nor reserves twice. It waits for that call to end (until its deadline) and
  * answers what it ended with. The answer is always rendered from the record
  * (engine/sync-record.ts), for the first call as for its retries, so both get the same body.
+ *
+ * The call sends the upstream body the route holds in memory, never the recorded request, so
+ * nothing stored aside at submit (engine/inline-inputs.ts) is read back here; the synchronous
+ * routes record their inline images as short placeholders anyway (never sent again).
  */
 import type { EventDataOf } from '../domain/events.js';
 import type { EventMetadata } from '../ports/event-store.js';

@@ -14,6 +14,7 @@ import type { Catalog } from './catalog.js';
 import { dispatchTask } from './dispatcher.js';
 import { createExpirer, type Expirer } from './expirer.js';
 import { createDeadlineSweeper } from './deadline-sweeper.js';
+import { deleteInputsOfEndedTask } from './input-cleanup.js';
 import { createPoller, loadTracked, type Poller } from './poller.js';
 import { createProcessor, type Processor } from './processor.js';
 import { Semaphore } from './semaphore.js';
@@ -143,7 +144,11 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     handles: ['TaskSucceeded', 'TaskFailed'],
     streamPrefixes: ['task-'],
     concurrency: 64,
-    handle: (event) => settleTask(deps, event),
+    handle: async (event) => {
+      await settleTask(deps, event);
+      // The task has ended: its stored inputs are no longer needed (input-cleanup.ts).
+      await deleteInputsOfEndedTask(deps, event);
+    },
   });
   const expirer = createExpirer({ ...deps, log: deps.log.child({ processor: 'expirer' }) });
   const deadlines = createDeadlineSweeper({ ...deps, log: deps.log.child({ processor: 'deadlines' }) });

@@ -136,6 +136,8 @@ export interface VideoSubmitSpec {
   plan: (body: unknown) => VideoPlanResult;
   /** Every field of the body that names a URL (references and the callback), for the URL policy. */
   urlFields: readonly UrlFieldSpec[];
+  /** Fields of the upstream body that take raw Base64 (stored aside when large; see SubmitRequest). */
+  base64Fields?: readonly string[];
 }
 
 /**
@@ -161,6 +163,7 @@ export async function submitVideo(deps: GatewayDeps, request: FastifyRequest, sp
       model: plan.model,
       caller,
       request: plan.upstream,
+      ...(spec.base64Fields ? { base64Fields: spec.base64Fields } : {}),
       units: plan.units,
       tier: plan.tier,
       ...(plan.extras ? { extras: plan.extras } : {}),

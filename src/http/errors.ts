@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AccountContendedError } from '../engine/account-service.js';
+import { EventTooLargeError } from '../ports/event-store.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -94,6 +95,9 @@ export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   // Contention on one account's stream: the client may simply try again (with Retry-After).
   if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
+  // Last line of defence: submits store large inputs aside and check the size first, so only
+  // what slipped past that reaches here; it is the request's size, never a server failure.
+  if (error instanceof EventTooLargeError) return new GatewayError(413, 'request_too_large', `body: too large to record (at most ${error.limit} bytes once inline files are stored aside)`, 'body');
   if (hasZodFastifySchemaValidationErrors(error)) {
     // The library types these items through a path NodeNext cannot resolve (so `any`): name fastify's type.
     const first = error.validation[0] as FastifySchemaValidationError;

@@ -52,6 +52,54 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/**
+ * The largest append every adapter takes: EventStoreDB's default `MaxAppendSize` (1 MiB),
+ * measured as the server measures it (its `Event.SizeOnDisk`): for each event of the append,
+ * the bytes of its JSON data and JSON metadata plus twice the length of its type, summed. An
+ * append over it is refused with EventTooLargeError by every adapter, before anything is
+ * written, so the embedded default refuses exactly what an EventStoreDB deployment would.
+ */
+export const MAX_APPEND_BYTES = 1_048_576;
+
+/** An append over MAX_APPEND_BYTES (or over the server's own limit); nothing of it was written. */
+export class EventTooLargeError extends Error {
+  constructor(
+    readonly streamName: string,
+    /** Size of the refused append as measured (0 when only the server knew it). */
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(`stream ${streamName}: the append is ${size > 0 ? `${size} bytes, ` : ''}over the ${limit} byte limit of one append`);
+    this.name = 'EventTooLargeError';
+  }
+}
+
+/** One event as the store writes it: the JSON text of its data and of its metadata. */
+export interface SerializedEventSize {
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+/** The size of an append of already serialised events, as MAX_APPEND_BYTES measures it. */
+export function serializedAppendSize(events: readonly SerializedEventSize[]): number {
+  let size = 0;
+  for (const event of events) size += Buffer.byteLength(event.data) + Buffer.byteLength(event.metadata) + event.type.length * 2;
+  return size;
+}
+
+/** The size of an append of `events` (serialised with JSON.stringify), as MAX_APPEND_BYTES measures it. */
+export function appendSize(events: ReadonlyArray<Pick<NewEvent, 'type' | 'data' | 'metadata'>>): number {
+  return serializedAppendSize(
+    events.map((event) => ({ type: event.type, data: JSON.stringify(event.data) ?? 'null', metadata: JSON.stringify(event.metadata) ?? 'null' })),
+  );
+}
+
+/** Throws EventTooLargeError when an append of this size is over the limit. */
+export function assertAppendFits(streamName: string, size: number, limit = MAX_APPEND_BYTES): void {
+  if (size > limit) throw new EventTooLargeError(streamName, size, limit);
+}
+
 /** Whether a stream at `current` (-1: no stream) meets an append's expectation — the same for every adapter. */
 export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
   switch (expected) {
@@ -94,7 +142,8 @@ export interface Subscription extends AsyncIterable<RecordedEvent[]> {
 export interface EventStore {
   /**
    * Appends atomically to one stream. Throws WrongExpectedRevisionError when the expectation
-   * does not hold. Appending events whose ids are all already the last events of the stream
+   * does not hold, EventTooLargeError (before anything is written) when the append is over
+   * MAX_APPEND_BYTES. Appending events whose ids are all already the last events of the stream
    * (a retried append) succeeds without writing them twice.
    */
   append(streamName: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;

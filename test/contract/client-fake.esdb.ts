@@ -5,12 +5,16 @@
  * gaps; stream reads that throw StreamNotFoundError while iterating; `$all` reads inclusive of
  * `fromPosition` forwards and exclusive backwards; subscriptions exclusive of `fromPosition`,
  * server-side filtered, that do not resubscribe by themselves; WrongExpectedVersionError with
- * the current revision. It proves the adapter's own logic, not EventStoreDB's behaviour.
+ * the current revision; MaxAppendSizeExceededError for an append over `maxAppendSize` (the
+ * server's `MaxAppendSize`, default 1,048,576 bytes, summed over the append's events as data
+ * bytes + metadata bytes + 2 × type length, the server's `Event.SizeOnDisk`), before anything
+ * is written. It proves the adapter's own logic, not EventStoreDB's behaviour.
  */
 import { PassThrough } from 'node:stream';
 import {
   BACKWARDS,
   END,
+  MaxAppendSizeExceededError,
   START,
   StreamNotFoundError,
   WrongExpectedVersionError,
@@ -57,6 +61,9 @@ export class EsdbClientFake {
   private nextPosition = 1000n;
   disposed = false;
 
+  /** `maxAppendSize`: the server's MaxAppendSize (EventStoreDB's default unless a test sets one). */
+  constructor(readonly maxAppendSize = 1_048_576) {}
+
   /** Appends an event EventStoreDB itself would write (statistics, metadata). */
   addSystemEvent(streamId = '$stats-127.0.0.1:2113', type = '$statsCollected'): void {
     this.store(streamId, { id: crypto.randomUUID(), type, data: {}, metadata: undefined });
@@ -79,6 +86,9 @@ export class EsdbClientFake {
     const list = Array.isArray(events) ? events : [events];
     const expected = options.expectedRevision ?? 'any';
     this.appendCalls.push({ stream: streamName, expectedRevision: expected });
+    const bytes = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
+    const size = list.reduce((sum, event) => sum + bytes(event.data) + bytes(event.metadata) + event.type.length * 2, 0);
+    if (size > this.maxAppendSize) throw MaxAppendSizeExceededError.fromMaxAppendSize(this.maxAppendSize);
     const current = this.currentRevision(streamName);
     const holds =
       expected === 'any' ||

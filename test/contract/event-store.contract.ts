@@ -4,6 +4,7 @@
  * works as well as a fresh file.
  */
 import { describe, expect, it } from 'vitest';
+import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type NewEvent } from '../../src/ports/event-store.js';
 import { revisionContract } from './event-store-revisions.contract.js';
 import { subscriptionContract } from './event-store-subscription.contract.js';
 import {
@@ -74,6 +75,41 @@ export function eventStoreContract(name: string, factory: EventStoreFactory): vo
     });
 
     revisionContract(store);
+
+    describe('append size', () => {
+      /** An event of exactly `size` bytes as MAX_APPEND_BYTES measures an append of it alone. */
+      function eventOfSize(size: number): NewEvent {
+        const event = newEvent('Tested', { blob: '' });
+        return newEvent('Tested', { blob: 'x'.repeat(size - appendSize([event])) });
+      }
+
+      it('refuses an append over MAX_APPEND_BYTES with EventTooLargeError and writes none of it', async () => {
+        const stream = uniqueStream();
+        const first = newEvent();
+        await store().append(stream, [first]);
+
+        const error: unknown = await store().append(stream, [eventOfSize(MAX_APPEND_BYTES + 1)]).catch((reason: unknown) => reason);
+        expect(error).toBeInstanceOf(EventTooLargeError);
+        expect(error).toMatchObject({ streamName: stream, limit: MAX_APPEND_BYTES });
+        // Summed over the events of one append: two halves just over the limit together.
+        const halves = [eventOfSize(MAX_APPEND_BYTES / 2), eventOfSize(MAX_APPEND_BYTES / 2 + 1)];
+        await expect(store().append(stream, halves)).rejects.toBeInstanceOf(EventTooLargeError);
+        await expect(store().append(uniqueStream('new'), [eventOfSize(2 * MAX_APPEND_BYTES)], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(EventTooLargeError);
+
+        expect(ids(await store().readStream(stream))).toEqual([first.id]);
+        const next = newEvent();
+        expect((await store().append(stream, [next], { expectedRevision: 0 })).nextExpectedRevision).toBe(1);
+      });
+
+      it('takes an append of exactly MAX_APPEND_BYTES', async () => {
+        const stream = uniqueStream();
+        const event = eventOfSize(MAX_APPEND_BYTES);
+        expect(appendSize([event])).toBe(MAX_APPEND_BYTES);
+        await store().append(stream, [event]);
+        const [read] = await store().readStream(stream);
+        expect(read?.data).toEqual(event.data);
+      });
+    });
 
     describe('readAll and positions', () => {
       it('assigns strictly increasing positions across streams in commit order', async () => {

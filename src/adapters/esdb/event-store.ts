@@ -6,6 +6,9 @@
  * - Expected revisions map one to one: 'any' → ANY, 'no_stream' → NO_STREAM,
  *   'stream_exists' → STREAM_EXISTS, n → BigInt(n) (never -1n); a WrongExpectedVersionError
  *   becomes WrongExpectedRevisionError with the actual revision (-1 for no stream).
+ * - Append size: an append over the port's MAX_APPEND_BYTES (EventStoreDB's default
+ *   `MaxAppendSize`, measured as the server does) is refused with EventTooLargeError before
+ *   anything is sent; a server set lower answers MaxAppendSizeExceededError, mapped to the same.
  * - Idempotent retries: before writing, the stream's last `events.length` events are read; when
  *   their ids are exactly the appended ids the stored result is returned and nothing is
  *   written; when only some ids are there the append is refused. After a conflict the tail is
@@ -29,6 +32,7 @@ import {
   START,
   STREAM_EXISTS,
   ANY,
+  MaxAppendSizeExceededError,
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type AppendExpectedRevision,
@@ -38,6 +42,9 @@ import {
   type StreamingRead,
 } from '@eventstore/db-client';
 import {
+  appendSize,
+  assertAppendFits,
+  EventTooLargeError,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
@@ -140,6 +147,8 @@ export function esdbEventStoreOnClient(
       const expected = validExpectedRevision(appendOptions?.expectedRevision ?? 'any');
       const ids = eventIdsOf(events);
       const data = events.map(toEventData);
+      // Measured here as the server measures it, so a too-large append costs no round trip.
+      assertAppendFits(stream, appendSize(events));
 
       const tail = await readTail(stream, Math.max(1, ids.length));
       const current = tail.at(-1)?.revision ?? -1;
@@ -155,6 +164,8 @@ export function esdbEventStoreOnClient(
       try {
         written = await client.appendToStream(stream, data, { expectedRevision: toEsdbExpectedRevision(expected) });
       } catch (error) {
+        // A server configured with a smaller MaxAppendSize than the port's: the same refusal.
+        if (error instanceof MaxAppendSizeExceededError) throw new EventTooLargeError(stream, appendSize(events), error.maxAppendSize);
         if (!(error instanceof WrongExpectedVersionError)) throw error;
         const retried = storedResult(await readTail(stream, ids.length), ids);
         if (retried) return retried;

@@ -3,15 +3,17 @@
  * transaction (group commit, one fsync); each is checked on its own. Subscriptions wake on this
  * process's commits and poll for other processes' commits on the same file.
  */
-import type {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  NewEvent,
-  ReadAllOptions,
-  RecordedEvent,
-  SubscribeOptions,
-  Subscription,
+import {
+  assertAppendFits,
+  serializedAppendSize,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
 } from '../../ports/event-store.js';
 import { prepareAppendBatch, type AppendJob, type SerializedEvent } from './append-batch.js';
 import { createChangeNotifier } from './change-notifier.js';
@@ -83,6 +85,8 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
         events: serializeEvents(events),
         expected: validExpectedRevision(appendOptions?.expectedRevision ?? 'any'),
       };
+      // SQLite would take it; EventStoreDB would not: the same limit everywhere (port).
+      assertAppendFits(job.stream, serializedAppendSize(job.events));
       return groupCommit.enqueue(job);
     },
 

@@ -29,6 +29,9 @@ const RAW_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** Every field naming a URL, for the URL policy; `metadata` is forwarded as given. */
 export const CLIP_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image_tail' }, { path: 'metadata.**' }];
 
+/** Fields of the recorded request that take raw Base64, stored aside when large (engine/inline-inputs.ts). */
+export const CLIP_BASE64_FIELDS: readonly string[] = ['image', 'image_tail'];
+
 function readModel(body: Body): (typeof clipModels)[number] {
   // `model_name` is the family's field; `model` the compatibility alias it wins over.
   const given = field(body, 'model_name') !== undefined ? { param: 'model_name', value: field(body, 'model_name') } : { param: 'model', value: field(body, 'model') };

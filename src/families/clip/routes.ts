@@ -8,7 +8,7 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from '../../../projections/clip-task.js';
 import { findVideoTask, submitVideo } from '../video-common.js';
-import { CLIP_ACTIONS, CLIP_URL_FIELDS, planClipRequest } from './request.js';
+import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClipRequest } from './request.js';
 import { CLIP_PATH } from './upstream.js';
 
 export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -17,7 +17,7 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     for (const action of CLIP_ACTIONS) {
       app.post(`${CLIP_PATH}/${action}`, { schema: { tags: ['video'], summary: `Submit a clip ${action} task` } }, async (request) => {
-        const task = await submitVideo(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action), urlFields: CLIP_URL_FIELDS });
+        const task = await submitVideo(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action), urlFields: CLIP_URL_FIELDS, base64Fields: CLIP_BASE64_FIELDS });
         return clipSubmitResponse(task, request.id);
       });
 

@@ -1,0 +1,41 @@
+/**
+ * A recording pass-through in front of the built-in simulator, mounted on the gateway under test
+ * (`extraRoutes`): a channel whose base URL is `/_rec` reaches the simulator through it, and
+ * every JSON body the gateway sent upstream is kept. Proves what the upstream received,
+ * byte for byte, without replacing the simulator.
+ */
+import type { RoutePlugin } from '../../src/http/server.js';
+
+export const RECORDING_BASE = '/_rec';
+
+export interface RecordedUpstreamCall {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+export function recordingUpstream(): { plugin: RoutePlugin; calls: RecordedUpstreamCall[] } {
+  const calls: RecordedUpstreamCall[] = [];
+  const plugin: RoutePlugin = (deps) => async (app) => {
+    app.route({
+      method: ['GET', 'POST'],
+      url: `${RECORDING_BASE}/*`,
+      bodyLimit: 100 * 1024 * 1024,
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const path = request.url.slice(RECORDING_BASE.length);
+        calls.push({ method: request.method, path, body: request.body });
+        const headers: Record<string, string> = { authorization: request.headers.authorization ?? '' };
+        if (request.method === 'POST') headers['content-type'] = 'application/json';
+        const res = await fetch(`${deps.selfUrl()}/_sim${path}`, {
+          method: request.method,
+          headers,
+          ...(request.method === 'POST' ? { body: JSON.stringify(request.body) } : {}),
+        });
+        void reply.status(res.status).header('content-type', res.headers.get('content-type') ?? 'application/json');
+        return Buffer.from(await res.arrayBuffer());
+      },
+    });
+  };
+  return { plugin, calls };
+}
