@@ -38,6 +38,14 @@ export function simulatorSeed(simulatorBaseUrl: string): BootstrapFile {
   };
 }
 
+/**
+ * How long seeding waits for the views to show what it wrote. An `api` instance follows a
+ * projector in another process, which may start later (every role at once on a first `docker
+ * compose up`): the request paths' 10 s bound would fail the start; the projector's own start
+ * waits as long for its views (gateway.ts).
+ */
+const SEED_VIEWS_WAIT_MS = 120_000;
+
 async function ignoreExisting(append: Promise<unknown>): Promise<void> {
   try {
     await append;
@@ -60,7 +68,7 @@ export async function seedChannelsAndPrices(deps: GatewayDeps, seed: BootstrapFi
       metadata,
     }).then((r) => (last = r.position > last ? r.position : last)),
   );
-  if (last > 0n) await deps.runner.waitFor(last);
+  if (last > 0n) await deps.runner.waitFor(last, SEED_VIEWS_WAIT_MS);
   await deps.catalog.refresh();
 }
 
@@ -80,7 +88,7 @@ export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Pro
   const password = deps.config.adminPassword ?? generated!;
   try {
     const user = await registerUser(deps, { username: deps.config.adminUsername, passwordHash: await hashPassword(password), role: 'admin', group: 'default' }, metadata);
-    await deps.runner.waitFor(user.position);
+    await deps.runner.waitFor(user.position, SEED_VIEWS_WAIT_MS);
   } catch (err) {
     if (err instanceof UsernameTakenError) return { created: false };
     throw err;

@@ -23,7 +23,8 @@ export interface ChildGateway {
 }
 
 export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
-  const port = await freePort();
+  // A PORT given in `env` is the one it listens on (a test that must know it beforehand, e.g. for PUBLIC_BASE_URL).
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   // Node itself with tsx as a loader (not the tsx wrapper, which would leave its node child
   // running when killed): a SIGKILL here really kills the gateway.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -42,7 +43,11 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error(`gateway did not start: ${stderr}`);
+    if (Date.now() > deadline) {
+      // Not left running behind the failed test.
+      child.kill('SIGKILL');
+      throw new Error(`gateway did not start: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

@@ -34,7 +34,9 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
   mkdirSync(temp, { recursive: true });
   for (const name of readdirSync(temp)) {
     const path = join(temp, name);
-    if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true });
+    // Another process sharing the directory may have renamed it into place meanwhile.
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat && Date.now() - stat.mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true });
   }
   let closed = false;
 

@@ -13,6 +13,12 @@ import type { Admin, Kafka } from 'kafkajs';
 /** States of a group that has no running member (kafkajs's own test in setOffsets). */
 const NO_MEMBERS = new Set(['Empty', 'Dead']);
 
+/**
+ * Retriable broker answers are retried with backoff until `timeoutMs`: on a broker's first
+ * group operation (a fresh `docker compose up`) the group coordinator is "not available" or
+ * "loading" while `__consumer_offsets` is created, and kafkajs's admin `fetchOffsets` does not
+ * retry that itself, so the process failed to start. Every step here can be repeated.
+ */
 export async function fixGroupStartAtEnd(
   kafka: Kafka,
   admin: Admin,
@@ -20,6 +26,23 @@ export async function fixGroupStartAtEnd(
   topic: string,
   timeoutMs: number,
 ): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fixOnce(kafka, admin, groupId, topic, timeoutMs);
+    } catch (error) {
+      if (!isRetriable(error) || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
+/** kafkajs's errors say whether a retry may succeed (`retriable`); the classes are not ESM exports. */
+function isRetriable(error: unknown): boolean {
+  return error instanceof Error && (error as { retriable?: unknown }).retriable === true;
+}
+
+async function fixOnce(kafka: Kafka, admin: Admin, groupId: string, topic: string, timeoutMs: number): Promise<void> {
   const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
   const missing = (committed?.partitions ?? []).filter((p) => Number(p.offset) < 0).map((p) => p.partition);
   if (missing.length === 0) return;
