@@ -34,11 +34,11 @@ BINARY="$CACHE_DIR/bin/ferretdb"
 PID_FILE="$STATE_DIR/pid"
 PORT_FILE="$STATE_DIR/port"
 LOG_FILE="$STATE_DIR/server.log"
-
-die() {
-  echo "ferretdb-local: $*" >&2
-  exit 1
-}
+STOP_TIMEOUT=10
+NAME=ferretdb-local
+PROCESS_PATTERN='ferretdb'
+# shellcheck source=scripts/lib/local-service.sh
+source "$REPO_DIR/scripts/lib/local-service.sh"
 
 # Builds the binary once. Not `go install …@vVERSION`: FerretDB's build/version package panics
 # at start-up without a version.txt that its own task runner generates, and `go install` also
@@ -85,52 +85,16 @@ json_field() {
   sed -n "s/^[[:space:]]*\"$1\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" | head -n 1
 }
 
-# True when something accepts TCP connections on 127.0.0.1:$1.
-listening() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# The pid of this checkout's server when it is alive (and really FerretDB).
-running_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
-  ps -p "$pid" -o args= 2>/dev/null | grep -q 'ferretdb' || return 1
-  echo "$pid"
-}
-
-free_port() {
-  local port
-  for ((port = $1; port < $1 + 200; port++)); do
-    if ! listening "$port"; then
-      echo "$port"
-      return 0
-    fi
-  done
-  die "no free port on 127.0.0.1 from $1"
-}
-
 start() {
   if running_pid >/dev/null; then
     echo "MONGO_URL=mongodb://127.0.0.1:$(cat "$PORT_FILE")/"
     return 0
   fi
   build
-  local began=$SECONDS first=$FIRST_PORT attempt port
-  # A port is probed, then bound by FerretDB a moment later: another start on this machine may
-  # take it in between. FerretDB then exits with "address already in use": try the next one.
-  for attempt in 1 2 3; do
-    port="$(free_port "$first")"
-    if launch "$port"; then
-      echo "ferretdb-local: FerretDB $VERSION (SQLite handler) started in $((SECONDS - began))s on 127.0.0.1:$port (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
-      echo "MONGO_URL=mongodb://127.0.0.1:$port/"
-      return 0
-    fi
-    echo "ferretdb-local: port $port was taken meanwhile (attempt $attempt), trying further on" >&2
-    first=$((port + 1))
-  done
-  die "no free port could be bound after 3 attempts"
+  local began=$SECONDS port
+  port="$(start_on_free_ports "$FIRST_PORT" 1 launch)"
+  echo "ferretdb-local: FerretDB $VERSION (SQLite handler) started in $((SECONDS - began))s on 127.0.0.1:$port (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
+  echo "MONGO_URL=mongodb://127.0.0.1:$port/"
 }
 
 # Starts on a fresh store on port $1. Returns 0 once it accepts connections, 1 when the port was
@@ -146,43 +110,7 @@ launch() {
     "--log-level=$LOG_LEVEL" --log-format=console \
     </dev/null >"$LOG_FILE" 2>&1 &
   pid=$!
-  echo "$pid" >"$PID_FILE"
-  echo "$port" >"$PORT_FILE"
-  local deadline=$((SECONDS + START_TIMEOUT))
-  until listening "$port" && kill -0 "$pid" 2>/dev/null; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      if grep -qi 'address already in use' "$LOG_FILE"; then
-        rm -rf "$STATE_DIR"
-        return 1
-      fi
-      tail -n 40 "$LOG_FILE" >&2 || true
-      die "FerretDB exited during start-up (log: $LOG_FILE)"
-    fi
-    if ((SECONDS > deadline)); then
-      tail -n 40 "$LOG_FILE" >&2 || true
-      stop >/dev/null 2>&1 || true
-      die "FerretDB did not accept connections within ${START_TIMEOUT}s"
-    fi
-    sleep 0.1
-  done
-}
-
-stop() {
-  local pid
-  if pid="$(running_pid)"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    local waited=0
-    while kill -0 "$pid" 2>/dev/null; do
-      if ((waited >= 100)); then
-        kill -KILL "$pid" 2>/dev/null || true
-        break
-      fi
-      sleep 0.1
-      waited=$((waited + 1))
-    done
-    echo "ferretdb-local: stopped FerretDB (pid $pid)" >&2
-  fi
-  rm -rf "$STATE_DIR"
+  await_ready "$pid" "$port" listening
 }
 
 env_lines() {
@@ -193,7 +121,7 @@ env_lines() {
 
 case "${1:-}" in
   start) start ;;
-  stop) stop ;;
+  stop) stop_server ;;
   env) env_lines ;;
   *)
     echo "usage: bash scripts/ferretdb-local.sh start|stop|env" >&2

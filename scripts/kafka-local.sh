@@ -29,11 +29,11 @@ LIB_DIR="$CACHE_DIR/lib"
 PID_FILE="$STATE_DIR/pid"
 PORT_FILE="$STATE_DIR/port"
 LOG_FILE="$STATE_DIR/server.log"
-
-die() {
-  echo "kafka-local: $*" >&2
-  exit 1
-}
+STOP_TIMEOUT=30
+NAME=kafka-local
+PROCESS_PATTERN='kafka\.Kafka'
+# shellcheck source=scripts/lib/local-service.sh
+source "$REPO_DIR/scripts/lib/local-service.sh"
 
 need_java() {
   command -v java >/dev/null 2>&1 || die "java not found (Kafka $VERSION needs Java 17 or later)"
@@ -96,31 +96,6 @@ EOF
 }
 
 # True when something accepts TCP connections on 127.0.0.1:$1.
-listening() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# The pid of this checkout's broker when it is alive (and really a Kafka broker).
-running_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
-  ps -p "$pid" -o args= 2>/dev/null | grep -q 'kafka\.Kafka' || return 1
-  echo "$pid"
-}
-
-# The first port of two free consecutive ones on 127.0.0.1, from $1 on.
-free_port_pair() {
-  local port
-  for ((port = $1; port < $1 + 200; port += 2)); do
-    if ! listening "$port" && ! listening "$((port + 1))"; then
-      echo "$port"
-      return 0
-    fi
-  done
-  die "no two free ports on 127.0.0.1 from $1"
-}
 
 write_config() {
   local port="$1" controller="$2"
@@ -163,27 +138,22 @@ EOF
 }
 
 start() {
-  local pid
-  if pid="$(running_pid)"; then
+  if running_pid >/dev/null; then
     echo "KAFKA_BROKERS=127.0.0.1:$(cat "$PORT_FILE")"
     return 0
   fi
   need_java
   fetch
-  local began=$SECONDS first=$FIRST_PORT attempt port
-  # Ports are probed, then bound by the JVM seconds later: another start on this machine may
-  # take them in between. Kafka then exits with "Address already in use": try the next pair.
-  for attempt in 1 2 3; do
-    port="$(free_port_pair "$first")"
-    if launch "$port"; then
-      echo "kafka-local: Kafka $VERSION started in $((SECONDS - began))s on 127.0.0.1:$port (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
-      echo "KAFKA_BROKERS=127.0.0.1:$port"
-      return 0
-    fi
-    echo "kafka-local: port $port or $((port + 1)) was taken meanwhile (attempt $attempt), trying further on" >&2
-    first=$((port + 2))
-  done
-  die "no free ports could be bound after 3 attempts"
+  local began=$SECONDS port
+  # Two ports: the broker's clients and, the one after it, its controller.
+  port="$(start_on_free_ports "$FIRST_PORT" 2 launch)"
+  echo "kafka-local: Kafka $VERSION started in $((SECONDS - began))s on 127.0.0.1:$port (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
+  echo "KAFKA_BROKERS=127.0.0.1:$port"
+}
+
+# Ready once the server says it started and its client listener accepts connections.
+broker_ready() {
+  grep -q 'Kafka Server started' "$LOG_FILE" 2>/dev/null && listening "$1"
 }
 
 # Formats a fresh store and starts the broker on $1 (clients) and $1+1 (controller). Returns 0
@@ -203,44 +173,7 @@ launch() {
   nohup java "${jvm[@]}" -cp "$classpath" kafka.Kafka "$STATE_DIR/server.properties" \
     </dev/null >"$LOG_FILE" 2>&1 &
   pid=$!
-  echo "$pid" >"$PID_FILE"
-  echo "$port" >"$PORT_FILE"
-  # Ready once the server says it started and its client listener accepts connections.
-  local deadline=$((SECONDS + START_TIMEOUT))
-  until grep -q 'Kafka Server started' "$LOG_FILE" 2>/dev/null && listening "$port"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      if grep -q 'Address already in use' "$LOG_FILE"; then
-        rm -rf "$STATE_DIR"
-        return 1
-      fi
-      tail -n 40 "$LOG_FILE" >&2 || true
-      die "the broker exited during start-up (log: $LOG_FILE)"
-    fi
-    if ((SECONDS > deadline)); then
-      tail -n 40 "$LOG_FILE" >&2 || true
-      stop >/dev/null 2>&1 || true
-      die "the broker did not start within ${START_TIMEOUT}s"
-    fi
-    sleep 0.2
-  done
-}
-
-stop() {
-  local pid
-  if pid="$(running_pid)"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    local waited=0
-    while kill -0 "$pid" 2>/dev/null; do
-      if ((waited >= 150)); then
-        kill -KILL "$pid" 2>/dev/null || true
-        break
-      fi
-      sleep 0.2
-      waited=$((waited + 1))
-    done
-    echo "kafka-local: stopped the broker (pid $pid)" >&2
-  fi
-  rm -rf "$STATE_DIR"
+  await_ready "$pid" "$port" broker_ready
 }
 
 env_line() {
@@ -250,7 +183,7 @@ env_line() {
 
 case "${1:-}" in
   start) start ;;
-  stop) stop ;;
+  stop) stop_server ;;
   env) env_line ;;
   *)
     echo "usage: bash scripts/kafka-local.sh start|stop|env" >&2
