@@ -15,6 +15,7 @@ import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type EventStore, type
 import { adminClient, Client, eventually, expectNothingAppendedSince, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
 import { RECORDING_BASE, recordingUpstream } from '../support/recording-upstream.js';
+import { withOverrides } from '../support/event-store-overrides.js';
 
 const MiB = 1024 * 1024;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -30,14 +31,13 @@ const recorder = recordingUpstream();
 /** The largest append the store takes: lowered in one test to stand for a server set lower. */
 let storeLimit = MAX_APPEND_BYTES;
 function withLimit(store: EventStore): EventStore {
-  return {
-    ...store,
+  return withOverrides(store, {
     append: (stream, events, options) => {
       const size = appendSize(events);
       if (size > storeLimit) return Promise.reject(new EventTooLargeError(stream, size, storeLimit));
       return store.append(stream, events, options);
     },
-  };
+  });
 }
 
 let gw: TestGateway;

@@ -7,7 +7,6 @@
  * Stores written by earlier versions (TaskSucceeded with the URL its re-hosting instance
  * signed, views holding such URLs) answer the same way.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { EventDataOf } from '../../src/domain/events.js';
@@ -17,22 +16,14 @@ import { adminClient, Client, eventually, newToken, newUser, startGateway, type 
 import { expectPng, FAST_ENGINE, waitForImageTask } from '../support/images.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
+import { freePort } from '../support/child-gateway.js';
+import { withOverrides } from '../support/event-store-overrides.js';
 import { pollUntil } from '../support/videos.js';
 
 const SECRET = 'shared-asset-signing-secret-for-tests';
 const ENV = { ...FAST_ENGINE, ASSET_SIGNING_SECRET: SECRET, ALLOW_LOOPBACK_OUTBOUND: '1', CALLBACK_CHECK_MS: '50' };
 /** Where an earlier version's worker signed its URLs: its own loopback, unreachable for clients. */
 const WORKER_LOOPBACK = 'http://127.0.0.1:3000';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** A gateway on `dataDir` whose PUBLIC_BASE_URL is `http://<host>:<its port>`: reachable, and told apart by host and port. */
 async function startOn(dataDir: string, host: 'localhost' | '127.0.0.1', env: Record<string, string> = {}, wrap?: (s: EventStore) => EventStore) {
@@ -212,15 +203,7 @@ function asEarlierVersion(store: EventStore): EventStore {
     const results = data.results.map(({ delivery, ...item }) => (delivery === 'url' && item.assetKey ? { ...item, url: signer.url(item.assetKey, data.assetsExpireAt) } : item));
     return { ...e, data: { ...data, results } };
   };
-  return {
-    append: (stream, events, options) => store.append(stream, events.map(old), options),
-    readStream: (s, o) => store.readStream(s, o),
-    readAll: (o) => store.readAll(o),
-    headPosition: () => store.headPosition(),
-    subscribe: (o) => store.subscribe(o),
-    ping: () => store.ping(),
-    close: () => store.close(),
-  };
+  return withOverrides(store, { append: (stream, events, options) => store.append(stream, events.map(old), options) });
 }
 
 describe('stores written by earlier versions', () => {

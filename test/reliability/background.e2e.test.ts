@@ -8,6 +8,7 @@ import { idempotentTaskId } from '../../src/engine/idempotency.js';
 import { quote } from '../../src/domain/pricing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
+import { withOverrides } from '../support/event-store-overrides.js';
 
 const GRACE_SECONDS = 2;
 
@@ -141,16 +142,7 @@ describe('/readyz when a store stops answering', () => {
   it('answers 503 within a few seconds naming the store, instead of hanging', async () => {
     let hang = false;
     const gw = await startGateway({}, {
-      wrapEventStore: (store) => ({
-        ...store,
-        append: store.append.bind(store),
-        readStream: store.readStream.bind(store),
-        readAll: store.readAll.bind(store),
-        headPosition: store.headPosition.bind(store),
-        subscribe: store.subscribe.bind(store),
-        close: store.close.bind(store),
-        ping: () => (hang ? new Promise<void>(() => undefined) : store.ping()),
-      }),
+      wrapEventStore: (store) => withOverrides(store, { ping: () => (hang ? new Promise<void>(() => undefined) : store.ping()) }),
     });
     try {
       expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);

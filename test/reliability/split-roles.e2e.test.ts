@@ -18,13 +18,12 @@
  * Needs KAFKA_BROKERS (`bash scripts/kafka-local.sh start`); skipped with one line without it,
  * failed without it under REQUIRE_KAFKA=1.
  */
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { partitionForKey } from '../../src/adapters/inproc/murmur2.js';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store.js';
-import { startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
@@ -48,16 +47,6 @@ const COMMON = {
   CALLBACK_ALLOWED_DESTINATIONS: '127.0.0.0/8',
   LOG_LEVEL: 'warn',
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 interface Role {
   name: string;

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ADMIN_PASSWORD } from './gateway.js';
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {

@@ -1,4 +1,5 @@
 import type { EventStore } from '../../src/ports/event-store.js';
+import { withOverrides } from './event-store-overrides.js';
 
 /**
  * Fault injection, not a mock: every call goes to the real store, except appends to streams
@@ -6,17 +7,11 @@ import type { EventStore } from '../../src/ports/event-store.js';
  */
 export function faultyEventStore(store: EventStore): { store: EventStore; failOn: { pattern: RegExp | undefined } } {
   const failOn: { pattern: RegExp | undefined } = { pattern: undefined };
-  const wrapped: EventStore = {
+  const wrapped = withOverrides(store, {
     append: (stream, events, options) => {
       if (failOn.pattern?.test(stream)) return Promise.reject(new Error(`injected failure appending to ${stream}`));
       return store.append(stream, events, options);
     },
-    readStream: (s, o) => store.readStream(s, o),
-    readAll: (o) => store.readAll(o),
-    headPosition: () => store.headPosition(),
-    subscribe: (o) => store.subscribe(o),
-    ping: () => store.ping(),
-    close: () => store.close(),
-  };
+  });
   return { store: wrapped, failOn };
 }
