@@ -157,8 +157,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(runsEngine
       ? [
           ...engine.processes,
-          callbacks.scheduler,
-          periodicProcess(callbacks.deliverer, config.callbackCheckMs),
+          ...callbacks.processes,
           // Often enough that a reservation is released soon after its grace period ends.
           periodicProcess(reconciler, Math.max(500, Math.min(30_000, config.reservationGraceSeconds * 250))),
         ]

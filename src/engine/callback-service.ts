@@ -11,13 +11,13 @@ import { createCallbackConsumer } from './callback-consumer.js';
 import type { ViewStore } from '../ports/view-store.js';
 import { createCallbackDeliverer, type QueryBody } from './callbacks.js';
 import { callbackPolicy, guardedPost, type AllowedDestinations } from './outbound-guard.js';
-import type { Periodic } from './periodic.js';
+import { periodicProcess, type Periodic } from './periodic.js';
 
 export interface CallbackService {
   scheduler: BackgroundProcess;
   deliverer: Periodic;
-  start(): Promise<void>;
-  stop(): Promise<void>;
+  /** Both as background processes of the role, in start order (the role's list includes them). */
+  processes: readonly BackgroundProcess[];
 }
 
 export function createCallbackService(deps: {
@@ -39,16 +39,5 @@ export function createCallbackService(deps: {
   const scheduler = createCallbackConsumer({ ...deps, log });
   const policy = callbackPolicy(deps.config, { timeoutMs: deps.timeoutMs });
   const deliverer = createCallbackDeliverer({ ...deps, log, post: (url, body, headers) => guardedPost(url, body, headers, policy) });
-  return {
-    scheduler,
-    deliverer,
-    async start() {
-      await scheduler.start();
-      deliverer.start(deps.checkMs);
-    },
-    async stop() {
-      await scheduler.stop();
-      await deliverer.stop();
-    },
-  };
+  return { scheduler, deliverer, processes: [scheduler, periodicProcess(deliverer, deps.checkMs)] };
 }
