@@ -188,5 +188,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (config.role === 'worker' && !config.publicBaseUrl) {
     throw new Error('invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001');
   }
+  // The embedded bus keeps consumer-group membership in the memory of one process: a worker or
+  // projector beside other processes on it would own every partition alone (two workers would
+  // both dispatch every task) and publish where no other process consumes.
+  if ((config.role === 'worker' || config.role === 'projector') && !config.kafkaBrokers) {
+    throw new Error(`invalid configuration: KAFKA_BROKERS: required when ROLE=${config.role} (the roles of the distributed deployment share work through Kafka; the embedded bus serves one process); set it, or run ROLE=all`);
+  }
   return config;
 }

@@ -3,7 +3,15 @@ import closeWithGrace from 'close-with-grace';
 import { loadConfig } from './config.js';
 import { createGateway, createLogger } from './gateway.js';
 
-const config = loadConfig();
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (err) {
+    // A configuration mistake is the operator's to fix: one line naming the setting, no stack.
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+})();
 const log = createLogger(config);
 const gateway = await createGateway(config, { log });
 const address = await gateway.listen();

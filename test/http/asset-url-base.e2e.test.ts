@@ -184,10 +184,12 @@ describe('result URLs are signed by the instance that answers', () => {
 
 describe('the URL a worker signs', () => {
   it('configuration refuses ROLE=worker without PUBLIC_BASE_URL, naming it', () => {
-    expect(() => loadConfig({ ROLE: 'worker' })).toThrow(/^invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker/);
-    expect(loadConfig({ ROLE: 'worker', PUBLIC_BASE_URL: 'http://localhost:3001' })).toMatchObject({ role: 'worker', publicBaseUrl: 'http://localhost:3001' });
+    // (A split worker or projector also needs KAFKA_BROKERS: test/reliability/role-bus.e2e.test.ts.)
+    const KAFKA_BROKERS = '127.0.0.1:9092';
+    expect(() => loadConfig({ ROLE: 'worker', KAFKA_BROKERS })).toThrow(/^invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker/);
+    expect(loadConfig({ ROLE: 'worker', PUBLIC_BASE_URL: 'http://localhost:3001', KAFKA_BROKERS })).toMatchObject({ role: 'worker', publicBaseUrl: 'http://localhost:3001' });
     // The other roles keep the listen address as their default.
-    for (const ROLE of ['all', 'api', 'projector']) expect(loadConfig({ ROLE }).publicBaseUrl).toBeUndefined();
+    for (const ROLE of ['all', 'api', 'projector']) expect(loadConfig({ ROLE, KAFKA_BROKERS }).publicBaseUrl).toBeUndefined();
   });
 });
 
