@@ -8,7 +8,8 @@
  * the current revision; MaxAppendSizeExceededError for an append over `maxAppendSize` (the
  * server's `MaxAppendSize`, default 1,048,576 bytes, summed over the append's events as data
  * bytes + metadata bytes + 2 × type length, the server's `Event.SizeOnDisk`), before anything
- * is written. It proves the adapter's own logic, not EventStoreDB's behaviour.
+ * is written; a subscription from a position that is not a record's own fails as the server's
+ * InvalidPosition does (see subscribeToAll). It proves the adapter's own logic, not EventStoreDB's behaviour.
  */
 import { PassThrough } from 'node:stream';
 import {
@@ -17,6 +18,7 @@ import {
   MaxAppendSizeExceededError,
   START,
   StreamNotFoundError,
+  UnknownError,
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type AppendResult,
@@ -153,6 +155,16 @@ export class EsdbClientFake {
     const entry = { stream, filter: options.filter };
     setImmediate(() => {
       if (stream.destroyed) return;
+      if (typeof from === 'object' && !this.isRecordPosition(from)) {
+        // The server's read handlers answer a position that is not a record's own (inside one,
+        // or past the log's end) with ReadAllResult.InvalidPosition, sent as gRPC status 3
+        // INVALID_ARGUMENT "Trying to read from an invalid position." (RpcExceptions
+        // .InvalidPositionException) with no `exception` metadata: the client's
+        // convertToCommandError turns that into an UnknownError carrying code 3.
+        const details = 'Trying to read from an invalid position.';
+        stream.destroy(new UnknownError(Object.assign(new Error(`3 INVALID_ARGUMENT: ${details}`), { code: 3, details })));
+        return;
+      }
       stream.emit('confirmation');
       for (const event of this.log) {
         if (typeof from === 'object' && event.position.commit <= from.commit) continue;
@@ -168,6 +180,12 @@ export class EsdbClientFake {
     this.disposed = true;
     for (const entry of this.live) entry.stream.destroy();
     this.live.clear();
+  }
+
+  /** An event's own position, or the end of the log (where the next record will start). */
+  private isRecordPosition(position: Position): boolean {
+    const end = this.log.length > 0 ? this.log[this.log.length - 1]!.position.commit : 0n;
+    return position.commit === end || this.log.some((e) => e.position.commit === position.commit);
   }
 
   private currentRevision(streamName: string): bigint {

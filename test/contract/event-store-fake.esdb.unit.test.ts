@@ -52,6 +52,29 @@ describe('EventStoreDB adapter (client stand-in)', () => {
     await store.close();
   });
 
+  it('a start the server refuses as no record position (a Last-Event-ID between events) is read from the beginning once, not retried for ever', async () => {
+    const { fake, store } = open();
+    const prefix = uniquePrefix();
+    const first = await store.append(`${prefix}x`, newEvents(1));
+    const later = newEvents(2);
+    await store.append(`${prefix}x`, later);
+    const subscription = store.subscribe({ after: first.position + 1n, streamPrefixes: [prefix] });
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect(ids((await pullEvents(iterator, 2)).events)).toEqual(ids(later));
+    await sleep(100);
+    // The refused start, then the beginning: nothing else (the old adapter resubscribed every few ms).
+    expect(fake.subscribeCalls).toEqual([{ commit: first.position + 1n, prepare: first.position + 1n }, 'start']);
+    // A later drop resumes from the last delivered event, a real record's position.
+    fake.dropSubscriptions();
+    const more = newEvents(1);
+    await store.append(`${prefix}x`, more);
+    expect(ids((await pullEvents(iterator, 1)).events)).toEqual(ids(more));
+    const lastDelivered = (await store.readAll({ streamPrefixes: [prefix] })).at(-2)!.position;
+    expect(fake.subscribeCalls[2]).toEqual({ commit: lastDelivered, prepare: lastDelivered });
+    await expectNothingMore(subscription, iterator);
+    await store.close();
+  });
+
   it('subscribes after a checkpoint exclusively and filters by stream prefix on the server', async () => {
     const { fake, store } = open();
     const prefix = uniquePrefix();

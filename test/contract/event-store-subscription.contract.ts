@@ -28,6 +28,38 @@ export function subscriptionContract(store: () => EventStore): void {
       await expectNothingMore(subscription, iterator);
     });
 
+    it('started after a position that is no event of its streams (a client Last-Event-ID), sees exactly the later events, once', async () => {
+      const prefix = uniquePrefix();
+      const first = await store().append(`${prefix}a`, newEvents(1));
+      // An event of another stream between them: on stores with gaps between positions the
+      // start below is inside it or between records, on others it is that event's position.
+      await store().append(`${uniquePrefix()}other`, newEvents(1));
+      const later = [newEvent(), newEvent()];
+      await store().append(`${prefix}a`, later);
+
+      const subscription = store().subscribe({ after: first.position + 1n, streamPrefixes: [prefix] });
+      const iterator = subscription[Symbol.asyncIterator]();
+      expect(ids((await pullEvents(iterator, 2)).events)).toEqual(ids(later));
+      await expectNothingMore(subscription, iterator);
+    });
+
+    it('started after a position beyond the head, neither fails nor loops: it delivers, once, what is appended above that position', async () => {
+      const prefix = uniquePrefix();
+      const head = (await store().append(`${prefix}a`, newEvents(1))).position;
+      const after = head + 5n;
+      const subscription = store().subscribe({ after, streamPrefixes: [prefix] });
+      const iterator = subscription[Symbol.asyncIterator]();
+      const appended: { id: string; position: bigint }[] = [];
+      for (let i = 0; i < 12; i += 1) {
+        const event = newEvent();
+        appended.push({ id: event.id, position: (await store().append(`${prefix}a`, [event])).position });
+      }
+      const expected = appended.filter((e) => e.position > after);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(ids((await pullEvents(iterator, expected.length)).events)).toEqual(ids(expected));
+      await expectNothingMore(subscription, iterator);
+    });
+
     it('delivers events appended while batches are being read in order, none twice and none skipped', async () => {
       const prefix = uniquePrefix();
       await store().append(`${prefix}s0`, newEvents(4));

@@ -56,6 +56,22 @@ export interface EsdbSubscriptionOptions {
 /** Errors that resubscribing cannot fix: they end the iteration instead. */
 const FATAL = [ErrorType.ACCESS_DENIED, ErrorType.INVALID_ARGUMENT, ErrorType.UNSUPPORTED];
 
+/** gRPC status INVALID_ARGUMENT. */
+const GRPC_INVALID_ARGUMENT = 3;
+
+/**
+ * The server's answer to a read of `$all` from a position that is not a record's own (inside a
+ * record, or past the end of the log): its read handlers catch InvalidReadException /
+ * UnableToReadPastEndOfStreamException as `ReadAllResult.InvalidPosition`, and the gRPC layer
+ * sends `RpcExceptions.InvalidPositionException()` = status INVALID_ARGUMENT, "Trying to read
+ * from an invalid position.", without the `exception` metadata the client maps to its own error
+ * types, so `convertToCommandError` makes it an UnknownError carrying code 3. Resubscribing from
+ * the same position would fail the same way, for ever.
+ */
+function isInvalidPosition(error: unknown): boolean {
+  return isCommandErrorOf(error, ErrorType.UNKNOWN) && (error as { code?: unknown }).code === GRPC_INVALID_ARGUMENT;
+}
+
 function filterFor(prefixes: readonly string[]): Filter {
   return prefixes.length > 0 ? streamNameFilter({ prefixes: [...prefixes] }) : excludeSystemEvents();
 }
@@ -63,8 +79,14 @@ function filterFor(prefixes: readonly string[]): Filter {
 export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription {
   const queue: RecordedEvent[] = [];
   const highWater = Math.max(2 * o.batchSize, 64);
-  /** Position of the last accepted event: the exclusive start of a resubscription. */
+  /** Position of the last accepted event (or the caller's start): everything at or below it is dropped. */
   let cursor: Position | undefined = o.after !== undefined && o.after > 0n ? toEsdbPosition(o.after) : undefined;
+  /**
+   * Where the next subscription starts: the cursor, until the server refuses the caller's start
+   * as not a record's position (a client's Last-Event-ID between events, or a checkpoint past
+   * this log's end); then the beginning, and `cursor` still drops what is at or below it.
+   */
+  let fromStart = cursor === undefined;
   let current: AllStreamSubscription | undefined;
   let paused = false;
   let closed = false;
@@ -86,6 +108,7 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
     if (!position || (cursor && comparePositions(position, cursor) <= 0)) return;
     queue.push(toRecordedEvent(event));
     cursor = position;
+    fromStart = false;
     attempt = 0;
     notify();
   }
@@ -93,7 +116,7 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
   function open(): void {
     if (closed) return;
     const subscription = o.client.subscribeToAll({
-      fromPosition: cursor ?? START,
+      fromPosition: fromStart || !cursor ? START : cursor,
       filter: filterFor(o.prefixes),
       resolveLinkTos: false,
     });
@@ -125,7 +148,14 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
     current = undefined;
     void subscription.unsubscribe().catch(() => undefined);
     if (closed) return;
-    if (isCommandErrorOf(error, ...FATAL)) {
+    if (isInvalidPosition(error) && !fromStart) {
+      // Only the caller's own start can be such a position (every later cursor is an event's):
+      // read from the beginning instead, at once; a second refusal is fatal like any other.
+      fromStart = true;
+      open();
+      return;
+    }
+    if (isCommandErrorOf(error, ...FATAL) || isInvalidPosition(error)) {
       fatal = { error };
       notify();
       return;
