@@ -162,7 +162,9 @@ export class EsdbClientFake {
         // .InvalidPositionException) with no `exception` metadata: the client's
         // convertToCommandError turns that into an UnknownError carrying code 3.
         const details = 'Trying to read from an invalid position.';
-        stream.destroy(new UnknownError(Object.assign(new Error(`3 INVALID_ARGUMENT: ${details}`), { code: 3, details })));
+        // A gRPC ServiceError as @grpc/grpc-js builds it (no `exception` entry in its metadata).
+        const serviceError = Object.assign(new Error(`3 INVALID_ARGUMENT: ${details}`), { code: 3, details, metadata: { getMap: () => ({}) } });
+        stream.destroy(new UnknownError(serviceError as unknown as ConstructorParameters<typeof UnknownError>[0]));
         return;
       }
       stream.emit('confirmation');
