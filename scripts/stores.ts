@@ -1,16 +1,17 @@
-/** Opens the configured stores for the command-line tools (the embedded files under DATA_DIR). */
-import { join } from 'node:path';
-import { createSqliteEventStore } from '../src/adapters/sqlite/event-store.js';
-import { createSqliteViewStore } from '../src/adapters/sqlite/view-store.js';
+/**
+ * Opens the stores the gateway itself would open with this environment, for the command-line
+ * tools: EventStoreDB when EVENTSTORE_URL is set, MongoDB when MONGO_URL is set, else the
+ * embedded SQLite files under DATA_DIR. The first line on stderr says which.
+ */
+import { describeStores, eventStore, viewStore } from '../src/adapters/select.js';
 import { loadConfig } from '../src/config.js';
 
-export function openStores() {
+export async function openStores() {
   const config = loadConfig();
-  if (config.eventStoreUrl || config.mongoUrl) {
-    throw new Error('the command-line tools open the embedded stores; point DATA_DIR at them (distributed backends: not yet)');
-  }
-  const events = createSqliteEventStore({ path: join(config.dataDir, 'events.sqlite') });
-  const views = createSqliteViewStore({ path: join(config.dataDir, 'views.sqlite') });
+  const which = describeStores(config);
+  process.stderr.write(`events: ${which.events}; views: ${which.views}\n`);
+  const events = await eventStore(config);
+  const views = await viewStore(config);
   return { config, events, views, close: async () => Promise.all([events.close(), views.close()]) };
 }
 

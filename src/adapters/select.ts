@@ -17,15 +17,24 @@ export interface Adapters {
   assets: AssetStore;
 }
 
-const DB_NAME = 'gateway';
+const DEFAULT_DB_NAME = 'gateway';
 
-async function eventStore(config: Config): Promise<EventStore> {
+/**
+ * The database named in MONGO_URL's path (`mongodb://host:27017/mydb?…`), else `gateway`: what
+ * a MongoDB connection string means, and how several deployments share one server.
+ */
+export function mongoDbName(url: string): string {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/.exec(url)?.[1];
+  return path ? decodeURIComponent(path) : DEFAULT_DB_NAME;
+}
+
+export async function eventStore(config: Config): Promise<EventStore> {
   if (config.eventStoreUrl) return (await import('./esdb/event-store.js')).createEsdbEventStore({ connectionString: config.eventStoreUrl });
   return (await import('./sqlite/event-store.js')).createSqliteEventStore({ path: join(config.dataDir, 'events.sqlite') });
 }
 
-async function viewStore(config: Config): Promise<ViewStore> {
-  if (config.mongoUrl) return (await import('./mongo/view-store.js')).createMongoViewStore({ url: config.mongoUrl, dbName: DB_NAME });
+export async function viewStore(config: Config): Promise<ViewStore> {
+  if (config.mongoUrl) return (await import('./mongo/view-store.js')).createMongoViewStore({ url: config.mongoUrl, dbName: mongoDbName(config.mongoUrl) });
   return (await import('./sqlite/view-store.js')).createSqliteViewStore({ path: join(config.dataDir, 'views.sqlite') });
 }
 
@@ -35,8 +44,21 @@ async function bus(config: Config): Promise<Bus> {
 }
 
 async function assetStore(config: Config): Promise<AssetStore> {
-  if (config.mongoUrl) return (await import('./mongo/asset-store.js')).createGridFsAssetStore({ url: config.mongoUrl, dbName: DB_NAME, bucketName: 'assets' });
+  if (config.mongoUrl) return (await import('./mongo/asset-store.js')).createGridFsAssetStore({ url: config.mongoUrl, dbName: mongoDbName(config.mongoUrl), bucketName: 'assets' });
   return (await import('./fs/asset-store.js')).createFsAssetStore({ dir: join(config.dataDir, 'assets') });
+}
+
+/** Which backends `eventStore`/`viewStore` open for this configuration, for a tool's first line. */
+export function describeStores(config: Config): { events: string; views: string } {
+  return {
+    events: config.eventStoreUrl ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}` : `SQLite ${join(config.dataDir, 'events.sqlite')}`,
+    views: config.mongoUrl ? `MongoDB database ${mongoDbName(config.mongoUrl)} at ${redactUrl(config.mongoUrl)}` : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
+  };
+}
+
+/** A connection string without its credentials (they must never reach a terminal or a log). */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//[redacted]@');
 }
 
 export async function selectAdapters(config: Config): Promise<Adapters> {

@@ -21,6 +21,17 @@ export function viewStoreContract(name: string, factory: ViewStoreFactory): void
         expect(await store().get(uniqueView(), 't3')).toBeUndefined();
       });
 
+      it('documents keep keys with dots, a leading $, and % as they were written; find matches a field whose name has a %', async () => {
+        const view = uniqueView();
+        // Price tables are keyed by model names such as `motion3.0-video`.
+        const doc = { models: { 'motion3.0-video': { price: 1 }, '$odd': [{ 'a.b': 2, '%2E': 3 }], 'x%25y': 4 }, 'rate%': 'high' };
+        await store().commit('p-keys', [{ view, id: 'k', position: 1n, doc }], 1n);
+        expect((await store().get(view, 'k'))?.doc).toEqual(doc);
+        expect(docIds(await store().find(view, { 'rate%': 'high' }))).toEqual(['k']);
+        await store().commit('p-keys', [{ view, id: 'k', position: 2n, doc: { ...doc, 'rate%': 'low' } }], 2n);
+        expect((await store().get(view, 'k'))?.doc).toEqual({ ...doc, 'rate%': 'low' });
+      });
+
       it('getMany returns the documents that exist and skips missing ids', async () => {
         const view = uniqueView();
         await seedTasks(store(), view);

@@ -18,6 +18,7 @@
  */
 import { Decimal128, Long, type Document, type Sort } from 'mongodb';
 import type { FindOptions, ViewFieldValue } from '../../ports/view-store.js';
+import { escapeKey } from './field-names.js';
 
 /** A stored view document. Tombstones (deletes) keep their position, with `deleted: true`. */
 export interface ViewRecord {
@@ -47,7 +48,8 @@ export function docPath(dotPath: string): string {
       throw new TypeError(`unsupported view field path: ${JSON.stringify(dotPath)}`);
     }
   }
-  return `doc.${segments.join('.')}`;
+  // Stored keys are escaped (field-names.ts); a segment here has no dot and no leading `$`, so only a `%` changes.
+  return `doc.${segments.map(escapeKey).join('.')}`;
 }
 
 export function whereFilter(where: Readonly<Record<string, ViewFieldValue>>): Document {

@@ -24,6 +24,7 @@
  * minutes so a collection dropped by `reset` (here or in another process) gets them back.
  */
 import { MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Filter, type WriteError } from 'mongodb';
+import { escapeKeys, unescapeKeys } from './field-names.js';
 import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import {
   CHECKPOINTS,
@@ -233,13 +234,13 @@ function requireProjection(projection: string): string {
   return projection;
 }
 
-/** The document as JSON would keep it (as the SQLite store does): undefined fields dropped. */
+/** The document as JSON would keep it (as the SQLite store does): undefined fields dropped; keys escaped (field-names.ts). */
 function jsonDocument(doc: unknown): unknown {
   const text = JSON.stringify(doc);
   if (text === undefined) throw new TypeError('a view document must be a JSON value (null deletes)');
-  return JSON.parse(text) as unknown;
+  return escapeKeys(JSON.parse(text));
 }
 
 function toDocument<T>(record: ViewRecord): ViewDocument<T> {
-  return { id: record._id, position: fromStoredPosition(record.position), doc: record.doc as T };
+  return { id: record._id, position: fromStoredPosition(record.position), doc: unescapeKeys(record.doc) as T };
 }
