@@ -167,6 +167,12 @@ export const TaskSubmitted = z.object({
 });
 export const UpstreamSubmitted = z.object({ channelId: z.string(), upstreamTaskId: z.string(), attempt: z.number().int() });
 export const UpstreamSubmitFailed = z.object({ channelId: z.string(), reason: z.string(), retryable: z.boolean(), attempt: z.number().int() });
+/**
+ * A dispatcher's lease on submitting the task upstream on `channelId`, appended with the expected
+ * revision before the submit: no other instance submits the task until the lease ends (an
+ * UpstreamSubmitted/UpstreamSubmitFailed of it, or `leaseUntil`, epoch seconds, passing).
+ */
+export const UpstreamSubmitClaimed = z.object({ channelId: z.string(), attempt: z.number().int(), owner: z.string().min(1), leaseUntil: z.number().int() });
 export const TaskStatus = z.enum(['queued', 'in_progress']);
 export const TaskProgressed = z.object({
   status: TaskStatus,
@@ -245,7 +251,7 @@ export const eventSchemas = {
   TokenCreated, TokenUpdated, TokenDeleted,
   ChannelCreated, ChannelUpdated, ChannelDeleted,
   PricesSet,
-  TaskSubmitted, UpstreamSubmitted, UpstreamSubmitFailed, TaskProgressed, TaskSucceeded, TaskFailed, AssetsExpired,
+  TaskSubmitted, UpstreamSubmitClaimed, UpstreamSubmitted, UpstreamSubmitFailed, TaskProgressed, TaskSucceeded, TaskFailed, AssetsExpired,
   IdempotencyKeyClaimed, IdempotencyKeyReleased,
   CallbackScheduled, CallbackAttempted, CallbackDelivered, CallbackDeadLettered, WebhookSecretRotated,
 } as const;

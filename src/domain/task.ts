@@ -12,7 +12,7 @@ import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TaskResultItem } from './events.js';
 
 export type TaskEvent = EventOf<
-  'TaskSubmitted' | 'UpstreamSubmitted' | 'UpstreamSubmitFailed' | 'TaskProgressed' | 'TaskSucceeded' | 'TaskFailed' | 'AssetsExpired'
+  'TaskSubmitted' | 'UpstreamSubmitClaimed' | 'UpstreamSubmitted' | 'UpstreamSubmitFailed' | 'TaskProgressed' | 'TaskSucceeded' | 'TaskFailed' | 'AssetsExpired'
 >;
 
 export type TaskLifecycle = 'submitted' | 'dispatched' | 'running' | 'succeeded' | 'failed' | 'expired';
@@ -45,12 +45,16 @@ export type KnownTask = Readonly<
     failure: Readonly<{ code: string; reason: string }> | null;
     assetsExpireAt: number | null;
     completedAt: number | null;
+    /** The open lease on submitting upstream (UpstreamSubmitClaimed), until the submit is recorded. */
+    claim: Readonly<EventDataOf<'UpstreamSubmitClaimed'>> | null;
   }
 >;
 
 export type TaskState = NoTask | KnownTask;
 
 export type SubmitTask = Command<'SubmitTask', EventDataOf<'TaskSubmitted'>>;
+/** `at`: now, epoch seconds (a lease of another owner that ended before it no longer holds). */
+export type ClaimUpstreamSubmit = Command<'ClaimUpstreamSubmit', EventDataOf<'UpstreamSubmitClaimed'> & { at: number }>;
 export type RecordUpstreamSubmitted = Command<'RecordUpstreamSubmitted', EventDataOf<'UpstreamSubmitted'>>;
 export type RecordUpstreamSubmitFailed = Command<'RecordUpstreamSubmitFailed', EventDataOf<'UpstreamSubmitFailed'>>;
 export type RecordProgress = Command<'RecordProgress', EventDataOf<'TaskProgressed'>>;
@@ -59,12 +63,20 @@ export type FailTask = Command<'FailTask', EventDataOf<'TaskFailed'>>;
 /** Without `assetKeys`, every asset the task still holds expires. */
 export type ExpireAssets = Command<'ExpireAssets', { assetKeys?: string[] }>;
 export type TaskCommand =
-  | SubmitTask | RecordUpstreamSubmitted | RecordUpstreamSubmitFailed | RecordProgress | CompleteTask | FailTask | ExpireAssets;
+  | SubmitTask | ClaimUpstreamSubmit | RecordUpstreamSubmitted | RecordUpstreamSubmitFailed | RecordProgress | CompleteTask | FailTask | ExpireAssets;
 
 export class InvalidTaskTransitionError extends Error {
   constructor(readonly from: TaskState['status'], readonly commandType: TaskCommand['type']) {
     super(`${commandType} is not allowed when the task is ${from}`);
     this.name = 'InvalidTaskTransitionError';
+  }
+}
+
+/** Another instance holds the lease on submitting this task upstream: leave the task to it. */
+export class UpstreamSubmitClaimedError extends Error {
+  constructor(readonly owner: string, readonly leaseUntil: number) {
+    super(`the upstream submit is claimed by ${owner} until ${new Date(leaseUntil * 1000).toISOString()}`);
+    this.name = 'UpstreamSubmitClaimedError';
   }
 }
 
@@ -80,6 +92,8 @@ export function decideTask(command: TaskCommand, state: TaskState): TaskEvent[] 
   }
   if (state.status === 'none') throw new InvalidTaskTransitionError('none', command.type);
   switch (command.type) {
+    case 'ClaimUpstreamSubmit':
+      return claimUpstreamSubmit(command, state);
     case 'RecordUpstreamSubmitted':
       return recordUpstreamSubmitted(command, state);
     case 'RecordUpstreamSubmitFailed':
@@ -95,6 +109,15 @@ export function decideTask(command: TaskCommand, state: TaskState): TaskEvent[] 
     default:
       return assertNever(command, 'task command');
   }
+}
+
+function claimUpstreamSubmit(command: ClaimUpstreamSubmit, task: KnownTask): TaskEvent[] {
+  const { at, ...claim } = command.data;
+  if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
+  const held = task.claim;
+  if (held && held.owner === claim.owner && held.channelId === claim.channelId && held.attempt === claim.attempt) return [];
+  if (held && held.owner !== claim.owner && held.leaseUntil > at) throw new UpstreamSubmitClaimedError(held.owner, held.leaseUntil);
+  return [{ type: 'UpstreamSubmitClaimed', data: claim }];
 }
 
 function recordUpstreamSubmitted(command: RecordUpstreamSubmitted, task: KnownTask): TaskEvent[] {
@@ -141,10 +164,13 @@ export function evolveTask(state: TaskState, event: DomainEvent): TaskState {
   if (event.type === 'TaskSubmitted') return state.status === 'none' ? submittedTask(event.data) : state;
   if (state.status === 'none') return state;
   switch (event.type) {
+    case 'UpstreamSubmitClaimed':
+      return state.status === 'submitted' ? { ...state, claim: event.data } : state;
     case 'UpstreamSubmitted': {
       const { channelId, upstreamTaskId, attempt } = event.data;
       return {
         ...state,
+        claim: null,
         status: state.status === 'submitted' ? 'dispatched' : state.status,
         channelId,
         upstreamTaskId,
@@ -153,7 +179,7 @@ export function evolveTask(state: TaskState, event: DomainEvent): TaskState {
     }
     case 'UpstreamSubmitFailed': {
       const { channelId, attempt, reason, retryable } = event.data;
-      return { ...state, attempts: [...state.attempts, { attempt, channelId, outcome: 'failed', reason, retryable }] };
+      return { ...state, claim: null, attempts: [...state.attempts, { attempt, channelId, outcome: 'failed', reason, retryable }] };
     }
     case 'TaskProgressed':
       if (state.final) return state;
@@ -193,6 +219,7 @@ function submittedTask(data: EventDataOf<'TaskSubmitted'>): KnownTask {
     failure: null,
     assetsExpireAt: null,
     completedAt: null,
+    claim: null,
   };
 }
 

@@ -12,13 +12,23 @@
 import type { Logger } from 'pino';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import { InvalidTaskTransitionError, type KnownTask } from '../domain/task.js';
+import { InvalidTaskTransitionError, UpstreamSubmitClaimedError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
 import { orderChannels } from './channel-order.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { InputUnavailableError, resolveInlineInputs } from './inline-inputs.js';
 import { executeTask, readTask } from './task-commands.js';
 import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamRegistry } from './upstream.js';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-http.js';
+
+/**
+ * How long a dispatcher's claim on submitting a task upstream holds (UpstreamSubmitClaimed): an
+ * upstream submit is bounded by the upstream timeout (30 s), so a live owner always records
+ * its outcome well within this, and only an owner that died mid-submit lets the lease run out;
+ * then the task's new owner (the redispatcher, a minute after submit) may claim and submit
+ * again. That is the one window where a task can reach the upstream twice.
+ */
+export const SUBMIT_LEASE_SECONDS = Math.ceil(DEFAULT_UPSTREAM_TIMEOUT_MS / 1000) + 60;
 
 export interface DispatcherDeps {
   events: EventStore;
@@ -29,6 +39,8 @@ export interface DispatcherDeps {
   log: Logger;
   selfUrl: () => string;
   clock: () => Date;
+  /** This instance, as the owner of its submit leases. */
+  instanceId: string;
   /** Overrides every family's maximum task age (TASK_MAX_AGE_SECONDS). */
   maxAgeSeconds?: number;
   /** Called when a task is running upstream, so the poller follows it. */
@@ -70,6 +82,24 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   }
   for (const channel of candidates) {
     attempt++;
+    // The lease first, appended with the revision just read: whatever the bus says about who owns
+    // the partition (kafkajs does not wait for a revoked member to finish), only the holder of
+    // the lease submits this task upstream.
+    try {
+      const now = nowSeconds(deps.clock);
+      const claim = { channelId: channel.channelId, attempt, owner: deps.instanceId, leaseUntil: now + SUBMIT_LEASE_SECONDS, at: now };
+      known = await executeTask(deps.events, taskId, { type: 'ClaimUpstreamSubmit', data: claim }, meta(), known);
+    } catch (err) {
+      if (err instanceof UpstreamSubmitClaimedError) {
+        deps.log.info({ taskId, owner: err.owner, leaseUntil: err.leaseUntil }, 'another instance is submitting this task; left to it');
+        return;
+      }
+      if (!(err instanceof InvalidTaskTransitionError)) throw err;
+      // Dispatched (or ended) meanwhile by another instance: follow what it recorded.
+      const current = await readTask(deps.events, taskId);
+      if (current.state.status !== 'none' && !current.state.final) deps.onDispatched(current.state, current.revision);
+      return;
+    }
     const adapter = deps.upstreams.get(channel.family)!;
     const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
     const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task };

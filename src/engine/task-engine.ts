@@ -2,6 +2,8 @@
  * The task engine: dispatcher, poller, settler and expirer wired to one store. In the embedded
  * deployment one engine owns every task.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventStore } from '../ports/event-store.js';
@@ -85,6 +87,9 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     if (dispatchingIds.has(taskId)) return;
     dispatchingIds.add(taskId);
     const work = dispatchLimit.run(async () => {
+      // Waited for a slot: the partition may have moved meanwhile (revoked work stops here; the
+      // submit lease covers a dispatch that had already begun).
+      if (!deps.ownership.owns(taskId)) return;
       for (let attempt = 0; ; attempt++) {
         try {
           return await dispatchTask(dispatcherDeps, taskId);
@@ -116,7 +121,9 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     return again;
   });
   let stopping = false;
-  const dispatcherDeps = { ...deps, log: dispatcherLog, onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision) };
+  // Owner of this engine's submit leases: readable in the event log (host, process), unique per start.
+  const instanceId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const dispatcherDeps = { ...deps, instanceId, log: dispatcherLog, onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision) };
 
   /** Takes over the unfinished tasks of newly owned partitions. */
   async function adopt(partitions: readonly number[]): Promise<void> {
@@ -124,7 +131,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     await deps.viewsReachHead();
     const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { limit: 10_000_000 });
     for (const { doc } of inflight) {
-      if (!mine.has(deps.ownership.partitionOf(doc.taskId))) continue;
+      // `owns` as well: a partition revoked while this adoption runs is not adopted further.
+      if (!mine.has(deps.ownership.partitionOf(doc.taskId)) || !deps.ownership.owns(doc.taskId)) continue;
       try {
         if (doc.stage === 'submitted') dispatchInBackground(doc.taskId);
         else {
@@ -199,7 +207,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     async stop() {
       // Graceful: finish dispatches in progress before ownership is given up (the poller
       // stops after this), so another instance adopts only what is really in flight. A crash
-      // skips this: a task may then be submitted upstream twice, and only one is recorded.
+      // skips this: the dead instance's submit lease then runs out before another may submit
+      // (dispatcher.ts, SUBMIT_LEASE_SECONDS), the one window for a second upstream submit.
       stopping = true;
       await dispatcher.stop();
       await Promise.allSettled([...dispatching]);

@@ -286,3 +286,40 @@ describe('task: evolve and fold', () => {
     );
   });
 });
+
+describe('the submit lease (ClaimUpstreamSubmit)', () => {
+  const claim = (owner: string, at: number, attempt = 1, channelId = 'ch1'): TaskCommand => ({
+    type: 'ClaimUpstreamSubmit',
+    data: { channelId, attempt, owner, leaseUntil: at + 90, at },
+  });
+  const submitted = () => foldTask(decideTask(submit, initialTaskState()));
+  const apply = (state: TaskState, command: TaskCommand) => decideTask(command, state).reduce(evolveTask, state);
+
+  it('a claim on a submitted task is recorded; the same claim again decides nothing', () => {
+    const claimed = apply(submitted(), claim('a', 1000));
+    expect((claimed as KnownTask).claim).toEqual({ channelId: 'ch1', attempt: 1, owner: 'a', leaseUntil: 1090 });
+    expect(decideTask(claim('a', 1001), claimed)).toEqual([]);
+  });
+
+  it("another owner's claim is refused while the lease holds, and accepted once it has run out", () => {
+    const claimed = apply(submitted(), claim('a', 1000));
+    expect(() => decideTask(claim('b', 1089), claimed)).toThrow(/claimed by a until/);
+    expect(decideTask(claim('b', 1090), claimed)).toEqual([{ type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'b', leaseUntil: 1180 } }]);
+  });
+
+  it('a recorded submit ends the lease, and the task can no longer be claimed', () => {
+    const done = apply(apply(submitted(), claim('a', 1000)), dispatched());
+    expect((done as KnownTask).claim).toBeNull();
+    expect(() => decideTask(claim('b', 1001), done)).toThrow(InvalidTaskTransitionError);
+  });
+
+  it('a recorded failure ends the lease: the holder or another instance claims the next channel', () => {
+    const failed = apply(apply(submitted(), claim('a', 1000)), { type: 'RecordUpstreamSubmitFailed', data: { channelId: 'ch1', reason: 'down', retryable: true, attempt: 1 } });
+    expect((failed as KnownTask).claim).toBeNull();
+    expect(decideTask(claim('b', 1001, 2, 'ch2'), failed)).toHaveLength(1);
+  });
+
+  it('streams written before leases existed fold with no claim', () => {
+    expect((submitted() as KnownTask).claim).toBeNull();
+  });
+});

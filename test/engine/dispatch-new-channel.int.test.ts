@@ -34,11 +34,11 @@ describe('dispatch to a channel the catalog does not know yet', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
 
     await dispatchTask(
-      { ...deps, catalog: stale, upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])), log: pino({ level: 'silent' }), onDispatched: () => undefined },
+      { ...deps, catalog: stale, upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])), log: pino({ level: 'silent' }), onDispatched: () => undefined, instanceId: 'test-instance' },
       r.body.id,
     );
     const types = (await deps.events.readStream(`task-${r.body.id}`)).map((e) => e.type);
-    expect(types).toEqual(['TaskSubmitted', 'UpstreamSubmitted']);
+    expect(types).toEqual(['TaskSubmitted', 'UpstreamSubmitClaimed', 'UpstreamSubmitted']);
     stale.close();
   });
 });

@@ -149,9 +149,10 @@ describe('async images: failures and billing', () => {
       expect(done.status).toBe('completed');
       const stream = await gw.gateway.deps.events.readStream(`task-${r.body.id}`);
       const types = stream.map((e) => e.type);
-      expect(types.slice(0, 3)).toEqual(['TaskSubmitted', 'UpstreamSubmitFailed', 'UpstreamSubmitted']);
-      expect(stream[1]!.data).toMatchObject({ channelId: down.body.data.id, retryable: true });
-      expect(stream[2]!.data).toMatchObject({ channelId: 'sim-images' });
+      // Each try is claimed first (the submit lease), then recorded.
+      expect(types.slice(0, 5)).toEqual(['TaskSubmitted', 'UpstreamSubmitClaimed', 'UpstreamSubmitFailed', 'UpstreamSubmitClaimed', 'UpstreamSubmitted']);
+      expect(stream[2]!.data).toMatchObject({ channelId: down.body.data.id, retryable: true });
+      expect(stream[4]!.data).toMatchObject({ channelId: 'sim-images' });
     } finally {
       await admin.delete(`/api/channel/${down.body.data.id}`);
     }

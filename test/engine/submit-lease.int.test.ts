@@ -1,0 +1,92 @@
+/**
+ * Two instances that both believe they own a task's partition (a rebalance in flight: kafkajs
+ * lets the new owner start before the old one has finished) dispatch it at the same moment.
+ * The submit lease on the task stream (UpstreamSubmitClaimed, appended with the expected
+ * revision) lets exactly one of them submit upstream; the other leaves the task to it. The
+ * upstream here counts submits and answers slowly, so both dispatches really overlap.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchTask, type DispatcherDeps } from '../../src/engine/dispatcher.js';
+import type { UpstreamAdapter } from '../../src/engine/upstream.js';
+import { upstreamAdapters } from '../../src/families/index.js';
+import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway({ SIM_STEP_MS: '20', POLL_INTERVAL_MS: '20' });
+  // The two "instances" below dispatch by hand.
+  await gw.gateway.engine.dispatcher.stop();
+});
+afterAll(() => gw.close());
+
+/** The images adapter, wrapped: every submit counted per task and held back `delayMs`. */
+function countingUpstreams(delayMs: number) {
+  const submits = new Map<string, number>();
+  const upstreams = new Map<string, UpstreamAdapter>(
+    upstreamAdapters.map((a) => [
+      a.family,
+      {
+        ...a,
+        delivery: a.delivery,
+        poll: (ctx) => a.poll(ctx),
+        submit: async (ctx) => {
+          submits.set(ctx.task.taskId, (submits.get(ctx.task.taskId) ?? 0) + 1);
+          await new Promise((r) => setTimeout(r, delayMs));
+          return a.submit(ctx);
+        },
+      },
+    ]),
+  );
+  return { submits, upstreams };
+}
+
+describe('the submit lease', () => {
+  it('two instances dispatching the same tasks at once: each task is submitted upstream once and recorded once', async () => {
+    const admin = await adminClient(gw);
+    const user = await newUser(admin, { credit: 1_000_000 });
+    const api = new Client(gw.url, (await newToken(user.client)).key);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: `overlap ${i}`, n: 1 });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      ids.push(r.body.id as string);
+    }
+    const { submits, upstreams } = countingUpstreams(150);
+    const followed: string[] = [];
+    const instance = (instanceId: string): DispatcherDeps => ({
+      ...gw.gateway.deps,
+      upstreams,
+      instanceId,
+      log: pino({ level: 'silent' }),
+      onDispatched: (task) => void followed.push(`${instanceId}:${task.taskId}`),
+    });
+    await Promise.all(ids.flatMap((id) => [dispatchTask(instance('old-owner'), id), dispatchTask(instance('new-owner'), id)]));
+
+    for (const id of ids) {
+      expect(submits.get(id), id).toBe(1);
+      const stream = (await gw.gateway.deps.events.readStream(`task-${id}`)).map((e) => e.type);
+      expect(stream.filter((t) => t === 'UpstreamSubmitClaimed'), id).toHaveLength(1);
+      expect(stream.filter((t) => t === 'UpstreamSubmitted'), id).toHaveLength(1);
+    }
+    // The lease holder follows its task; the task then completes and is charged once.
+    for (const id of ids) expect(followed.filter((f) => f.endsWith(`:${id}`)).length, id).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a lease whose holder died (it ran out) is taken over: the new owner submits, once", async () => {
+    const admin = await adminClient(gw);
+    const user = await newUser(admin, { credit: 1_000_000 });
+    const api = new Client(gw.url, (await newToken(user.client)).key);
+    const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'orphaned lease', n: 1 });
+    const id = r.body.id as string;
+    const { submits, upstreams } = countingUpstreams(0);
+    const { executeTask, readTask } = await import('../../src/engine/task-commands.js');
+    const now = Math.floor(Date.now() / 1000);
+    // A dead instance's claim, expired a second ago (it never recorded its submit).
+    await executeTask(gw.gateway.deps.events, id, { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 1, at: now - 91 } }, { at: new Date().toISOString() });
+    await dispatchTask({ ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined }, id);
+    expect(submits.get(id)).toBe(1);
+    const { state } = await readTask(gw.gateway.deps.events, id);
+    expect(state.status).toBe('dispatched');
+  });
+});
