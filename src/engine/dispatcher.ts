@@ -45,6 +45,11 @@ export interface DispatcherDeps {
   maxAgeSeconds?: number;
   /** Called when a task is running upstream, so the poller follows it. */
   onDispatched(task: KnownTask, revision: number): void;
+  /**
+   * Called when another instance holds the task's submit lease: look again later, because that
+   * instance may record its submit and then leave (its partitions moved here) without following it.
+   */
+  onClaimedElsewhere(taskId: string, leaseUntil: number): void;
 }
 
 const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
@@ -91,7 +96,8 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
       known = await executeTask(deps.events, taskId, { type: 'ClaimUpstreamSubmit', data: claim }, meta(), known);
     } catch (err) {
       if (err instanceof UpstreamSubmitClaimedError) {
-        deps.log.info({ taskId, owner: err.owner, leaseUntil: err.leaseUntil }, 'another instance is submitting this task; left to it');
+        deps.log.info({ taskId, owner: err.owner, leaseUntil: err.leaseUntil }, 'another instance is submitting this task; looking again shortly');
+        deps.onClaimedElsewhere(taskId, err.leaseUntil);
         return;
       }
       if (!(err instanceof InvalidTaskTransitionError)) throw err;

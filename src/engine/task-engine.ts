@@ -123,7 +123,28 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   let stopping = false;
   // Owner of this engine's submit leases: readable in the event log (host, process), unique per start.
   const instanceId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const dispatcherDeps = { ...deps, instanceId, log: dispatcherLog, onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision) };
+  /**
+   * Tasks whose submit lease another instance holds are looked at again every second until the
+   * submit is recorded (then followed here, as the holder may have left with its partition) or
+   * the lease runs out (then claimed here).
+   */
+  const lookAgain = new Set<NodeJS.Timeout>();
+  const onClaimedElsewhere = (taskId: string, leaseUntil: number) => {
+    if (stopping) return;
+    const untilExpiry = leaseUntil * 1000 - deps.clock().getTime();
+    const timer = setTimeout(() => {
+      lookAgain.delete(timer);
+      if (!stopping && deps.ownership.owns(taskId)) dispatchInBackground(taskId);
+    }, Math.max(50, Math.min(1000, untilExpiry)));
+    lookAgain.add(timer);
+  };
+  const dispatcherDeps = {
+    ...deps,
+    instanceId,
+    log: dispatcherLog,
+    onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision),
+    onClaimedElsewhere,
+  };
 
   /** Takes over the unfinished tasks of newly owned partitions. */
   async function adopt(partitions: readonly number[]): Promise<void> {
@@ -210,6 +231,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       // skips this: the dead instance's submit lease then runs out before another may submit
       // (dispatcher.ts, SUBMIT_LEASE_SECONDS), the one window for a second upstream submit.
       stopping = true;
+      for (const timer of lookAgain) clearTimeout(timer);
+      lookAgain.clear();
       await dispatcher.stop();
       await Promise.allSettled([...dispatching]);
     },

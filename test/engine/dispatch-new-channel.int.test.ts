@@ -34,7 +34,7 @@ describe('dispatch to a channel the catalog does not know yet', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
 
     await dispatchTask(
-      { ...deps, catalog: stale, upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])), log: pino({ level: 'silent' }), onDispatched: () => undefined, instanceId: 'test-instance' },
+      { ...deps, catalog: stale, upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])), log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined, instanceId: 'test-instance' },
       r.body.id,
     );
     const types = (await deps.events.readStream(`task-${r.body.id}`)).map((e) => e.type);

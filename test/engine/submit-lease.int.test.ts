@@ -54,14 +54,25 @@ describe('the submit lease', () => {
     }
     const { submits, upstreams } = countingUpstreams(150);
     const followed: string[] = [];
+    const deferred: string[] = [];
     const instance = (instanceId: string): DispatcherDeps => ({
       ...gw.gateway.deps,
       upstreams,
       instanceId,
       log: pino({ level: 'silent' }),
       onDispatched: (task) => void followed.push(`${instanceId}:${task.taskId}`),
+      onClaimedElsewhere: (taskId) => void deferred.push(`${instanceId}:${taskId}`),
     });
     await Promise.all(ids.flatMap((id) => [dispatchTask(instance('old-owner'), id), dispatchTask(instance('new-owner'), id)]));
+    // Each task: one instance submitted, the other was told to look again.
+    for (const id of ids) expect(deferred.filter((d) => d.endsWith(`:${id}`)), id).toHaveLength(1);
+    // Looking again (the holder may have left with the partition): it follows the recorded
+    // submit instead of submitting, so a task is never orphaned between the two.
+    for (const loser of deferred) {
+      const [name, id] = loser.split(':') as [string, string];
+      await dispatchTask(instance(name), id);
+      expect(followed, loser).toContain(loser);
+    }
 
     for (const id of ids) {
       expect(submits.get(id), id).toBe(1);
@@ -84,7 +95,7 @@ describe('the submit lease', () => {
     const now = Math.floor(Date.now() / 1000);
     // A dead instance's claim, expired a second ago (it never recorded its submit).
     await executeTask(gw.gateway.deps.events, id, { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 1, at: now - 91 } }, { at: new Date().toISOString() });
-    await dispatchTask({ ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined }, id);
+    await dispatchTask({ ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined }, id);
     expect(submits.get(id)).toBe(1);
     const { state } = await readTask(gw.gateway.deps.events, id);
     expect(state.status).toBe('dispatched');
