@@ -39,6 +39,23 @@ export default defineConfig(
     },
   },
   {
+    // The layers: the engine, the domain, the adapters and the projections know nothing of HTTP
+    // (errors get their status at the edge, src/http/errors.ts); the domain knows nothing else.
+    files: ["src/engine/**/*.ts", "src/adapters/**/*.ts", "projections/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/http/*", "**/http/**"], message: "the engine, adapters and projections must not depend on the HTTP edge" }] }],
+    },
+  },
+  {
+    files: ["src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["**/http/**", "**/engine/**", "**/adapters/**", "**/families/**", "**/projections/**"], message: "the domain is pure: events, deciders, pricing" }] },
+      ],
+    },
+  },
+  {
     // Tests read JSON replies off the wire: an untyped (`any`) body asserted field by field with
     // `expect` is the point of a black-box test, and hand-written reply types would only restate
     // the spec and turn a wrong shape into a compile error instead of a failing assertion.

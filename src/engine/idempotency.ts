@@ -21,7 +21,7 @@ import { streams, type EventDataOf } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import { GatewayError } from '../http/errors.js';
+import { Refusal } from './refusal.js';
 import type { SubmittedTask } from './submit.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
@@ -110,12 +110,12 @@ export async function submitIdempotently(
   if (input.key === undefined) return { task: (await submit({ taskId: newId('task') })).data, replayed: false };
   const key = input.key;
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw new GatewayError(400, 'invalid_request', `Idempotency-Key: must be 1 to ${MAX_KEY_LENGTH} characters`, 'Idempotency-Key');
+    throw new Refusal('invalid', 'invalid_request', `Idempotency-Key: must be 1 to ${MAX_KEY_LENGTH} characters`, 'Idempotency-Key');
   }
   const requestHash = sha256(canonical(input.body));
   const answer = (task: TaskData, replayed: boolean): IdempotentOutcome => {
     if (task.requestHash !== requestHash) {
-      throw new GatewayError(409, 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request body', 'Idempotency-Key');
+      throw new Refusal('conflict', 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request body', 'Idempotency-Key');
     }
     return { task, replayed };
   };
@@ -141,8 +141,8 @@ export async function submitIdempotently(
       }
       // Another request with this key holds a reservation of another amount and has not opened
       // the task yet (another body, or prices changed between the two).
-      throw new GatewayError(409, 'idempotency_key_in_progress', 'Idempotency-Key: another request with this key is being processed', 'Idempotency-Key');
+      throw new Refusal('conflict', 'idempotency_key_in_progress', 'Idempotency-Key: another request with this key is being processed', 'Idempotency-Key');
     }
   }
-  throw new GatewayError(409, 'idempotency_key_reused', 'Idempotency-Key: this key has been used too many times', 'Idempotency-Key');
+  throw new Refusal('conflict', 'idempotency_key_reused', 'Idempotency-Key: this key has been used too many times', 'Idempotency-Key');
 }

@@ -14,9 +14,9 @@ import { newId } from '../domain/ids.js';
 import { NoPriceError, quote } from '../domain/pricing.js';
 import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
 import { toDomainEvent } from '../domain/recorded.js';
-import { assertTokenCovers, tokenQuotaExhausted, type Caller } from '../http/auth/bearer.js';
-import type { GatewayDeps } from '../http/deps.js';
-import { GatewayError } from '../http/errors.js';
+import { assertTokenCovers, tokenQuotaExhausted, type Caller } from './caller.js';
+import type { RequestDeps } from './request-deps.js';
+import { Refusal } from './refusal.js';
 import { appendEvents } from './append.js';
 import { discardInlineInputs, planInlineInputs, storeInlineInputs } from './inline-inputs.js';
 
@@ -57,21 +57,21 @@ export interface SubmittedTask {
   opened: boolean;
 }
 
-export function candidateChannels(deps: GatewayDeps, caller: Caller, model: string, channelFamily: string): string[] {
+export function candidateChannels(deps: RequestDeps, caller: Caller, model: string, channelFamily: string): string[] {
   const channels = deps.catalog.channelsFor(model, caller.group, channelFamily);
   const usable = caller.channelId ? channels.filter((c) => c.channelId === caller.channelId) : channels;
-  if (usable.length === 0) throw new GatewayError(403, 'model_not_available', `model: ${model} is not available to this API key`, 'model');
+  if (usable.length === 0) throw new Refusal('forbidden', 'model_not_available', `model: ${model} is not available to this API key`, 'model');
   return usable.map((c) => c.channelId);
 }
 
-export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise<SubmittedTask> {
+export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise<SubmittedTask> {
   const { caller } = req;
   const channelCandidates = candidateChannels(deps, caller, req.model, req.channelFamily);
   let priced;
   try {
     priced = quote(deps.catalog.prices(), { model: req.model, group: caller.group, units: req.units, ...(req.tier ? { tier: req.tier } : {}), ...(req.extras ? { extras: req.extras } : {}) });
   } catch (err) {
-    if (err instanceof NoPriceError) throw new GatewayError(403, 'model_not_priced', `model: ${req.model} has no price configured`, 'model');
+    if (err instanceof NoPriceError) throw new Refusal('forbidden', 'model_not_priced', `model: ${req.model} has no price configured`, 'model');
     throw err;
   }
   assertTokenCovers(caller, priced.amount);
@@ -102,7 +102,7 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
   // Refused before anything is reserved or stored: the store would refuse the append anyway.
   const size = appendSize([{ type: 'TaskSubmitted', data, metadata }]);
   if (size > MAX_APPEND_BYTES) {
-    throw new GatewayError(413, 'request_too_large', `body: the request is ${size} bytes to record once inline files are stored aside; at most ${MAX_APPEND_BYTES}`, 'body');
+    throw new Refusal('too_large', 'request_too_large', `body: the request is ${size} bytes to record once inline files are stored aside; at most ${MAX_APPEND_BYTES}`, 'body');
   }
   try {
     await deps.accounts.execute(
@@ -120,7 +120,7 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
   } catch (err) {
     if (err instanceof TokenQuotaExceededError) throw tokenQuotaExhausted(err.remaining, err.requested);
     if (err instanceof InsufficientQuotaError) {
-      throw new GatewayError(402, 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
+      throw new Refusal('insufficient_quota', 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
     }
     throw err;
   }
@@ -152,7 +152,7 @@ export async function submitTask(deps: GatewayDeps, req: SubmitRequest): Promise
   }
 }
 
-async function existingSubmit(deps: GatewayDeps, taskId: string, reservationId: string): Promise<SubmittedTask | undefined> {
+async function existingSubmit(deps: RequestDeps, taskId: string, reservationId: string): Promise<SubmittedTask | undefined> {
   const [first] = await deps.events.readStream(streams.task(taskId), { maxCount: 1 });
   const e = first ? toDomainEvent(first) : undefined;
   if (e?.type !== 'TaskSubmitted' || e.data.reservationId !== reservationId) return undefined;

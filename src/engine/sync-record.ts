@@ -9,9 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { streams, type TaskResultItem } from '../domain/events.js';
 import { foldDocument } from '../../projections/fold.js';
 import { syncResultProjection, type SyncResultDoc } from '../../projections/sync-result.js';
-import type { GatewayDeps } from '../http/deps.js';
-import { GatewayError } from '../http/errors.js';
-import { taskViewFor } from '../http/task-views.js';
+import type { RequestDeps } from './request-deps.js';
+import { Refusal } from './refusal.js';
+import { taskViewFor } from './task-view.js';
 import { SYNC_MAX_AGE_SECONDS, taskDeadline } from './deadline.js';
 import { signAssetRefs } from './sign-asset-refs.js';
 
@@ -25,14 +25,14 @@ export const RETRY_POLL_MS = 100;
  */
 export const RETRY_GRACE_MS = 5_000;
 
-export const syncMaxAgeSeconds = (deps: GatewayDeps): number => deps.config.taskMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
+export const syncMaxAgeSeconds = (deps: RequestDeps): number => deps.config.taskMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
 
-export async function readSyncRecord(deps: GatewayDeps, taskId: string): Promise<SyncResultDoc | undefined> {
+export async function readSyncRecord(deps: RequestDeps, taskId: string): Promise<SyncResultDoc | undefined> {
   return foldDocument(syncResultProjection, await deps.events.readStream(streams.task(taskId)));
 }
 
 /** The owner's record (another account's is missing): the view, or the stream while the view lags behind the call's end. */
-export async function syncRecordFor(deps: GatewayDeps, taskId: string, accountId: string): Promise<SyncResultDoc | undefined> {
+export async function syncRecordFor(deps: RequestDeps, taskId: string, accountId: string): Promise<SyncResultDoc | undefined> {
   const doc = await taskViewFor(deps, syncResultProjection, taskId, accountId);
   if (doc?.status !== 'running') return doc;
   return readSyncRecord(deps, taskId);
@@ -42,52 +42,51 @@ export async function syncRecordFor(deps: GatewayDeps, taskId: string, accountId
  * Waits for a call another request runs (an idempotent retry) to end, until its deadline and
  * RETRY_GRACE_MS. `signal` (the retry's client went away) stops the waiting, never the call.
  */
-export async function awaitSyncRecord(deps: GatewayDeps, task: { taskId: string; createdAt: number }, signal?: AbortSignal): Promise<SyncResultDoc> {
+export async function awaitSyncRecord(deps: RequestDeps, task: { taskId: string; createdAt: number }, signal?: AbortSignal): Promise<SyncResultDoc> {
   const deadline = taskDeadline(task.createdAt, syncMaxAgeSeconds(deps));
   for (;;) {
     const doc = await readSyncRecord(deps, task.taskId);
     if (doc && doc.status !== 'running') return doc;
     const left = deadline.at + RETRY_GRACE_MS - deps.clock().getTime();
     if (left <= 0) {
-      throw new GatewayError(504, 'upstream_timeout', `the call did not finish within ${deadline.maxAgeSeconds} s; nothing is charged for it`);
+      throw new Refusal('upstream_timeout', 'upstream_timeout', `the call did not finish within ${deadline.maxAgeSeconds} s; nothing is charged for it`);
     }
     try {
       await sleep(Math.min(RETRY_POLL_MS, left), undefined, signal ? { signal } : {});
     } catch {
       // Nobody reads this answer: the client is gone.
-      throw new GatewayError(408, 'client_closed_request', 'the client closed the request');
+      throw new Refusal('client_gone', 'client_closed_request', 'the client closed the request');
     }
   }
 }
 
 /** The error a synchronous call answers for its TaskFailed code (the call and its replays alike). */
-export function syncFailureError(code: string, reason: string): GatewayError {
+export function syncFailureError(code: string, reason: string): Refusal {
   switch (code) {
     case 'timeout':
-      return new GatewayError(504, 'upstream_timeout', `the upstream did not answer in time: ${reason}`);
+      return new Refusal('upstream_timeout', 'upstream_timeout', `the upstream did not answer in time: ${reason}`);
     case 'result_unavailable':
-      return new GatewayError(502, 'upstream_error', `the upstream result could not be fetched: ${reason}`);
+      return new Refusal('upstream_failed', 'upstream_error', `the upstream result could not be fetched: ${reason}`);
     case 'upstream_rejected':
-      return new GatewayError(400, 'upstream_rejected', reason);
+      return new Refusal('invalid', 'upstream_rejected', reason);
     case 'internal_error':
-      return new GatewayError(500, 'internal_error', 'internal error');
+      return new Refusal('internal', 'internal_error', 'internal error');
     default:
       // upstream_error, no_channel_available, interrupted (the reconciler's).
-      return new GatewayError(502, 'upstream_error', reason);
+      return new Refusal('upstream_failed', 'upstream_error', reason);
   }
 }
 
-function expiredError(deps: GatewayDeps, doc: SyncResultDoc): GatewayError {
+function expiredError(deps: RequestDeps, doc: SyncResultDoc): Refusal {
   const at = doc.assetsExpireAt ? ` at ${new Date(doc.assetsExpireAt * 1000).toISOString()}` : '';
-  return new GatewayError(
-    410,
+  return new Refusal('gone',
     'result_expired',
     `task ${doc.taskId}: its images were deleted${at} (results are kept ${deps.config.assetRetentionSeconds} s after the call); they are not made again`,
   );
 }
 
 /** The record of a call that succeeded and whose files are still kept, or the error to answer instead. */
-export function succeededCall(deps: GatewayDeps, doc: SyncResultDoc): SucceededSyncCall {
+export function succeededCall(deps: RequestDeps, doc: SyncResultDoc): SucceededSyncCall {
   switch (doc.status) {
     case 'succeeded': {
       const now = Math.floor(deps.clock().getTime() / 1000);
@@ -100,12 +99,12 @@ export function succeededCall(deps: GatewayDeps, doc: SyncResultDoc): SucceededS
     case 'failed':
       throw syncFailureError(doc.failure?.code ?? 'upstream_error', doc.failure?.reason ?? 'the call failed');
     case 'running':
-      throw new GatewayError(409, 'task_in_progress', `id: task ${doc.taskId} is still running; query it again shortly, or retry the call with its Idempotency-Key to wait for it`, 'id');
+      throw new Refusal('conflict', 'task_in_progress', `id: task ${doc.taskId} is still running; query it again shortly, or retry the call with its Idempotency-Key to wait for it`, 'id');
   }
 }
 
 /** A result's bytes as Base64, read back from the asset store (410 once they are deleted). */
-export async function resultBase64(deps: GatewayDeps, doc: SyncResultDoc, item: TaskResultItem): Promise<string> {
+export async function resultBase64(deps: RequestDeps, doc: SyncResultDoc, item: TaskResultItem): Promise<string> {
   const asset = item.assetKey ? await deps.assets.get(item.assetKey) : undefined;
   if (!asset) throw expiredError(deps, doc);
   return asset.bytes.toString('base64');

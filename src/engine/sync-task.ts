@@ -18,8 +18,8 @@
  */
 import type { EventDataOf } from '../domain/events.js';
 import type { EventMetadata } from '../ports/event-store.js';
-import type { GatewayDeps } from '../http/deps.js';
-import { GatewayError } from '../http/errors.js';
+import type { RequestDeps } from './request-deps.js';
+import { Refusal } from './refusal.js';
 import type { TaskResultItem } from '../domain/events.js';
 import { settlementOf } from '../domain/pricing.js';
 import { channelRehostDeps, MAX_DOWNLOAD_BYTES, rehostResults, resultLimitOf } from './assets.js';
@@ -62,7 +62,7 @@ export interface SyncOutcome {
   replayed: boolean;
 }
 
-export async function runSyncTask(deps: GatewayDeps, request: SyncRequest, call: (ctx: UpstreamContext) => Promise<SyncCallResult>): Promise<SyncOutcome> {
+export async function runSyncTask(deps: RequestDeps, request: SyncRequest, call: (ctx: UpstreamContext) => Promise<SyncCallResult>): Promise<SyncOutcome> {
   const { delivery, body, idempotencyKey, onTask, signal, ...submit } = request;
   const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: request.caller.tokenId, body, metadata: request.metadata }, (ids) =>
     submitTask(deps, { ...submit, ...ids, sync: true }),
@@ -70,7 +70,7 @@ export async function runSyncTask(deps: GatewayDeps, request: SyncRequest, call:
   const task = outcome.task;
   // The same key and body on another route (an async submit, another family) is not this call.
   if (outcome.replayed && (task.sync !== true || task.family !== request.family)) {
-    throw new GatewayError(409, 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request', 'Idempotency-Key');
+    throw new Refusal('conflict', 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request', 'Idempotency-Key');
   }
   onTask?.(task.taskId, outcome.replayed);
   if (!outcome.replayed) await executeSyncTask(deps, task, request.metadata, delivery, call);
@@ -79,7 +79,7 @@ export async function runSyncTask(deps: GatewayDeps, request: SyncRequest, call:
 
 /** Calls the channels in turn and records how the call ended (TaskSucceeded and settlement, or TaskFailed and release). */
 async function executeSyncTask(
-  deps: GatewayDeps,
+  deps: RequestDeps,
   task: TaskData,
   metadata: EventMetadata,
   delivery: 'url' | 'b64',

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidati
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AccountContendedError } from '../engine/account-service.js';
 import { EventTooLargeError } from '../ports/event-store.js';
+import { Refusal, type RefusalKind } from '../engine/refusal.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -90,9 +91,25 @@ const CLIENT_FAULTS: Readonly<Record<string, { status: number; code: string; par
 
 const STATUS_CODES: Readonly<Record<number, string>> = { 404: 'not_found', 413: 'request_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 429: 'rate_limited' };
 
+/** The HTTP status of each kind of engine refusal (src/engine/refusal.ts). */
+export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
+  invalid: 400,
+  insufficient_quota: 402,
+  forbidden: 403,
+  not_found: 404,
+  client_gone: 408,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  internal: 500,
+  upstream_failed: 502,
+  upstream_timeout: 504,
+};
+
 /** Turns anything thrown in a request into a GatewayError, keeping 4xx causes client-visible. */
 export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof Refusal) return new GatewayError(STATUS_OF_REFUSAL[error.kind], error.code, error.message, error.param);
   // Contention on one account's stream: the client may simply try again (with Retry-After).
   if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
   // Last line of defence: submits store large inputs aside and check the size first, so only

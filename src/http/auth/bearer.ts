@@ -12,20 +12,9 @@ import type { TokenCache } from './token-cache.js';
 import { allows, buildAllowList } from './ip-allow-list.js';
 import { sha256 } from './secrets.js';
 
-export interface Caller {
-  tokenId: string;
-  accountId: string;
-  userId: string;
-  /** Billing and channel group the token acts in. */
-  group: string;
-  modelLimits: readonly string[];
-  /** A token bound to a channel (the motion family's "channel API key"). */
-  channelId: string | null;
-  remainQuota: number;
-  /** The token's cap as the account aggregate enforces it (projections/tokens.ts). */
-  quotaLimit: number;
-  unlimitedQuota: boolean;
-}
+import type { Caller } from '../../engine/caller.js';
+export type { Caller } from '../../engine/caller.js';
+export { assertTokenCovers, tokenQuotaExhausted } from '../../engine/caller.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -103,10 +92,4 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
  * token view, which does not see reservations still open; the account aggregate makes the
  * binding check with them (`tokenQuotaExhausted` is its refusal, with the same status and code).
  */
-export function assertTokenCovers(caller: Caller, amount: number): void {
-  if (!caller.unlimitedQuota && amount > caller.remainQuota) throw tokenQuotaExhausted(caller.remainQuota, amount);
-}
 
-export function tokenQuotaExhausted(remaining: number, needed: number): GatewayError {
-  return new GatewayError(403, 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`, 'Authorization');
-}
