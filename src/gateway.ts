@@ -140,6 +140,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
     ownership,
+    // The embedded bus admits one process per data directory (split roles need Kafka), so the
+    // engine that starts on it replaces the one before it: it takes over that one's submit leases.
+    ...(config.kafkaBrokers ? {} : { instanceId: 'embedded' }),
     viewsReachHead: () => waitForProjectedHead(events, runner, 120_000),
     outbound: (channelBaseUrl) => outboundPolicy(config, deps.selfUrl(), [channelBaseUrl], { maxBytes: MAX_DOWNLOAD_BYTES }),
   });

@@ -44,6 +44,13 @@ export interface TaskEngineDeps {
   channelConcurrency: number;
   expiryCheckMs?: number;
   ownership: Ownership;
+  /**
+   * Owner of this engine's submit leases. Default: unique per start (host, pid, random), as
+   * instances of the distributed deployment need. Where only one process can ever work on the
+   * data (the embedded bus), a stable id lets a restart take over the leases of the process it
+   * replaces at once instead of waiting them out.
+   */
+  instanceId?: string;
   outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Resolves once the views show everything written so far (before reading the in-flight set). */
   viewsReachHead: () => Promise<void>;
@@ -122,7 +129,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   });
   let stopping = false;
   // Owner of this engine's submit leases: readable in the event log (host, process), unique per start.
-  const instanceId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const instanceId = deps.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   /**
    * Tasks whose submit lease another instance holds are looked at again every second until the
    * submit is recorded (then followed here, as the holder may have left with its partition) or
@@ -144,12 +151,15 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     log: dispatcherLog,
     onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision),
     onClaimedElsewhere,
+    owns: (taskId: string) => deps.ownership.owns(taskId),
   };
 
   /** Takes over the unfinished tasks of newly owned partitions. */
   async function adopt(partitions: readonly number[]): Promise<void> {
     const mine = new Set(partitions);
     await deps.viewsReachHead();
+    // Revoked while the views caught up: abandoned, the partitions' new owner adopts them.
+    if (!partitions.some((p) => deps.ownership.ownsPartition(p))) return;
     const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { limit: 10_000_000 });
     for (const { doc } of inflight) {
       // `owns` as well: a partition revoked while this adoption runs is not adopted further.
