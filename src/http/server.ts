@@ -6,7 +6,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { billingRoutes } from './api/billing.js';
@@ -25,6 +25,7 @@ import { healthRoutes } from './health.js';
 import { modelRoutes } from './models.js';
 import { keyPriceListRoutes, userPriceListRoutes } from './api/price-list.js';
 import { serverOptions } from './server-options.js';
+import { documentRoutes } from './openapi.js';
 
 /** The server of the `worker` and `projector` roles: health and readiness only. */
 export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -66,10 +67,18 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Media Generation Gateway', version: '0.1.0', description: 'Image, video and music generation behind one API.' },
+      info: {
+        title: 'Media Generation Gateway',
+        version: '0.1.0',
+        description: 'Image, video and music generation behind one API.',
+        license: { name: 'Proprietary' },
+      },
+      // Where clients reach this instance: its public base when one is configured, else relative to the document.
+      servers: [{ url: deps.config.publicBaseUrl ?? '/', description: 'this gateway' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'gw_session' } } },
     },
-    transform: jsonSchemaTransform,
+    // Each route's own schema plus operationId, summary, security and error answers (openapi.ts).
+    transform: documentRoutes(app),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(cookie);
