@@ -50,6 +50,11 @@ export interface DispatcherDeps {
    * instance may record its submit and then leave (its partitions moved here) without following it.
    */
   onClaimedElsewhere(taskId: string, leaseUntil: number): void;
+  /**
+   * Whether this instance still owns the task's partition (default: yes). Checked before each
+   * upstream try: once the partition is revoked no new try starts here; the new owner goes on.
+   */
+  owns?(taskId: string): boolean;
 }
 
 const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
@@ -86,6 +91,10 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     }
   }
   for (const channel of candidates) {
+    if (deps.owns && !deps.owns(taskId)) {
+      deps.log.info({ taskId }, 'partition revoked: the next upstream try is left to its new owner');
+      return;
+    }
     attempt++;
     // The lease first, appended with the revision just read: whatever the bus says about who owns
     // the partition (kafkajs does not wait for a revoked member to finish), only the holder of

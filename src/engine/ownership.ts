@@ -18,7 +18,14 @@ export interface Ownership {
 
 export function createOwnership(bus: Bus, groupId = 'gateway-engine'): Ownership {
   const owned = new Set<number>();
+  /** Adoptions of assigned partitions still under way (the bus does not wait for them). */
+  const adopting = new Set<Promise<void>>();
   let consumer: Consumer | undefined;
+  function adoptBeside(adoption: () => Promise<void>): void {
+    const run = adoption().catch(() => undefined);
+    adopting.add(run);
+    void run.finally(() => adopting.delete(run));
+  }
   return {
     owns: (taskId) => owned.has(bus.partitionOf(taskId)),
     ownsPartition: (partition) => owned.has(partition),
@@ -29,20 +36,30 @@ export function createOwnership(bus: Bus, groupId = 'gateway-engine'): Ownership
         groupId,
         fromBeginning: false,
         handle: async () => undefined,
-        onAssign: async (partitions) => {
+        // The adoption runs beside, not in, the listener: the Kafka member runs its listeners one
+        // after another, so a revoke would otherwise wait behind an adoption (up to the views'
+        // 120 s catch-up) while kafkajs rejoins without waiting and the group hands the
+        // partitions to another instance: two owners. A revoke now applies at once, and the
+        // adoption skips whatever is no longer owned.
+        onAssign: (partitions) => {
           for (const p of partitions) owned.add(p);
-          await handlers.onAssign(partitions);
+          adoptBeside(() => handlers.onAssign(partitions));
         },
         onRevoke: (partitions) => {
           for (const p of partitions) owned.delete(p);
           handlers.onRevoke(partitions);
         },
       });
+      // The first assignment's adoption is part of starting: a restarted instance has taken its
+      // unfinished tasks back when start resolves.
+      await Promise.allSettled([...adopting]);
     },
     async stop() {
       await consumer?.close();
       consumer = undefined;
       owned.clear();
+      // Owning nothing, an adoption still under way ends; it must not outlive the stores.
+      await Promise.allSettled([...adopting]);
     },
   };
 }

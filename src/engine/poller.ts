@@ -43,6 +43,8 @@ interface Tracked {
   /** Polls that answered so far: the interval grows with them (see `nextPollIn`). */
   polls: number;
   timer?: NodeJS.Timeout;
+  /** Aborted when the task is untracked (its partition moved): a poll or re-hosting under way stops. */
+  revoked: AbortController;
 }
 
 /** The first poll after dispatch, doubled after each answer up to the family's interval. */
@@ -50,7 +52,10 @@ export const FIRST_POLL_MS = 250;
 
 export interface Poller {
   track(task: KnownTask, revision?: number): void;
-  /** Stops following the tasks that match (their partition moved to another instance). */
+  /**
+   * Stops following the tasks that match (their partition moved to another instance): a poll or
+   * re-hosting of theirs under way is aborted, and records nothing.
+   */
   untrackWhere(matches: (taskId: string) => boolean): void;
   size(): number;
   /** When a poll last got an answer from an upstream. */
@@ -73,8 +78,13 @@ export function createPoller(deps: PollerDeps): Poller {
   const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
 
+  /** Still this poller's to follow (not untracked since, nor tracked again as a new entry). */
+  const followed = (entry: Tracked) => tracked.get(entry.task.taskId) === entry;
+  /** The upstream call's signal: aborts at the deadline (`signal`) or when the task is untracked. */
+  const until = (signal: AbortSignal, entry: Tracked) => AbortSignal.any([signal, entry.revoked.signal]);
+
   function schedule(entry: Tracked, delayMs: number): void {
-    if (stopped) return;
+    if (stopped || !followed(entry)) return;
     // Never past the deadline: the poll at the deadline fails the task.
     const deadline = deadlineOf(entry.task);
     const delay = deadline ? Math.min(delayMs, remainingMs(deadline, deps.clock())) : delayMs;
@@ -135,7 +145,7 @@ export function createPoller(deps: PollerDeps): Poller {
       try {
         results = await beforeDeadline(deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds), deps.clock(), (signal) =>
           rehostResults(
-            channelRehostDeps(deps, { key: channel.key, baseUrl }, deps.outbound(baseUrl), signal),
+            channelRehostDeps(deps, { key: channel.key, baseUrl }, deps.outbound(baseUrl), until(signal, entry)),
             t.taskId,
             status.results,
             adapter.delivery(t),
@@ -143,12 +153,15 @@ export function createPoller(deps: PollerDeps): Poller {
           ),
         );
       } catch (err) {
+        if (!followed(entry)) return;
         if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
         const reason = `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`;
         await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'result_unavailable', reason, completedAt: nowSeconds() } }, meta(t), known);
         tracked.delete(t.taskId);
         return;
       }
+      // Revoked while re-hosting: the partition's new owner completes the task.
+      if (!followed(entry)) return;
       await executeTask(deps.events, t.taskId, {
         type: 'CompleteTask',
         data: { results, usage: status.usage, ...(status.snapshot ? { upstream: status.snapshot } : {}), assetsExpireAt: results.some((r) => r.assetKey) ? assetsExpireAt : 0, completedAt: nowSeconds() },
@@ -162,7 +175,7 @@ export function createPoller(deps: PollerDeps): Poller {
   }
 
   async function pollOnce(entry: Tracked): Promise<void> {
-    if (stopped || !tracked.has(entry.task.taskId)) return;
+    if (stopped || !followed(entry)) return;
     const t = entry.task;
     const channel = t.channelId ? deps.catalog.channel(t.channelId) : undefined;
     const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
@@ -179,13 +192,16 @@ export function createPoller(deps: PollerDeps): Poller {
     try {
       status = await beforeDeadline(deadline, deps.clock(), (signal) =>
         limitOf(channel.channelId).run(() =>
-          adapter.poll({ channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, t.model), task: t, upstreamTaskId: t.upstreamTaskId!, signal }),
+          adapter.poll({ channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, t.model), task: t, upstreamTaskId: t.upstreamTaskId!, signal: until(signal, entry) }),
         ),
       );
     } catch (err) {
+      // Revoked mid-poll (the abort is the likely error): the partition's new owner polls it.
+      if (!followed(entry)) return;
       await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
       return;
     }
+    if (!followed(entry)) return;
     entry.errors = 0;
     lastPoll = new Date();
     if (status.state === 'queued' || status.state === 'in_progress') {
@@ -225,7 +241,7 @@ export function createPoller(deps: PollerDeps): Poller {
   return {
     track(task, revision) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, revision, errors: 0, polls: 0 };
+      const entry: Tracked = { task, revision, errors: 0, polls: 0, revoked: new AbortController() };
       tracked.set(task.taskId, entry);
       schedule(entry, nextPollIn(entry));
     },
@@ -234,6 +250,7 @@ export function createPoller(deps: PollerDeps): Poller {
         if (!matches(taskId)) continue;
         clearTimeout(entry.timer);
         tracked.delete(taskId);
+        entry.revoked.abort(new Error('the task\'s partition moved to another instance'));
       }
     },
     size: () => tracked.size,
