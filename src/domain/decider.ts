@@ -11,15 +11,25 @@ export type Command<Type extends string, Data> = Readonly<{ type: Type; data: Re
 
 export type Decider<State, Cmd, Event extends DomainEvent = DomainEvent> = Readonly<{
   decide: (command: Cmd, state: State) => Event[];
-  evolve: (state: State, event: Event) => State;
+  /**
+   * Takes any catalog event, ignoring those of other aggregates: the command handler
+   * (engine/command-handler.ts) folds a stream as it reads it, without narrowing first.
+   */
+  evolve: (state: State, event: DomainEvent) => State;
   initialState: () => State;
+  /**
+   * The same as evolving each event from the initial state, for aggregates whose state is
+   * costly to copy per event (a replay applies them to one draft instead).
+   */
+  fold?: (events: Iterable<DomainEvent>) => State;
 }>;
 
 /** Rebuilds a state from a stream's events. */
 export function fold<State, Cmd, Event extends DomainEvent>(
   decider: Decider<State, Cmd, Event>,
-  events: Iterable<Event>,
+  events: Iterable<DomainEvent>,
 ): State {
+  if (decider.fold) return decider.fold(events);
   let state = decider.initialState();
   for (const event of events) state = decider.evolve(state, event);
   return state;

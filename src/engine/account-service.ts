@@ -18,6 +18,7 @@ import { streams } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from '../ports/event-store.js';
 import { toNewEvents } from './append.js';
+import { backoffDelay, sleep, type Backoff } from '../lib/backoff.js';
 
 export interface AccountResult {
   events: AccountEvent[];
@@ -60,8 +61,8 @@ export class AccountContendedError extends Error {
   }
 }
 
-/** Jittered exponential backoff between decisions of one batch: 2 ms doubling, at most 100 ms. */
-const backoffMs = (attempt: number) => Math.random() * Math.min(100, 2 * 2 ** attempt);
+/** Between decisions of one batch: 2 ms doubling, at most 100 ms, with full jitter. */
+const CONFLICT_BACKOFF: Backoff = { initialMs: 2, maxMs: 100, jitter: 'full' };
 
 export function createAccountService(deps: { events: EventStore; log: Logger; maxCached?: number }): AccountService {
   const { events, log } = deps;
@@ -130,7 +131,7 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
           if (Date.now() < deadline) {
             log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
             batch = decided.map((d) => d.pending);
-            await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+            await sleep(backoffDelay(CONFLICT_BACKOFF, attempt));
             continue;
           }
           log.warn({ accountId, attempt }, 'account stream contended past the conflict budget');

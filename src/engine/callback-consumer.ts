@@ -9,6 +9,7 @@
  * is retried (with backoff) before the message is let go.
  */
 import type { Logger } from 'pino';
+import { retry, type Backoff } from '../lib/backoff.js';
 import type { Bus, Consumer } from '../ports/bus.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { BackgroundProcess } from './background.js';
@@ -17,6 +18,8 @@ import { TASK_TOPIC, type EventEnvelope } from './event-envelope.js';
 
 export const CALLBACK_GROUP = 'gateway-callbacks';
 const FINAL = new Set(['TaskSucceeded', 'TaskFailed']);
+/** Between tries of a failing schedule: 100 ms doubling, at most 10 s. */
+const SCHEDULE_RETRY: Backoff = { initialMs: 100, maxMs: 10_000 };
 
 export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clock: () => Date; log: Logger }): BackgroundProcess {
   let consumer: Consumer | undefined;
@@ -24,16 +27,12 @@ export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clo
   let stopped = false;
 
   async function schedule(envelope: EventEnvelope): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await scheduleCallbackFor(deps, envelope.key, envelope.id);
-        return;
-      } catch (err) {
-        if (stopped) throw err; // not committed: the next member gets the message again
-        deps.log.error({ err, taskId: envelope.key, attempt }, 'scheduling a callback failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 10_000)));
-      }
-    }
+    await retry(() => scheduleCallbackFor(deps, envelope.key, envelope.id), {
+      backoff: SCHEDULE_RETRY,
+      // Once stopped the failure is thrown: not committed, the next member gets the message again.
+      retryIf: () => !stopped,
+      onRetry: (err, attempt) => deps.log.error({ err, taskId: envelope.key, attempt }, 'scheduling a callback failed; retrying'),
+    });
   }
 
   return {

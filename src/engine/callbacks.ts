@@ -14,6 +14,7 @@ import { streams } from '../domain/events.js';
 import { WrongExpectedRevisionError, type EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { CallbackDoc } from '../../projections/callbacks.js';
+import { jittered } from '../lib/backoff.js';
 import { appendEvents } from './append.js';
 import { periodic, type Periodic } from './periodic.js';
 import { readTask } from './task-commands.js';
@@ -58,7 +59,8 @@ export async function scheduleCallbackFor(deps: Pick<CallbackDeps, 'events' | 'c
   }
 }
 
-const jitter = (ms: number) => Math.round(ms * (0.9 + Math.random() * 0.2));
+/** A scheduled retry moves by up to 10 % either way, so receivers that failed together are not hit together. */
+const jitter = (ms: number) => Math.round(jittered(ms, { spread: 0.1 }));
 
 export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
   const inFlight = new Set<string>();

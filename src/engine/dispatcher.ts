@@ -1,7 +1,8 @@
 /**
  * Dispatcher: on TaskSubmitted, submits the task upstream on the best channel; a retryable
  * failure moves on to the next candidate, a refusal fails the task, and when no channel is
- * left the task fails (the settler then releases its reservation). Every submit runs under
+ * left the task fails (the settler then releases its reservation); the fail-over loop and its
+ * rules are shared with synchronous calls (failover.ts). Every submit runs under
  * the task's deadline (created + the family's max age): a submit that hangs past it, or a
  * dispatch that comes too late (a redispatch), fails the task with `timeout`.
  *
@@ -14,7 +15,7 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import { InvalidTaskTransitionError, UpstreamSubmitClaimedError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
-import { orderChannels } from './channel-order.js';
+import { exhaustedReason, failover, failoverChannels } from './failover.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { InputUnavailableError, resolveInlineInputs } from './inline-inputs.js';
 import { executeTask, readTask } from './task-commands.js';
@@ -72,82 +73,96 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   // A channel created just before the submit may not be in this process's catalog yet (another
   // instance's projector wrote it; the catalog refreshes on a timer there): look again first.
   if (state.channelCandidates.some((id) => !tried.has(id) && deps.catalog.channel(id) === undefined)) await deps.catalog.refresh();
-  const candidates = orderChannels(
-    state.channelCandidates
-      .filter((id) => !tried.has(id))
-      .map((id) => deps.catalog.channel(id))
-      .filter((c): c is NonNullable<typeof c> => c !== undefined && c.status === 1 && deps.upstreams.has(c.family)),
-  );
-  let attempt = state.attempts.length;
-  let lastReason = 'no enabled channel serves this model';
+  const candidates = failoverChannels(deps.catalog, state.channelCandidates, { exclude: tried, usable: (c) => deps.upstreams.has(c.family) });
+  const fail = async (code: string, reason: string): Promise<void> => {
+    await executeTask(deps.events, taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+  };
   let task: KnownTask = state;
   if (candidates.length > 0) {
     try {
       task = { ...state, request: await resolveInlineInputs(deps.assets, taskId, state.request) };
     } catch (err) {
       if (!(err instanceof InputUnavailableError)) throw err;
-      await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'input_unavailable', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
-      return;
+      return fail('input_unavailable', err.message);
     }
   }
-  for (const channel of candidates) {
+  /**
+   * The lease first, appended with the revision just read: whatever the bus says about who owns
+   * the partition (kafkajs does not wait for a revoked member to finish), only the holder of
+   * the lease submits this task upstream. False: this instance does not try (any more).
+   */
+  async function claimSubmit(channelId: string, attempt: number): Promise<boolean> {
     if (deps.owns && !deps.owns(taskId)) {
       deps.log.info({ taskId }, 'partition revoked: the next upstream try is left to its new owner');
-      return;
+      return false;
     }
-    attempt++;
-    // The lease first, appended with the revision just read: whatever the bus says about who owns
-    // the partition (kafkajs does not wait for a revoked member to finish), only the holder of
-    // the lease submits this task upstream.
     try {
       const now = nowSeconds(deps.clock);
-      const claim = { channelId: channel.channelId, attempt, owner: deps.instanceId, leaseUntil: now + SUBMIT_LEASE_SECONDS, at: now };
+      const claim = { channelId, attempt, owner: deps.instanceId, leaseUntil: now + SUBMIT_LEASE_SECONDS, at: now };
       known = await executeTask(deps.events, taskId, { type: 'ClaimUpstreamSubmit', data: claim }, meta(), known);
+      return true;
     } catch (err) {
       if (err instanceof UpstreamSubmitClaimedError) {
         deps.log.info({ taskId, owner: err.owner, leaseUntil: err.leaseUntil }, 'another instance is submitting this task; looking again shortly');
         deps.onClaimedElsewhere(taskId, err.leaseUntil);
-        return;
+        return false;
       }
       if (!(err instanceof InvalidTaskTransitionError)) throw err;
       // Dispatched (or ended) meanwhile by another instance: follow what it recorded.
-      const current = await readTask(deps.events, taskId);
-      if (current.state.status !== 'none' && !current.state.final) deps.onDispatched(current.state, current.revision);
-      return;
-    }
-    const adapter = deps.upstreams.get(channel.family)!;
-    const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
-    const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task };
-    try {
-      const { upstreamTaskId } = await beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
-      try {
-        const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId: channel.channelId, upstreamTaskId, attempt } }, meta(), known);
-        if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
-      } catch (err) {
-        if (!(err instanceof InvalidTaskTransitionError)) throw err;
-        // Another instance dispatched it meanwhile (ownership moved mid-dispatch): follow the
-        // upstream task it recorded; ours is abandoned (at-least-once towards the upstream).
-        const current = await readTask(deps.events, taskId);
-        if (current.state.status !== 'none' && !current.state.final) deps.onDispatched(current.state, current.revision);
-      }
-      return;
-    } catch (err) {
-      if (err instanceof TaskDeadlineError) {
-        // Whatever the upstream does with a submit still under way, this task is over.
-        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'timeout', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
-        return;
-      }
-      if (!(err instanceof UpstreamError)) throw err;
-      lastReason = err.message;
-      deps.log.warn({ taskId, channelId: channel.channelId, retryable: err.retryable, reason: err.message }, 'upstream submit failed');
-      known = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta(), known);
-      if (!err.retryable) {
-        await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'upstream_rejected', reason: err.message, completedAt: nowSeconds(deps.clock) } }, meta(), known);
-        return;
-      }
+      await followRecorded(deps, taskId);
+      return false;
     }
   }
-  await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: 'no_channel_available', reason: lastReason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+
+  async function recordSubmitted(channelId: string, upstreamTaskId: string, attempt: number): Promise<void> {
+    try {
+      const result = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitted', data: { channelId, upstreamTaskId, attempt } }, meta(), known);
+      if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
+    } catch (err) {
+      if (!(err instanceof InvalidTaskTransitionError)) throw err;
+      // Another instance dispatched it meanwhile (ownership moved mid-dispatch): follow the
+      // upstream task it recorded; ours is abandoned (at-least-once towards the upstream).
+      await followRecorded(deps, taskId);
+    }
+  }
+
+  const outcome = await failover({
+    channels: candidates,
+    attemptsBefore: state.attempts.length,
+    log: deps.log,
+    logFields: { taskId },
+    failedMessage: 'upstream submit failed',
+    beforeTry: ({ channel, attempt }) => claimSubmit(channel.channelId, attempt),
+    call: ({ channel }) => {
+      const adapter = deps.upstreams.get(channel.family)!;
+      const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
+      const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task };
+      return beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
+    },
+    recordFailure: async ({ channel, attempt }, err) => {
+      known = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta(), known);
+    },
+  });
+  switch (outcome.kind) {
+    case 'stopped':
+      return;
+    case 'succeeded':
+      return recordSubmitted(outcome.channel.channelId, outcome.value.upstreamTaskId, outcome.attempt);
+    case 'threw':
+      // Whatever the upstream does with a submit still under way, this task is over.
+      if (outcome.error instanceof TaskDeadlineError) return fail('timeout', outcome.error.message);
+      throw outcome.error;
+    case 'refused':
+      return fail('upstream_rejected', outcome.failure.message);
+    case 'exhausted':
+      return fail('no_channel_available', exhaustedReason(outcome.failure));
+  }
+}
+
+/** Another instance moved the task on: follow what it recorded, unless the task has ended. */
+async function followRecorded(deps: DispatcherDeps, taskId: string): Promise<void> {
+  const current = await readTask(deps.events, taskId);
+  if (current.state.status !== 'none' && !current.state.final) deps.onDispatched(current.state, current.revision);
 }
 
 /**

@@ -7,15 +7,16 @@
  * The in-flight set is rebuilt from the `inflight` view on start.
  */
 import type { Logger } from 'pino';
-import type { TaskResultItem } from '../domain/events.js';
 import type { KnownTask } from '../domain/task.js';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import { channelRehostDeps, isPermanentRehostFailure, rehostResults, resultLimitOf } from './assets.js';
+import { isPermanentRehostFailure } from './assets.js';
 import { beforeDeadline, remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from './deadline.js';
 import type { OutboundPolicy } from './outbound-guard.js';
 import type { Catalog } from './catalog.js';
+import { rehostCompletion, type CompletionData } from './rehost.js';
 import { Semaphore } from './semaphore.js';
+import { backoffDelay } from '../lib/backoff.js';
 import { executeTask, readTask } from './task-commands.js';
 import { resolveBaseUrl, upstreamModelOf, type UpstreamRegistry, type UpstreamStatus } from './upstream.js';
 
@@ -127,10 +128,9 @@ export function createPoller(deps: PollerDeps): Poller {
     return Math.min(intervalOf(entry.task), FIRST_POLL_MS * 2 ** entry.polls);
   }
 
-  /** Exponential backoff with full jitter, capped at a minute. */
+  /** After errors: the interval doubling with each error in a row, capped at a minute, with equal jitter. */
   function backoff(entry: Tracked): number {
-    const base = Math.min(intervalOf(entry.task) * 2 ** entry.errors, 60_000);
-    return base / 2 + Math.random() * (base / 2);
+    return backoffDelay({ initialMs: intervalOf(entry.task), maxMs: 60_000, jitter: 'equal' }, entry.errors);
   }
 
   async function finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void> {
@@ -139,19 +139,18 @@ export function createPoller(deps: PollerDeps): Poller {
     if (status.state === 'succeeded') {
       const channel = deps.catalog.channel(t.channelId!)!;
       const adapter = deps.upstreams.get(channel.family)!;
-      const assetsExpireAt = nowSeconds() + deps.assetRetentionSeconds;
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-      let results: TaskResultItem[];
+      let completion: CompletionData;
       try {
-        results = await beforeDeadline(deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds), deps.clock(), (signal) =>
-          rehostResults(
-            channelRehostDeps(deps, { key: channel.key, baseUrl }, deps.outbound(baseUrl), until(signal, entry)),
-            t.taskId,
-            status.results,
-            adapter.delivery(t),
-            resultLimitOf(t.basis),
-          ),
-        );
+        completion = await rehostCompletion(deps, {
+          task: t,
+          channel: { key: channel.key, baseUrl },
+          answer: status,
+          delivery: adapter.delivery(t),
+          deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
+          policy: deps.outbound(baseUrl),
+          abort: entry.revoked.signal,
+        });
       } catch (err) {
         if (!followed(entry)) return;
         if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
@@ -162,10 +161,7 @@ export function createPoller(deps: PollerDeps): Poller {
       }
       // Revoked while re-hosting: the partition's new owner completes the task.
       if (!followed(entry)) return;
-      await executeTask(deps.events, t.taskId, {
-        type: 'CompleteTask',
-        data: { results, usage: status.usage, ...(status.snapshot ? { upstream: status.snapshot } : {}), assetsExpireAt: results.some((r) => r.assetKey) ? assetsExpireAt : 0, completedAt: nowSeconds() },
-      }, meta(t), known);
+      await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), known);
     } else if (status.state === 'failed') {
       await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } }, meta(t), known);
     } else if (status.state === 'lost') {

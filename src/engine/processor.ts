@@ -11,6 +11,7 @@ import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { BackgroundProcess } from './background.js';
 import { idleCheck } from './idle-check.js';
+import { retry, type Backoff } from '../lib/backoff.js';
 
 export interface Processor extends BackgroundProcess {
   /** Resolves once the processor has handled everything up to `position`. */
@@ -33,6 +34,9 @@ export interface ProcessorOptions {
   startAt?: 'beginning' | 'head';
 }
 
+/** Between tries of a failing handler: 100 ms doubling, at most 10 s. */
+const HANDLER_RETRY: Backoff = { initialMs: 100, maxMs: 10_000 };
+
 export function createProcessor(o: ProcessorOptions): Processor {
   const checkpointName = `processor:${o.name}`;
   let subscription: Subscription | undefined;
@@ -42,17 +46,12 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let lastPass: Date | undefined;
   const idle = idleCheck(o.events, o.streamPrefixes, () => reached, () => (lastPass = new Date()));
 
-  async function withRetry(what: string, work: () => Promise<void>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await work();
-        return;
-      } catch (err) {
-        if (stopped) throw err;
-        o.log.error({ err, what, attempt }, 'handler failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 10_000)));
-      }
-    }
+  function withRetry(what: string, work: () => Promise<void>): Promise<void> {
+    return retry(work, {
+      backoff: HANDLER_RETRY,
+      retryIf: () => !stopped,
+      onRetry: (err, attempt) => o.log.error({ err, what, attempt }, 'handler failed; retrying'),
+    });
   }
   const handleWithRetry = (event: RecordedDomainEvent) => withRetry(`${event.type} ${event.id}`, () => o.handle!(event));
 

@@ -20,17 +20,17 @@ import type { EventDataOf } from '../domain/events.js';
 import type { EventMetadata } from '../ports/event-store.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from './refusal.js';
-import type { TaskResultItem } from '../domain/events.js';
 import { settlementOf } from '../domain/pricing.js';
-import { channelRehostDeps, MAX_DOWNLOAD_BYTES, rehostResults, resultLimitOf } from './assets.js';
+import { MAX_DOWNLOAD_BYTES } from './assets.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { submitIdempotently } from './idempotency.js';
 import { outboundPolicy } from './outbound-guard.js';
-import { orderChannels } from './channel-order.js';
+import { exhaustedReason, failover, failoverChannels } from './failover.js';
+import { rehostCompletion, type CompletionData } from './rehost.js';
 import { submitTask, type SubmitRequest } from './submit.js';
 import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from './task-commands.js';
-import { resolveBaseUrl, UpstreamError, upstreamModelOf, type UpstreamContext, type UpstreamResult } from './upstream.js';
+import { resolveBaseUrl, upstreamModelOf, type UpstreamContext, type UpstreamResult } from './upstream.js';
 
 export interface SyncCallResult {
   results: UpstreamResult[];
@@ -93,48 +93,53 @@ async function executeSyncTask(
   };
   const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
   const deadline = taskDeadline(task.createdAt, syncMaxAgeSeconds(deps));
-  const channels = orderChannels(task.channelCandidates.map((id) => deps.catalog.channel(id)).filter((c): c is NonNullable<typeof c> => c !== undefined && c.status === 1));
-  let failure: UpstreamError | undefined;
-  let attempt = 0;
-  for (const channel of channels) {
-    attempt++;
-    const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-    let answer: SyncCallResult;
-    try {
-      answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }));
-    } catch (err) {
-      if (err instanceof TaskDeadlineError) return fail('timeout', err.message);
-      if (!(err instanceof UpstreamError)) {
-        deps.log.error({ err, taskId: task.taskId }, 'synchronous call failed');
-        return fail('internal_error', message(err));
-      }
-      failure = err;
+  const outcome = await failover({
+    channels: failoverChannels(deps.catalog, task.channelCandidates),
+    log: deps.log,
+    logFields: { taskId: task.taskId },
+    failedMessage: 'synchronous upstream call failed',
+    call: async ({ channel }) => {
+      const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
+      const answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }));
+      return { answer, baseUrl };
+    },
+    recordFailure: async ({ channel, attempt }, err) => {
       await executeTask(deps.events, task.taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta());
-      if (!err.retryable) break;
-      continue;
-    }
-    const assetsExpireAt = nowSeconds() + deps.config.assetRetentionSeconds;
-    let results: TaskResultItem[];
-    const policy = outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES });
-    try {
-      results = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        rehostResults(channelRehostDeps(deps, { key: channel.key, baseUrl }, policy, signal), task.taskId, answer.results, delivery, resultLimitOf(task.basis)),
-      );
-    } catch (err) {
-      return fail(err instanceof TaskDeadlineError ? 'timeout' : 'result_unavailable', message(err));
-    }
-    await executeTask(deps.events, task.taskId, {
-      type: 'CompleteTask',
-      data: { results, usage: answer.usage, ...(answer.snapshot ? { upstream: answer.snapshot } : {}), assetsExpireAt: results.some((r) => r.assetKey) ? assetsExpireAt : 0, completedAt: nowSeconds() },
-    }, meta());
-    // Settle now so the caller's balance is right when the response arrives; the settler's
-    // later pass over the same TaskSucceeded decides nothing (settlement is idempotent).
-    const settlement = settlementOf(task.basis, answer.usage);
-    await deps.accounts.execute(task.accountId, { type: 'SettleQuota', data: { reservationId: task.reservationId, ...settlement } }, meta());
-    return;
+    },
+  });
+  switch (outcome.kind) {
+    case 'threw':
+      if (outcome.error instanceof TaskDeadlineError) return fail('timeout', outcome.error.message);
+      deps.log.error({ err: outcome.error, taskId: task.taskId }, 'synchronous call failed');
+      return fail('internal_error', message(outcome.error));
+    case 'refused':
+      // A refusal the client can act on (4xx) is answered 400; another final failure 502.
+      return fail(outcome.failure.status !== undefined && outcome.failure.status < 500 ? 'upstream_rejected' : 'upstream_error', outcome.failure.message);
+    case 'exhausted':
+    case 'stopped': // only a `beforeTry` stops the loop, and a synchronous call has none
+      return fail('no_channel_available', exhaustedReason(outcome.kind === 'exhausted' ? outcome.failure : undefined));
   }
-  const reason = failure?.message ?? 'no enabled channel serves this model';
-  if (!failure || failure.retryable) return fail('no_channel_available', reason);
-  // A refusal the client can act on (4xx) is answered 400; another final failure 502.
-  return fail(failure.status !== undefined && failure.status < 500 ? 'upstream_rejected' : 'upstream_error', reason);
+  const { channel, value: { answer, baseUrl } } = outcome;
+  const policy = outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES });
+  let completion: CompletionData;
+  try {
+    completion = await rehostCompletion(
+      { assets: deps.assets, clock: deps.clock, assetRetentionSeconds: deps.config.assetRetentionSeconds },
+      {
+        task,
+        channel: { key: channel.key, baseUrl },
+        answer,
+        delivery,
+        deadline,
+        policy,
+      },
+    );
+  } catch (err) {
+    return fail(err instanceof TaskDeadlineError ? 'timeout' : 'result_unavailable', message(err));
+  }
+  await executeTask(deps.events, task.taskId, { type: 'CompleteTask', data: completion }, meta());
+  // Settle now so the caller's balance is right when the response arrives; the settler's
+  // later pass over the same TaskSucceeded decides nothing (settlement is idempotent).
+  const settlement = settlementOf(task.basis, answer.usage);
+  await deps.accounts.execute(task.accountId, { type: 'SettleQuota', data: { reservationId: task.reservationId, ...settlement } }, meta());
 }

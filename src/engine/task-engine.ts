@@ -26,6 +26,7 @@ import { settleTask } from './settler.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
 import type { OutboundPolicy } from './outbound-guard.js';
+import { retry, type Backoff } from '../lib/backoff.js';
 
 export interface TaskEngineDeps {
   events: EventStore;
@@ -67,6 +68,11 @@ export interface TaskEngine {
   stop(): Promise<void>;
 }
 
+/** Between tries of one dispatch (a store that failed to answer): 200 ms doubling. */
+const DISPATCH_RETRY: Backoff = { initialMs: 200 };
+/** Between tries of adopting a partition's tasks: 500 ms doubling, at most 30 s. */
+const ADOPT_RETRY: Backoff = { initialMs: 500, maxMs: 30_000 };
+
 export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const poller = createPoller({ ...deps, log: deps.log.child({ processor: 'poller' }) });
   const dispatcherLog = deps.log.child({ processor: 'dispatcher' });
@@ -97,14 +103,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       // Waited for a slot: the partition may have moved meanwhile (revoked work stops here; the
       // submit lease covers a dispatch that had already begun).
       if (!deps.ownership.owns(taskId)) return;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await dispatchTask(dispatcherDeps, taskId);
-        } catch (err) {
-          if (attempt >= 4 || stopping) throw err;
-          await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-        }
-      }
+      // Five tries in all (200 ms doubling between them); no further try once the engine is stopping.
+      return retry(() => dispatchTask(dispatcherDeps, taskId), { backoff: DISPATCH_RETRY, retryIf: (_err, attempt) => attempt < 4 && !stopping });
     });
     const tracked = work.catch((err: unknown) => dispatcherLog.error({ err, taskId }, 'dispatch failed; the task is picked up again on the next start'));
     dispatching.add(tracked);
@@ -198,17 +198,15 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
    * backoff while this instance still owns any of the partitions: their tasks have nobody else.
    */
   async function adoptUntilDone(partitions: readonly number[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
+    await retry(
+      async (attempt) => {
+        // After a wait: given up when stopping or when none of the partitions is owned any more.
+        if (attempt > 0 && (stopping || !partitions.some((p) => deps.ownership.ownsPartition(p)))) return;
         await adopt(partitions);
         adoptedAt = new Date();
-        return;
-      } catch (err) {
-        deps.log.error({ err, attempt }, 'adopting in-flight tasks failed; trying again');
-      }
-      await new Promise((r) => setTimeout(r, Math.min(30_000, 500 * 2 ** attempt)));
-      if (stopping || !partitions.some((p) => deps.ownership.ownsPartition(p))) return;
-    }
+      },
+      { backoff: ADOPT_RETRY, onRetry: (err, attempt) => deps.log.error({ err, attempt }, 'adopting in-flight tasks failed; trying again') },
+    );
   }
   /** Ownership of partitions, adoption of their unfinished tasks, and their polling. */
   const polling: BackgroundProcess = {

@@ -1,20 +1,18 @@
 /**
- * Registering a user: claim the name (stream `username-<name>`, appended with no_stream so
- * a name is taken once, across instances), write the user stream, open the user's account.
- * Three single-stream appends, never a multi-stream transaction.
+ * Registering a user: claim the name (stream `username-<name>`, so a name is taken once, across
+ * instances), write the user stream, open the user's account. Three single-stream commands,
+ * never a multi-stream transaction; the first two through the one command handler, the account
+ * through its own service.
  */
 import { streams } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
+import { userDecider } from '../domain/user.js';
+import { usernameDecider } from '../domain/username.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
-import { WrongExpectedRevisionError } from '../ports/event-store.js';
 import type { AccountService } from './account-service.js';
-import { appendEvents } from './append.js';
+import { executeCommand } from './command-handler.js';
 
-export class UsernameTakenError extends Error {
-  constructor(readonly username: string) {
-    super(`username ${username} is already taken`);
-  }
-}
+export { UsernameTakenError } from '../domain/username.js';
 
 export interface RegisteredUser {
   userId: string;
@@ -22,6 +20,7 @@ export interface RegisteredUser {
   position: bigint;
 }
 
+/** Throws UsernameTakenError when another user holds the name (in any letter case). */
 export async function registerUser(
   deps: { events: EventStore; accounts: AccountService },
   user: { username: string; passwordHash: string; role: 'admin' | 'user'; group: string },
@@ -29,17 +28,18 @@ export async function registerUser(
 ): Promise<RegisteredUser> {
   const userId = newId('usr', 16);
   const accountId = newId('acc', 16);
-  try {
-    await appendEvents(deps.events, streams.username(user.username), [{ type: 'UsernameClaimed', data: { userId, username: user.username } }], {
-      expectedRevision: 'no_stream',
-      metadata,
-    });
-  } catch (err) {
-    if (err instanceof WrongExpectedRevisionError) throw new UsernameTakenError(user.username);
-    throw err;
-  }
-  await appendEvents(deps.events, streams.user(userId), [{ type: 'UserRegistered', data: { userId, accountId, ...user } }], {
-    expectedRevision: 'no_stream',
+  await executeCommand({
+    events: deps.events,
+    stream: streams.username(user.username),
+    decider: usernameDecider,
+    command: { type: 'ClaimUsername', data: { userId, username: user.username } },
+    metadata,
+  });
+  await executeCommand({
+    events: deps.events,
+    stream: streams.user(userId),
+    decider: userDecider,
+    command: { type: 'RegisterUser', data: { userId, accountId, ...user } },
     metadata,
   });
   const opened = await deps.accounts.execute(accountId, { type: 'OpenAccount', data: { accountId, userId, group: user.group } }, { ...metadata, accountId });

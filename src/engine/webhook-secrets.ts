@@ -1,13 +1,14 @@
 /**
  * Per-account signing secrets for completion callbacks (Standard Webhooks `whsec_` keys), kept
- * on the stream `webhooks-<accountId>`: the user reads and rotates theirs through the API, and
- * an account that never asked gets one on its first callback.
+ * on the stream `webhooks-<accountId>` (domain/webhook-secret.ts): the user reads and rotates
+ * theirs through the API, and an account that never asked gets one on its first callback.
  */
 import { randomBytes } from 'node:crypto';
 import { streams } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
-import { WrongExpectedRevisionError, type EventStore } from '../ports/event-store.js';
-import { appendEvents } from './append.js';
+import { webhookSecretDecider, type WebhookSecretCommand } from '../domain/webhook-secret.js';
+import type { EventStore } from '../ports/event-store.js';
+import { executeCommand } from './command-handler.js';
 
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -20,22 +21,24 @@ export async function currentWebhookSecret(events: EventStore, accountId: string
   return undefined;
 }
 
+/** The secret in force after the command. */
+async function execute(events: EventStore, accountId: string, command: WebhookSecretCommand, at: Date): Promise<string> {
+  const result = await executeCommand({
+    events,
+    stream: streams.webhooks(accountId),
+    decider: webhookSecretDecider,
+    command,
+    metadata: { at: at.toISOString(), accountId },
+  });
+  if (result.state.secret === null) throw new Error(`account ${accountId}: no webhook secret after ${command.type}`);
+  return result.state.secret;
+}
+
 export async function rotateWebhookSecret(events: EventStore, accountId: string, at: Date): Promise<string> {
-  const secret = newSecret();
-  await appendEvents(events, streams.webhooks(accountId), [{ type: 'WebhookSecretRotated', data: { secret } }], { expectedRevision: 'any', metadata: { at: at.toISOString(), accountId } });
-  return secret;
+  return execute(events, accountId, { type: 'RotateWebhookSecret', data: { secret: newSecret() } }, at);
 }
 
 /** The account's secret, created on first use — once, even when two deliveries race for it. */
 export async function webhookSecretFor(events: EventStore, accountId: string, at: Date): Promise<string> {
-  const current = await currentWebhookSecret(events, accountId);
-  if (current) return current;
-  const secret = newSecret();
-  try {
-    await appendEvents(events, streams.webhooks(accountId), [{ type: 'WebhookSecretRotated', data: { secret } }], { expectedRevision: 'no_stream', metadata: { at: at.toISOString(), accountId } });
-    return secret;
-  } catch (err) {
-    if (!(err instanceof WrongExpectedRevisionError)) throw err;
-    return (await currentWebhookSecret(events, accountId))!;
-  }
+  return execute(events, accountId, { type: 'EnsureWebhookSecret', data: { secret: newSecret() } }, at);
 }

@@ -32,6 +32,7 @@ import {
   toRecordedEvent,
 } from './records.js';
 import { pullSubscription } from '../pull-subscription.js';
+import { backoffDelay } from '../../lib/backoff.js';
 
 export interface SubscriptionDrop {
   error: unknown;
@@ -160,7 +161,7 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
       notify();
       return;
     }
-    const delayMs = Math.min(o.reconnectMaxMs, o.reconnectMinMs * 2 ** Math.min(attempt, 20));
+    const delayMs = backoffDelay({ initialMs: o.reconnectMinMs, maxMs: o.reconnectMaxMs, maxDoublings: 20 }, attempt);
     attempt += 1;
     o.onDrop?.({ error, attempt, delayMs });
     timer = setTimeout(() => {

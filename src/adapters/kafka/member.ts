@@ -21,6 +21,7 @@
 import type { Consumer as KafkaConsumer, ConsumerConfig, EachMessagePayload, Kafka } from 'kafkajs';
 import type { Consumer, ConsumerOptions } from '../../ports/bus.js';
 import { fromKafkaMessage } from './messages.js';
+import { backoffDelay, sleep, type Backoff } from '../../lib/backoff.js';
 
 export interface MemberCrash {
   topic: string;
@@ -40,12 +41,10 @@ export interface MemberOptions {
   onClosed(): void;
 }
 
-const RETRY_MIN_MS = 50;
-const RETRY_MAX_MS = 2000;
-const RESTART_MIN_MS = 500;
-const RESTART_MAX_MS = 30_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Between tries of a failing handler: 50 ms doubling, at most 2 s. */
+const HANDLE_RETRY: Backoff = { initialMs: 50, maxMs: 2000 };
+/** Between restarts of a crashed consumer: 500 ms doubling (10 times at most), at most 30 s. */
+const RESTART_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000, maxDoublings: 10 };
 
 /** Runs a rebalance listener; its failure must not stop the member (the port has no error channel). */
 async function notify(listener: (() => void | Promise<void>) | undefined): Promise<void> {
@@ -101,16 +100,14 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
 
   async function handleWithRetry(payload: EachMessagePayload, instance: KafkaConsumer): Promise<void> {
     const message = fromKafkaMessage(payload.topic, payload.partition, payload.message);
-    let backoff = RETRY_MIN_MS;
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       if (closing) return;
       try {
         await o.options.handle(message);
         break;
       } catch {
         if (closing) return;
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, RETRY_MAX_MS);
+        await sleep(backoffDelay(HANDLE_RETRY, attempt));
         // Throws a kafkajs error when the group is rebalancing: kafkajs rejoins, and the message
         // (uncommitted) goes to the partition's next owner.
         await payload.heartbeat();
@@ -163,7 +160,7 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
   }
 
   function scheduleRestart(crashed: KafkaConsumer): void {
-    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** Math.min(restarts, 10));
+    const delay = backoffDelay(RESTART_BACKOFF, restarts);
     restarts += 1;
     restartTimer = setTimeout(() => {
       restartTimer = undefined;

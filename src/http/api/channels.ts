@@ -2,13 +2,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { streams, type ChannelSettings } from '../../domain/events.js';
-import { newId } from '../../domain/ids.js';
-import { appendEvents } from '../../engine/append.js';
+import type { NewChannelSettings } from '../../domain/channel.js';
+import type { ChannelSettings } from '../../domain/events.js';
+import { createChannel, deleteChannel, updateChannel } from '../../engine/channel-commands.js';
 import type { ChannelDoc } from '../../../projections/channels.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
 import { ok } from '../api-response.js';
 
@@ -77,34 +76,20 @@ export function channelRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get('/api/channel/', { schema: { tags: ['admin'] } }, async () => ok(deps.catalog.channels().map(channelRecord)));
 
     app.post('/api/channel/', { schema: { tags: ['admin'], body: CreateChannelBody } }, async (request) => {
-      const channelId = newId('ch', 12);
-      const defaults: Omit<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'> = { key: '', modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1 };
-      const data = { ...defaults, ...toSettings(request.body) } as ChannelSettings;
-      const result = await appendEvents(deps.events, streams.channel(channelId), [{ type: 'ChannelCreated', data: { ...data, channelId } }], {
-        expectedRevision: 'no_stream',
-        metadata: metadataFor(request, deps.clock()),
-      });
-      return respondWith(channelId, result.position);
+      // The body's schema requires name, family, base_url and models; the rest has defaults.
+      const settings = toSettings(request.body) as NewChannelSettings;
+      const { channelId, position } = await createChannel(deps.events, settings, metadataFor(request, deps.clock()));
+      return respondWith(channelId, position);
     });
 
     app.put('/api/channel/', { schema: { tags: ['admin'], body: UpdateChannelBody } }, async (request) => {
       const { id, ...fields } = request.body;
-      if (!deps.catalog.channel(id) && !(await deps.views.get('channels', id))) throw new GatewayError(404, 'not_found', `id: no channel ${id}`, 'id');
-      const result = await appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelUpdated', data: { changes: toSettings(fields) } }], {
-        expectedRevision: 'stream_exists',
-        metadata: metadataFor(request, deps.clock()),
-      });
-      return respondWith(id, result.position);
+      return respondWith(id, await updateChannel(deps.events, id, toSettings(fields), metadataFor(request, deps.clock())));
     });
 
     app.delete('/api/channel/:id', { schema: { tags: ['admin'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {
       const { id } = request.params;
-      if (!(await deps.views.get('channels', id))) throw new GatewayError(404, 'not_found', `id: no channel ${id}`, 'id');
-      const result = await appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelDeleted', data: { channelId: id } }], {
-        expectedRevision: 'stream_exists',
-        metadata: metadataFor(request, deps.clock()),
-      });
-      await respondWith(id, result.position);
+      await respondWith(id, await deleteChannel(deps.events, id, metadataFor(request, deps.clock())));
       return ok(null, 'channel deleted');
     });
   };

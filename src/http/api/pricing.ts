@@ -2,8 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ModelPrice, streams, type PriceTable } from '../../domain/events.js';
-import { appendEvents } from '../../engine/append.js';
+import { ModelPrice, type PriceTable } from '../../domain/events.js';
+import { changePrices } from '../../engine/price-commands.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
@@ -28,22 +28,8 @@ export function pricingRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get('/api/pricing', { schema: { tags: ['admin'] } }, async () => ok(view(deps.catalog.prices())));
 
     app.put('/api/pricing', { schema: { tags: ['admin'], body: PricingBody } }, async (request) => {
-      const current = deps.catalog.prices();
-      const models = { ...current.models };
-      for (const [m, price] of Object.entries(request.body.models)) {
-        if (price === null) delete models[m];
-        else models[m] = price;
-      }
-      const groupRatios = { ...current.groupRatios };
-      for (const [g, ratio] of Object.entries(request.body.group_ratios)) {
-        if (ratio === null) delete groupRatios[g];
-        else groupRatios[g] = ratio;
-      }
-      const result = await appendEvents(deps.events, streams.pricing(), [{ type: 'PricesSet', data: { models, groupRatios } }], {
-        expectedRevision: 'any',
-        metadata: metadataFor(request, deps.clock()),
-      });
-      await deps.runner.waitFor(result.position);
+      const { models, group_ratios: groupRatios } = request.body;
+      await deps.runner.waitFor(await changePrices(deps.events, { models, groupRatios }, metadataFor(request, deps.clock())));
       await deps.catalog.refresh();
       return ok(view(deps.catalog.prices()));
     });

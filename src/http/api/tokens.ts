@@ -2,9 +2,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { streams, type TokenSettings } from '../../domain/events.js';
-import { newId } from '../../domain/ids.js';
-import { appendEvents } from '../../engine/append.js';
+import type { TokenSettings } from '../../domain/events.js';
+import type { TokenActor } from '../../domain/token.js';
+import { createToken, deleteToken, updateToken } from '../../engine/token-commands.js';
 import type { TokenDoc } from '../../../projections/tokens.js';
 import { newApiKey, sha256 } from '../auth/secrets.js';
 import { currentUser, requireSession, type SessionUser } from '../auth/session.js';
@@ -17,6 +17,8 @@ import { CreateTokenBody, TokenRecord, tokenRecord, UpdateTokenBody } from './to
 type TokenInput = z.infer<typeof CreateTokenBody>;
 
 const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
+
+const actorOf = (user: SessionUser): TokenActor => ({ userId: user.userId, role: user.role, group: user.group });
 
 function toSettings(input: TokenInput): Partial<TokenSettings> {
   const s: Partial<TokenSettings> = {};
@@ -32,24 +34,13 @@ function toSettings(input: TokenInput): Partial<TokenSettings> {
   return s;
 }
 
-export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  /** Group and channel rules: a user's tokens act in the user's group; an admin may pick any. */
-  function checkSettings(user: SessionUser, s: Partial<TokenSettings>, nowSeconds: number): void {
-    if (s.group !== undefined && s.group !== '' && s.group !== user.group && user.role !== 'admin') {
-      throw new GatewayError(403, 'forbidden', `group: only an administrator may set a group other than ${user.group}`, 'group');
-    }
-    if (s.expiredTime !== undefined && s.expiredTime !== -1 && s.expiredTime <= nowSeconds) {
-      throw new GatewayError(400, 'invalid_request', 'expired_time: must be -1 (never) or a time in the future', 'expired_time');
-    }
-    if (s.channelId) {
-      const channel = deps.catalog.channel(s.channelId);
-      const group = s.group || user.group;
-      if (!channel || (channel.groups.length > 0 && !channel.groups.includes(group))) {
-        throw new GatewayError(400, 'invalid_request', `channel_id: no channel ${s.channelId} serves group ${group}`, 'channel_id');
-      }
-    }
-  }
+const nowSeconds = (now: Date): number => Math.floor(now.getTime() / 1000);
 
+/**
+ * The rules on who may set what (group, expiry, channel) and whose token it is are the token
+ * aggregate's (src/domain/token.ts); the routes map the API's fields and read the view.
+ */
+export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
   async function ownToken(user: SessionUser, id: string): Promise<TokenDoc> {
     const found = await deps.views.get<TokenDoc>('tokens', id);
     // Another user's token is indistinguishable from a missing one.
@@ -74,30 +65,15 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.post('/api/token/', { schema: { tags: ['tokens'], body: CreateTokenBody, response: { 200: envelope(TokenRecord) } } }, async (request) => {
       const user = currentUser(request);
       const now = deps.clock();
-      const given = toSettings(request.body);
-      checkSettings(user, given, Math.floor(now.getTime() / 1000));
       const key = newApiKey();
-      const tokenId = newId('tok', 16);
-      const settings: TokenSettings = {
-        name: '',
-        status: 1,
-        expiredTime: -1,
-        remainQuota: 0,
-        // Without a cap the key spends from the account balance: the account is the limit.
-        unlimitedQuota: given.remainQuota === undefined,
-        modelLimits: [],
-        allowIps: [],
-        channelId: null,
-        ...given,
-        group: given.group || user.group,
-      };
-      const result = await appendEvents(
-        deps.events,
-        streams.token(tokenId),
-        [{ type: 'TokenCreated', data: { ...settings, tokenId, accountId: user.accountId, userId: user.userId, keyHash: sha256(key), keyTail: key.slice(-4) } }],
-        { expectedRevision: 'no_stream', metadata: metadataFor(request, now, { accountId: user.accountId }) },
+      const { tokenId, position } = await createToken(
+        deps,
+        actorOf(user),
+        { accountId: user.accountId, keyHash: sha256(key), keyTail: key.slice(-4), settings: toSettings(request.body) },
+        nowSeconds(now),
+        metadataFor(request, now, { accountId: user.accountId }),
       );
-      await deps.runner.waitFor(result.position);
+      await deps.runner.waitFor(position);
       const created = await deps.views.get<TokenDoc>('tokens', tokenId);
       return ok(tokenRecord(created!.doc, key));
     });
@@ -106,29 +82,15 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const user = currentUser(request);
       const now = deps.clock();
       const { id, ...fields } = request.body;
-      await ownToken(user, id);
-      const changes = toSettings(fields);
-      checkSettings(user, changes, Math.floor(now.getTime() / 1000));
-      if (changes.group === '') changes.group = user.group;
-      if (Object.keys(changes).length > 0) {
-        const result = await appendEvents(deps.events, streams.token(id), [{ type: 'TokenUpdated', data: { changes } }], {
-          expectedRevision: 'stream_exists',
-          metadata: metadataFor(request, now, { accountId: user.accountId }),
-        });
-        await deps.runner.waitFor(result.position);
-      }
+      const position = await updateToken(deps, actorOf(user), id, toSettings(fields), nowSeconds(now), metadataFor(request, now, { accountId: user.accountId }));
+      if (position !== undefined) await deps.runner.waitFor(position);
       return ok(tokenRecord(await ownToken(user, id)));
     });
 
     app.delete('/api/token/:id', { schema: { tags: ['tokens'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {
       const user = currentUser(request);
       const { id } = request.params;
-      await ownToken(user, id);
-      const result = await appendEvents(deps.events, streams.token(id), [{ type: 'TokenDeleted', data: { tokenId: id } }], {
-        expectedRevision: 'stream_exists',
-        metadata: metadataFor(request, deps.clock(), { accountId: user.accountId }),
-      });
-      await deps.runner.waitFor(result.position);
+      await deps.runner.waitFor(await deleteToken(deps, actorOf(user), id, metadataFor(request, deps.clock(), { accountId: user.accountId })));
       return ok(null, 'token deleted');
     });
   };

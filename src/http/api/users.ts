@@ -2,9 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { streams } from '../../domain/events.js';
+import { endSession, startSession } from '../../engine/session-commands.js';
 import { registerUser, UsernameTakenError } from '../../engine/users.js';
-import { appendEvents } from '../../engine/append.js';
 import type { AccountDoc } from '../../../projections/accounts.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
@@ -58,11 +57,8 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const sessionId = newSessionId();
       const now = deps.clock();
       const expiresAt = Math.floor(now.getTime() / 1000) + deps.config.sessionTtlSeconds;
-      const result = await appendEvents(deps.events, streams.user(user.userId), [{ type: 'UserSessionStarted', data: { sessionHash: sha256(sessionId), expiresAt } }], {
-        expectedRevision: 'any',
-        metadata: metadataFor(request, now),
-      });
-      await deps.runner.waitFor(result.position);
+      const position = await startSession(deps.events, user.userId, { sessionHash: sha256(sessionId), expiresAt }, metadataFor(request, now));
+      if (position !== undefined) await deps.runner.waitFor(position);
       reply.setCookie(SESSION_COOKIE, sessionId, sessionCookieOptions(request, deps.config));
       return ok({ id: user.userId, username: user.username, role: user.role, group: user.group });
     });
@@ -73,11 +69,8 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const sessionHash = sha256(id);
         const session = await deps.views.get<{ userId: string }>('sessions', sessionHash);
         if (session) {
-          const result = await appendEvents(deps.events, streams.user(session.doc.userId), [{ type: 'UserSessionEnded', data: { sessionHash } }], {
-            expectedRevision: 'any',
-            metadata: metadataFor(request, deps.clock()),
-          });
-          await deps.runner.waitFor(result.position);
+          const position = await endSession(deps.events, session.doc.userId, sessionHash, metadataFor(request, deps.clock()));
+          if (position !== undefined) await deps.runner.waitFor(position);
         }
       }
       // The same attributes as when it was set (clearCookie overrides the lifetime).

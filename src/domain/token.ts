@@ -1,0 +1,177 @@
+/**
+ * The token aggregate (stream `token-<tokenId>`): an API key's settings, created, changed and
+ * deleted by the user it belongs to.
+ *
+ * Who may set what: a user's tokens act in the user's group (only an administrator picks
+ * another), expire in the future or never, and may be bound only to a channel that serves
+ * their group. Another user's token, or a deleted one, is treated as missing.
+ */
+import { assertNever, type Command, type Decider } from './decider.js';
+import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
+
+export type TokenEvent = EventOf<'TokenCreated' | 'TokenUpdated' | 'TokenDeleted'>;
+
+export type TokenState =
+  | Readonly<{ status: 'none' }>
+  | Readonly<{ status: 'active' | 'deleted'; tokenId: string; userId: string; accountId: string; settings: Readonly<TokenSettings> }>;
+
+/** The signed-in user acting on a token. */
+export type TokenActor = Readonly<{ userId: string; role: 'admin' | 'user'; group: string }>;
+
+/** What the catalog knows of the channel a command binds the token to; null: no such channel. */
+export type BoundChannel = Readonly<{ channelId: string; groups: readonly string[] }> | null;
+
+/**
+ * What a check of settings needs besides them: who acts, now (epoch seconds), and the channel
+ * the settings name (looked up when they name one).
+ */
+type SettingsFacts = { actor: TokenActor; nowSeconds: number; channel?: BoundChannel };
+
+/** `settings`: what the user gave; the rest takes the defaults of a new token. */
+export type CreateToken = Command<
+  'CreateToken',
+  Pick<EventDataOf<'TokenCreated'>, 'tokenId' | 'accountId' | 'keyHash' | 'keyTail'> & SettingsFacts & { settings: Partial<TokenSettings> }
+>;
+/** Only the given fields change; none given changes nothing. */
+export type UpdateToken = Command<'UpdateToken', SettingsFacts & { tokenId: string; changes: Partial<TokenSettings> }>;
+export type DeleteToken = Command<'DeleteToken', { tokenId: string; actor: TokenActor }>;
+export type TokenCommand = CreateToken | UpdateToken | DeleteToken;
+
+// ---- errors: typed so the engine can turn them into refusals ----
+
+/** Missing, deleted, or another user's: the three are not told apart. */
+export class TokenNotFoundError extends Error {
+  constructor(readonly tokenId: string) {
+    super(`no token ${tokenId}`);
+    this.name = 'TokenNotFoundError';
+  }
+}
+
+/** A new token's id is already a stream: ids are random, so only a bug gets here. */
+export class TokenExistsError extends Error {
+  constructor(readonly tokenId: string) {
+    super(`token ${tokenId} already exists`);
+    this.name = 'TokenExistsError';
+  }
+}
+
+export class TokenGroupForbiddenError extends Error {
+  constructor(readonly ownGroup: string) {
+    super(`only an administrator may set a group other than ${ownGroup}`);
+    this.name = 'TokenGroupForbiddenError';
+  }
+}
+
+export class TokenExpiryPassedError extends Error {
+  constructor(readonly expiredTime: number) {
+    super(`expiry ${expiredTime} is neither -1 (never) nor in the future`);
+    this.name = 'TokenExpiryPassedError';
+  }
+}
+
+export class TokenChannelUnavailableError extends Error {
+  constructor(readonly channelId: string, readonly group: string) {
+    super(`no channel ${channelId} serves group ${group}`);
+    this.name = 'TokenChannelUnavailableError';
+  }
+}
+
+// ---- decide ----
+
+export function initialTokenState(): TokenState {
+  return { status: 'none' };
+}
+
+export function decideToken(command: TokenCommand, state: TokenState): TokenEvent[] {
+  switch (command.type) {
+    case 'CreateToken':
+      return create(command.data, state);
+    case 'UpdateToken':
+      return update(command.data, state);
+    case 'DeleteToken':
+      ownedBy(state, command.data.tokenId, command.data.actor);
+      return [{ type: 'TokenDeleted', data: { tokenId: command.data.tokenId } }];
+    default:
+      return assertNever(command, 'token command');
+  }
+}
+
+function create(data: CreateToken['data'], state: TokenState): TokenEvent[] {
+  if (state.status !== 'none') throw new TokenExistsError(data.tokenId);
+  const { settings: given, actor } = data;
+  checkSettings(given, data);
+  const settings: TokenSettings = {
+    name: '',
+    status: 1,
+    expiredTime: -1,
+    remainQuota: 0,
+    // Without a cap the key spends from the account balance: the account is the limit.
+    unlimitedQuota: given.remainQuota === undefined,
+    modelLimits: [],
+    allowIps: [],
+    channelId: null,
+    ...given,
+    group: given.group || actor.group,
+  };
+  const { tokenId, accountId, keyHash, keyTail } = data;
+  return [{ type: 'TokenCreated', data: { ...settings, tokenId, accountId, userId: actor.userId, keyHash, keyTail } }];
+}
+
+function update(data: UpdateToken['data'], state: TokenState): TokenEvent[] {
+  ownedBy(state, data.tokenId, data.actor);
+  checkSettings(data.changes, data);
+  // An empty group means "my own", as on create.
+  const changes = data.changes.group === '' ? { ...data.changes, group: data.actor.group } : data.changes;
+  return Object.keys(changes).length > 0 ? [{ type: 'TokenUpdated', data: { changes: { ...changes } } }] : [];
+}
+
+function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
+  if (state.status !== 'active' || state.userId !== actor.userId) throw new TokenNotFoundError(tokenId);
+}
+
+/**
+ * The channel is checked against the group the settings give, else the actor's own: an
+ * update that names a channel but no group is checked against the actor's group.
+ */
+function checkSettings(s: Partial<TokenSettings>, { actor, nowSeconds, channel }: SettingsFacts): void {
+  if (s.group !== undefined && s.group !== '' && s.group !== actor.group && actor.role !== 'admin') {
+    throw new TokenGroupForbiddenError(actor.group);
+  }
+  if (s.expiredTime !== undefined && s.expiredTime !== -1 && s.expiredTime <= nowSeconds) throw new TokenExpiryPassedError(s.expiredTime);
+  if (s.channelId) {
+    const known = channel?.channelId === s.channelId ? channel : null;
+    const group = s.group || actor.group;
+    if (!known || (known.groups.length > 0 && !known.groups.includes(group))) throw new TokenChannelUnavailableError(s.channelId, group);
+  }
+}
+
+// ---- evolve ----
+
+/** Never throws on a recorded event: events that do not apply (or other streams') are ignored. */
+export function evolveToken(state: TokenState, event: DomainEvent): TokenState {
+  switch (event.type) {
+    case 'TokenCreated': {
+      if (state.status !== 'none') return state;
+      const { tokenId, userId, accountId, keyHash: _keyHash, keyTail: _keyTail, ...settings } = event.data;
+      return { status: 'active', tokenId, userId, accountId, settings };
+    }
+    case 'TokenUpdated':
+      return state.status === 'active' ? { ...state, settings: { ...state.settings, ...event.data.changes } } : state;
+    case 'TokenDeleted':
+      return state.status === 'active' ? { ...state, status: 'deleted' } : state;
+    default:
+      return state;
+  }
+}
+
+export function foldToken(events: Iterable<DomainEvent>): TokenState {
+  let state = initialTokenState();
+  for (const event of events) state = evolveToken(state, event);
+  return state;
+}
+
+export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
+  decide: decideToken,
+  evolve: evolveToken,
+  initialState: initialTokenState,
+};

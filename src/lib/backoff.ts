@@ -1,0 +1,77 @@
+/**
+ * Waiting between tries: the delay schedule (exponential, capped, jittered) and a retry loop
+ * that waits it. Every retry in the gateway takes its delays from here, each with its own
+ * bounds, so a schedule reads as data where it is used ("100 ms doubling, at most 10 s").
+ *
+ * This lives outside the engine because the adapters (the ESDB subscription, the Kafka member)
+ * wait the same way, and adapters must not depend on the engine.
+ */
+
+/**
+ * How a planned delay is spread, so that many clients that failed together do not retry
+ * together.
+ * - `none`: the planned delay exactly.
+ * - `full`: anywhere in [0, delay) ("full jitter"): spreads the most, may retry at once.
+ * - `equal`: in [delay/2, delay) ("equal jitter"): spread, but never much sooner than planned.
+ * - `{ spread }`: within ±spread of the delay (0.1: 90 %–110 %), for a fixed schedule.
+ */
+export type Jitter = 'none' | 'full' | 'equal' | { spread: number };
+
+export interface Backoff {
+  /** Delay before the first retry (attempt 0); each later attempt doubles it. */
+  initialMs: number;
+  /** Ceiling on the delay, applied before jitter (default: none). */
+  maxMs?: number;
+  /**
+   * Doublings counted at most (default: no limit). Keeps `initialMs * 2 ** n` finite for long
+   * outages, and a schedule whose growth stops after n doublings exact.
+   */
+  maxDoublings?: number;
+  jitter?: Jitter;
+}
+
+/** The delay before retry number `attempt` (0 for the first retry). */
+export function backoffDelay(backoff: Backoff, attempt: number, random: () => number = Math.random): number {
+  const doublings = Math.min(attempt, backoff.maxDoublings ?? Number.POSITIVE_INFINITY);
+  const planned = Math.min(backoff.maxMs ?? Number.POSITIVE_INFINITY, backoff.initialMs * 2 ** doublings);
+  return jittered(planned, backoff.jitter ?? 'none', random);
+}
+
+/** `ms` spread as `jitter` says. */
+export function jittered(ms: number, jitter: Jitter, random: () => number = Math.random): number {
+  if (jitter === 'none') return ms;
+  if (jitter === 'full') return random() * ms;
+  if (jitter === 'equal') return ms / 2 + random() * (ms / 2);
+  return ms * (1 - jitter.spread + random() * (2 * jitter.spread));
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface RetryOptions {
+  backoff: Backoff;
+  /**
+   * Whether a failure is tried again (`attempt`: the try that failed, from 0). Asked at each
+   * failure, so a stop that happened meanwhile is seen; when it says no, the failure is thrown.
+   * Default: always.
+   */
+  retryIf?(err: unknown, attempt: number): boolean;
+  /** Told of each failure that will be tried again, before the wait (to log it). */
+  onRetry?(err: unknown, attempt: number, delayMs: number): void;
+}
+
+/**
+ * Runs `work` until it resolves, waiting `backoff` between tries. `work` gets the number of
+ * the try (0 first), so it can give up quietly on a later try by resolving.
+ */
+export async function retry<T>(work: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work(attempt);
+    } catch (err) {
+      if (options.retryIf && !options.retryIf(err, attempt)) throw err;
+      const delayMs = backoffDelay(options.backoff, attempt);
+      options.onRetry?.(err, attempt, delayMs);
+      await sleep(delayMs);
+    }
+  }
+}

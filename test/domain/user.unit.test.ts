@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { fold } from '../../src/domain/decider.js';
+import type { DomainEvent } from '../../src/domain/events.js';
+import { decideUser, evolveUser, foldUser, initialUserState, UnknownUserError, userDecider, type UserCommand, type UserState } from '../../src/domain/user.js';
+import { decideUsername, evolveUsername, initialUsernameState, UsernameTakenError } from '../../src/domain/username.js';
+
+const registration = { userId: 'u1', username: 'Alice', passwordHash: 'x', role: 'user' as const, group: 'default', accountId: 'a1' };
+const register: UserCommand = { type: 'RegisterUser', data: registration };
+const start = (sessionHash = 's1'): UserCommand => ({ type: 'StartSession', data: { sessionHash, expiresAt: 1_700_000_000 } });
+const end = (sessionHash = 's1'): UserCommand => ({ type: 'EndSession', data: { sessionHash } });
+
+function run(...commands: UserCommand[]): UserState {
+  let state = initialUserState();
+  for (const c of commands) state = decideUser(c, state).reduce(evolveUser, state);
+  return state;
+}
+
+describe('user decider', () => {
+  it('registers once: a repeated registration decides []', () => {
+    expect(decideUser(register, initialUserState())).toEqual([{ type: 'UserRegistered', data: registration }]);
+    expect(decideUser(register, run(register))).toEqual([]);
+  });
+
+  it('starts a session once and ends it once', () => {
+    expect(decideUser(start(), run(register))).toEqual([{ type: 'UserSessionStarted', data: { sessionHash: 's1', expiresAt: 1_700_000_000 } }]);
+    expect(decideUser(start(), run(register, start()))).toEqual([]);
+    expect(decideUser(end(), run(register, start()))).toEqual([{ type: 'UserSessionEnded', data: { sessionHash: 's1' } }]);
+    expect(decideUser(end(), run(register, start(), end()))).toEqual([]);
+    expect(decideUser(end('never-started'), run(register))).toEqual([]);
+  });
+
+  it('refuses a session for a user that is not registered', () => {
+    expect(() => decideUser(start(), initialUserState())).toThrow(UnknownUserError);
+  });
+
+  it('its own fold gives what evolving one event at a time gives', () => {
+    const events: DomainEvent[] = [{ type: 'UserRegistered', data: registration }];
+    for (let i = 0; i < 50; i++) events.push({ type: 'UserSessionStarted', data: { sessionHash: `s${i}`, expiresAt: i } });
+    for (let i = 0; i < 50; i += 2) events.push({ type: 'UserSessionEnded', data: { sessionHash: `s${i}` } });
+    const stepwise = events.reduce(evolveUser, initialUserState());
+    expect(foldUser(events)).toEqual(stepwise);
+    expect(fold(userDecider, events)).toEqual(stepwise);
+    expect(stepwise.openSessions.size).toBe(25);
+  });
+});
+
+describe('username decider', () => {
+  const claim = (userId: string) => ({ type: 'ClaimUsername' as const, data: { userId, username: 'Alice' } });
+
+  it('a free name is claimed; the same user again decides []; another user is refused', () => {
+    expect(decideUsername(claim('u1'), initialUsernameState())).toEqual([{ type: 'UsernameClaimed', data: { userId: 'u1', username: 'Alice' } }]);
+    const claimed = decideUsername(claim('u1'), initialUsernameState()).reduce(evolveUsername, initialUsernameState());
+    expect(decideUsername(claim('u1'), claimed)).toEqual([]);
+    expect(() => decideUsername(claim('u2'), claimed)).toThrow(UsernameTakenError);
+    expect(() => decideUsername(claim('u2'), claimed)).toThrow('username Alice is already taken');
+  });
+});
