@@ -4,6 +4,12 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import { defineConfig, globalIgnores } from "eslint/config";
+import { readdirSync } from "node:fs";
+
+/** Every family folder (src/families/<family>/), the kit excepted. */
+const familyFolders = readdirSync(new URL("./src/families/", import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== "kit")
+  .map((entry) => entry.name);
 
 export default defineConfig(
   globalIgnores(["node_modules/", "dist/", ".tmp/", "data/", "bench/results/"]),
@@ -44,6 +50,28 @@ export default defineConfig(
     files: ["src/engine/**/*.ts", "src/adapters/**/*.ts", "projections/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [{ group: ["**/http/*", "**/http/**"], message: "the engine, adapters and projections must not depend on the HTTP edge" }] }],
+    },
+  },
+  // No family imports another: what two families share lives in src/families/kit/, and paths
+  // several families serve are dispatched there (kit/shared-paths.ts). The kit imports no family.
+  ...familyFolders.map((family) => ({
+    files: [`src/families/${family}/**/*.ts`],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { regex: `^(\\.\\./)+(${familyFolders.filter((f) => f !== family).join("|")})/`, message: "a family imports no other family: move what they share to src/families/kit/" },
+            { group: ["**/bootstrap/**"], message: "a family's models and prices are its own catalog.ts" },
+          ],
+        },
+      ],
+    },
+  })),
+  {
+    files: ["src/families/kit/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: `^\\.\\./(${familyFolders.join("|")})/`, message: "the kit serves every family and imports none" }] }],
     },
   },
   {

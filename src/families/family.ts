@@ -2,6 +2,9 @@ import type { QueryBody } from '../engine/callbacks.js';
 import type { UpstreamAdapter } from '../engine/upstream.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { RoutePlugin } from '../http/server.js';
+import type { SimFamily } from '../simulator/context.js';
+import type { ModelEntry } from './kit/prices.js';
+import type { ImageGenerator, SyncResultRoute } from './kit/shared-paths.js';
 import type { Projection } from '../../projections/projection.js';
 
 /** What one generation family contributes to the gateway. */
@@ -12,9 +15,17 @@ export interface FamilyModule {
   projections: readonly Projection[];
   /** Upstream protocols, by channel family. */
   upstreams: readonly UpstreamAdapter[];
+  /** The models it serves, with the default prices the embedded deployment starts with. */
+  catalog: readonly ModelEntry[];
+  /** Its upstream in the built-in simulator (src/simulator), when the family has one. */
+  simulator?: SimFamily;
   /**
    * The query view of a task as its owner reads it, by TaskSubmitted family name: the body of
    * completion callbacks.
    */
   queryBodies?: (deps: GatewayDeps) => Readonly<Record<string, QueryBody>>;
+  /** Its models on the shared `POST /v1/images/generations` (kit/shared-paths.ts). */
+  imageGenerators?: readonly ImageGenerator[];
+  /** Its synchronous calls' results by id, `GET <path>/{id}` (kit/shared-paths.ts). */
+  syncResults?: readonly SyncResultRoute[];
 }

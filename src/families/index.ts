@@ -2,6 +2,7 @@
 import type { QueryBody } from '../engine/callbacks.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { FamilyModule } from './family.js';
+import { imageGenerationsRoute, syncResultRoutes } from './kit/shared-paths.js';
 import { artFamily } from './art/index.js';
 import { asyncImagesFamily } from './images/index.js';
 import { tuneFamily } from './tune/index.js';
@@ -14,7 +15,12 @@ import { motionFamily } from './motion/index.js';
 
 export const families: readonly FamilyModule[] = [asyncImagesFamily, vidgenFamily, tuneFamily, artFamily, vidH3Family, syncImagesFamily, picgenSyncFamily, clipFamily, motionFamily];
 
-export const familyRoutes = families.flatMap((f) => f.routes);
+/** Every family's routes, then the paths several families share, registered once each. */
+export const familyRoutes = [
+  ...families.flatMap((f) => f.routes),
+  imageGenerationsRoute(families.flatMap((f) => f.imageGenerators ?? [])),
+  syncResultRoutes(families.flatMap((f) => f.syncResults ?? [])),
+];
 export const familyProjections = families.flatMap((f) => f.projections);
 export const upstreamAdapters = families.flatMap((f) => f.upstreams);
 

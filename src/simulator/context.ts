@@ -2,7 +2,7 @@
  * What every simulated family shares: the settings of one simulator mount, and the shape a
  * family module has so `plugin.ts` can register it from a list.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TaskIdCodec } from './task-id.js';
 
 export type SimContext = Readonly<{
@@ -15,6 +15,14 @@ export type SimContext = Readonly<{
   assetRetentionMs: number;
   /** The simulator's mount prefix, e.g. `/_sim` (empty at the root). */
   prefix: string;
+  /** Families' models on the shared `POST /v1/images/generations`, besides its own family's. */
+  imageGenerators: readonly SimImageGenerator[];
+}>;
+
+/** A family's share of the simulator's `POST /v1/images/generations` (the gateway's path is shared too). */
+export type SimImageGenerator = Readonly<{
+  handles: (body: unknown) => boolean;
+  generate: (request: FastifyRequest, ctx: SimContext) => Promise<unknown>;
 }>;
 
 export type SimFile = Readonly<{ contentType: string; body: Buffer }>;
@@ -31,4 +39,6 @@ export type SimFamily = Readonly<{
    * exists now, undefined otherwise (foreign id, task not finished, index out of range, expired).
    */
   file?: (id: string, name: string, ctx: SimContext) => SimFile | undefined;
+  /** Its models on the shared `POST /v1/images/generations`. */
+  imageGenerator?: SimImageGenerator;
 }>;

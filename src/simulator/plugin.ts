@@ -4,23 +4,15 @@
  * state: every task lives in its signed id (task-id.ts), so a restarted process, or another
  * instance with the same secret, answers the same ids the same way.
  *
- * Each simulated family is one module in `simulatorFamilies`; add new families to that list.
+ * Each simulated family is its folder's `simulator.ts` (src/families/<family>/), listed by the family index.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { SimContext, SimFamily } from './context.js';
+import { families } from '../families/index.js';
 import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
-import { asyncImagesFamily } from './images.js';
-import { syncImagesFamily } from './sync-images.js';
-import { picgenSyncSimFamily } from './picgen-sync.js';
-import { tuneSimFamily } from './tune.js';
-import { artSimFamily } from './art.js';
-import { vidgenSimFamily } from './vidgen.js';
 import { createTaskIdCodec, DEFAULT_SIM_SECRET } from './task-id.js';
 import { resolveStepMs } from './timeline.js';
-import { vidH3SimFamily } from './vid-h3.js';
-import { clipSimFamily } from './clip.js';
-import { motionSimFamily } from './motion.js';
 
 export type SimulatorOptions = {
   /** Timeline step in ms; default `SIM_STEP_MS`, else 150; 0 finishes tasks at once. */
@@ -43,8 +35,8 @@ export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
  */
 export const SIMULATOR_BODY_LIMIT = 600 * 1024 * 1024;
 
-/** Every simulated family, registered in this order. */
-export const simulatorFamilies: readonly SimFamily[] = [asyncImagesFamily, syncImagesFamily, vidgenSimFamily, tuneSimFamily, artSimFamily, vidH3SimFamily, clipSimFamily, picgenSyncSimFamily, motionSimFamily];
+/** Every simulated family: each family folder's `simulator.ts`, from the family index. */
+export const simulatorFamilies: readonly SimFamily[] = families.flatMap((f) => (f.simulator ? [f.simulator] : []));
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);
@@ -54,6 +46,7 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
     now: options.now ?? Date.now,
     assetRetentionMs: options.assetRetentionMs ?? DEFAULT_ASSET_RETENTION_MS,
     prefix: app.prefix,
+    imageGenerators: simulatorFamilies.flatMap((f) => (f.imageGenerator ? [f.imageGenerator] : [])),
   };
 
   app.addHook('onRoute', (route) => {

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { SimContext } from './context.js';
 import { fileUrl, refuseByMarkers, SimHttpError } from './http.js';
-import { imagePngName } from './images.js';
+import { imagePngName } from './image-results.js';
 import type { PixelSize } from './image-size.js';
 import { resultCount, type SimMarkers } from './markers.js';
 import { SLOW_FACTOR } from './timeline.js';

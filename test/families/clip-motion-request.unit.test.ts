@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { planClipRequest, type ClipAction } from '../../src/families/clip/request.js';
 import { planMotionRequest, type MotionPath } from '../../src/families/motion/request.js';
 import { tierOfPixels } from '../../src/families/motion/sizes.js';
-import type { VideoPlan, VideoPlanResult } from '../../src/families/video-common.js';
+import { type VideoPlan, type VideoPlanResult } from '../../src/families/kit/video.js';
 
 const IMAGE = 'https://media.example.com/frame.png';
 const LAST = 'https://media.example.com/last.png';

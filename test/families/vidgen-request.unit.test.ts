@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { vidgenModels } from '../../src/bootstrap/model-catalog.js';
+import { vidgenModels } from '../../src/families/vidgen/catalog.js';
 import { reservationTier, VIDGEN_MODELS } from '../../src/families/vidgen/models.js';
 import { planVidgenRequest } from '../../src/families/vidgen/request.js';
-import type { VideoPlan } from '../../src/families/video-common.js';
+import { type VideoPlan } from '../../src/families/kit/video.js';
 
 const URL_A = 'https://media.example.com/a.png';
 const VIDEO = 'https://media.example.com/v.mp4';

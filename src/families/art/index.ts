@@ -1,6 +1,8 @@
 import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
-import { viewBody } from '../query-body.js';
+import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
+import { artCatalog } from './catalog.js';
+import { artSimFamily } from './simulator.js';
 import { artRoutes } from './routes.js';
 import { artUpstream } from './upstream.js';
 
@@ -10,5 +12,7 @@ export const artFamily: FamilyModule = {
   routes: [artRoutes],
   projections: [artTaskProjection],
   upstreams: [artUpstream],
+  simulator: artSimFamily,
+  catalog: artCatalog,
   queryBodies: viewBody(ART_FAMILY, artTaskProjection),
 };

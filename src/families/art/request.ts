@@ -10,9 +10,9 @@
  *
  * Images are Base64 data URIs (`data:image/<format>;base64,…`). Unknown fields are ignored.
  */
-import { type Body, RuleRefusal, field, isImageDataUri, isPlainObject, readEnum, readInt, readString, refuse } from '../images/rules/shared.js';
-import { readCallbackUrl, readText } from '../tune/plan.js';
-import type { UrlFieldSpec } from '../url-fields.js';
+import { type Body, field, isImageDataUri, isPlainObject, readCallbackUrl, readEnum, readInt, readString, readText, refuse } from '../kit/fields.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { planned, type PlanResult } from '../kit/plan.js';
 
 export const ART_SUBMITS = ['imagine', 'describe', 'blend', 'change'] as const;
 export type ArtSubmit = (typeof ART_SUBMITS)[number];
@@ -47,7 +47,7 @@ export interface ArtPlan {
   parentTaskId?: string;
 }
 
-export type ArtPlanResult = { ok: true; plan: ArtPlan } | { ok: false; param: string; message: string };
+export type ArtPlanResult = PlanResult<ArtPlan>;
 
 const DATA_URI_HINT = 'a data:image/<format>;base64,<data> URI';
 
@@ -103,7 +103,7 @@ function change(body: Body): Pick<ArtPlan, 'action' | 'upstream' | 'parentTaskId
 const RULES: Readonly<Record<ArtSubmit, (body: Body) => Pick<ArtPlan, 'action' | 'upstream' | 'parentTaskId'>>> = { imagine, describe, blend, change };
 
 export function planArtRequest(submit: ArtSubmit, body: unknown): ArtPlanResult {
-  try {
+  return planned(() => {
     if (!isPlainObject(body)) refuse('body', 'must be a JSON object');
     const { action, upstream, parentTaskId } = RULES[submit](body);
     const { callbackUrl, state } = common(body);
@@ -116,9 +116,6 @@ export function planArtRequest(submit: ArtSubmit, body: unknown): ArtPlanResult 
       ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       ...(parentTaskId !== undefined ? { parentTaskId } : {}),
     };
-    return { ok: true, plan };
-  } catch (error) {
-    if (error instanceof RuleRefusal) return { ok: false, param: error.param, message: error.message };
-    throw error;
-  }
+    return plan;
+  });
 }

@@ -5,24 +5,18 @@
  * missing or another account's task is HTTP 404 `{code: 4, description: "task_no_found"}`.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { submitIdempotently } from '../../engine/idempotency.js';
-import { submitTask } from '../../engine/submit.js';
-import { assertModelAllowed, authenticate } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
-import { metadataFor } from '../../http/request-meta.js';
-import { taskViewFor } from '../../http/task-views.js';
+import { useErrorShape } from '../../http/errors.js';
 import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
+import { findOwnTask, type MissingTask } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { changeParent } from './parent.js';
-import { enforceUrlPolicyOn } from '../url-policy.js';
 import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArtRequest } from './request.js';
 
 export const SUBMIT_SUCCESS = 'Submit success';
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const key = request.headers['idempotency-key'];
-  return Array.isArray(key) ? key[0] : key;
-}
+/** The family's own answer for a missing task (spec 4.14). */
+const TASK_NO_FOUND: MissingTask = { param: 'id', status: 404, code: 'task_no_found', message: () => 'task_no_found' };
 
 /** CHANGE: the upstream request names the job and channel of the task changed, and its prompt. */
 async function upstreamRequest(deps: GatewayDeps, plan: ArtPlan, accountId: string): Promise<Record<string, unknown>> {
@@ -32,30 +26,16 @@ async function upstreamRequest(deps: GatewayDeps, plan: ArtPlan, accountId: stri
 }
 
 async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmit) {
-  const caller = await authenticate(request, deps.tokens, deps.clock());
-  const planned = planArtRequest(kind, request.body);
-  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-  const { plan } = planned;
-  assertModelAllowed(caller, plan.model, deps.catalog);
-  await enforceUrlPolicyOn(deps, request.body, ART_URL_FIELDS);
-  const upstream = await upstreamRequest(deps, plan, caller.accountId);
-  const idempotencyKey = idempotencyKeyOf(request);
-  const metadata = metadataFor(request, deps.clock());
-  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: { kind, body: request.body }, metadata }, (ids) =>
-    submitTask(deps, {
-      family: ART_FAMILY,
-      channelFamily: 'art',
-      action: plan.action,
-      model: plan.model,
-      caller,
-      request: upstream,
-      units: plan.units,
-      ...ids,
-      ...(plan.callbackUrl ? { callbackUrl: plan.callbackUrl } : {}),
-      metadata,
-    }),
-  );
-  return { code: 1, description: SUBMIT_SUCCESS, result: outcome.task.taskId, properties: {} };
+  const { task } = await submitFamilyTask(deps, request, {
+    family: ART_FAMILY,
+    channelFamily: 'art',
+    plan: (body) => planArtRequest(kind, body),
+    urlFields: ART_URL_FIELDS,
+    upstreamOf: (plan, caller) => upstreamRequest(deps, plan, caller.accountId),
+    // Four routes record one family: a key is matched on the route too.
+    idempotencyBody: (body) => ({ kind, body }),
+  });
+  return { code: 1, description: SUBMIT_SUCCESS, result: task.taskId, properties: {} };
 }
 
 export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -69,10 +49,7 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
     }
 
     app.get('/art/task/:id/fetch', { schema: { tags: ['art'], summary: 'Query an art task' } }, async (request) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const { id } = request.params as { id: string };
-      const doc = await taskViewFor(deps, artTaskProjection, id, caller.accountId);
-      if (!doc) throw new GatewayError(404, 'task_no_found', 'task_no_found', 'id');
+      const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
       return doc.body;
     });
   };

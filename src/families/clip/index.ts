@@ -1,6 +1,8 @@
 import { CLIP_FAMILY, clipTaskProjection } from '../../../projections/clip-task.js';
-import { viewBody } from '../query-body.js';
+import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
+import { clipCatalog } from './catalog.js';
+import { clipSimFamily } from './simulator.js';
 import { clipRoutes } from './routes.js';
 import { clipUpstream } from './upstream.js';
 
@@ -9,5 +11,7 @@ export const clipFamily: FamilyModule = {
   routes: [clipRoutes],
   projections: [clipTaskProjection],
   upstreams: [clipUpstream],
+  simulator: clipSimFamily,
+  catalog: clipCatalog,
   queryBodies: viewBody(CLIP_FAMILY, clipTaskProjection),
 };

@@ -8,13 +8,12 @@
  * Base64 image data URI or raw Base64, as the upstream takes them.
  * The reservation is duration seconds × mode.
  */
-import { clipModels } from '../../bootstrap/model-catalog.js';
-import { isImageDataUri } from '../images/rules/shared.js';
-import type { UrlFieldSpec } from '../url-fields.js';
-import {
-  type Body, type VideoPlan, type VideoPlanResult,
-  checkForwarded, field, isHttpUrl, isOneOf, planned, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse,
-} from '../video-common.js';
+import { clipModels } from './catalog.js';
+import { isImageDataUri } from '../kit/fields.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { type Body, checkForwarded, field, isHttpUrl, isOneOf, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse } from '../kit/fields.js';
+import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
+import { planned } from '../kit/plan.js';
 
 export type ClipAction = 'text2video' | 'image2video';
 export const CLIP_ACTIONS: readonly ClipAction[] = ['text2video', 'image2video'];

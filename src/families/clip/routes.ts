@@ -7,7 +7,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from '../../../projections/clip-task.js';
-import { findVideoTask, submitVideo } from '../video-common.js';
+import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClipRequest } from './request.js';
 import { CLIP_PATH } from './upstream.js';
 
@@ -17,12 +18,12 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     for (const action of CLIP_ACTIONS) {
       app.post(`${CLIP_PATH}/${action}`, { schema: { tags: ['video'], summary: `Submit a clip ${action} task` } }, async (request) => {
-        const task = await submitVideo(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action), urlFields: CLIP_URL_FIELDS, base64Fields: CLIP_BASE64_FIELDS });
+        const { task } = await submitFamilyTask(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action), urlFields: CLIP_URL_FIELDS, base64Fields: CLIP_BASE64_FIELDS });
         return clipSubmitResponse(task, request.id);
       });
 
       app.get(`${CLIP_PATH}/${action}/:task_id`, { schema: { tags: ['video'], summary: 'Query a clip task' } }, async (request) => {
-        const doc = await findVideoTask(deps, request, clipTaskProjection);
+        const doc = await findOwnTask(deps, request, clipTaskProjection, taskNotExist(404));
         return { ...doc.body, request_id: request.id };
       });
     }

@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily } from './context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from './http.js';
-import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from './video-common.js';
+import type { SimContext, SimFamily } from '../../simulator/context.js';
+import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../../simulator/video-common.js';
 
 const FAMILY = 'clip';
 const PATH = '/clip/v1/videos';

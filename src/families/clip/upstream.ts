@@ -5,7 +5,8 @@
  */
 import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
-import { isPlainObject, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../video-common.js';
+import { isPlainObject } from '../kit/fields.js';
+import { reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 export const CLIP_PATH = '/clip/v1/videos';
 const PROCESSING_PROGRESS = 50;
 

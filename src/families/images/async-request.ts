@@ -5,13 +5,14 @@
  * Pure: the same body always gives the same answer; the URL policy (src/families/url-policy.ts)
  * runs on the fields of ASYNC_IMAGE_URL_FIELDS.
  */
-import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from '../../bootstrap/model-catalog.js';
+import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
 import { animeRules } from './rules/anime.js';
 import { picgenRules } from './rules/picgen.js';
-import { proImageRules } from './rules/pro-image.js';
-import { type Body, type FamilyDraft, RuleRefusal, field, isOneOf, isPlainObject, readPrompt, redactDataUris, refuse } from './rules/shared.js';
+import { proImageRules } from '../kit/pro-image-rules.js';
+import { type Body, type FamilyDraft, field, isOneOf, isPlainObject, readPrompt, redactDataUris, refuse } from '../kit/fields.js';
 import { visRules } from './rules/vis.js';
-import type { UrlFieldSpec } from '../url-fields.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { planned, type PlanResult } from '../kit/plan.js';
 
 export type AsyncImageFamily = 'pro-image' | 'anime' | 'vis' | 'picgen';
 
@@ -28,7 +29,7 @@ export interface AsyncImagePlan {
   recorded: Record<string, unknown>;
 }
 
-export type AsyncImageResult = { ok: true; plan: AsyncImagePlan } | { ok: false; param: string; message: string };
+export type AsyncImageResult = PlanResult<AsyncImagePlan>;
 
 const PRO_IMAGE_MODEL = 'pro-image';
 const MODEL_ECHO_MAX = 64;
@@ -82,11 +83,4 @@ function plan(body: unknown): AsyncImagePlan {
   return { family, action, model, units, upstream, recorded: isPlainObject(recorded) ? recorded : {} };
 }
 
-export function planAsyncImageRequest(body: unknown): AsyncImageResult {
-  try {
-    return { ok: true, plan: plan(body) };
-  } catch (error) {
-    if (error instanceof RuleRefusal) return { ok: false, param: error.param, message: error.message };
-    throw error;
-  }
-}
+export const planAsyncImageRequest = (body: unknown): AsyncImageResult => planned(() => plan(body));

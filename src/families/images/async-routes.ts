@@ -1,15 +1,11 @@
 /** `POST /v1/images/async/generations` and `GET …/{task_id}` (spec 4.9, 4.10). */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { EventDataOf } from '../../domain/events.js';
-import { submitIdempotently } from '../../engine/idempotency.js';
-import { submitTask } from '../../engine/submit.js';
-import { assertModelAllowed, authenticate } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
-import { metadataFor } from '../../http/request-meta.js';
-import { taskViewFor } from '../../http/task-views.js';
+import { useErrorShape } from '../../http/errors.js';
 import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, type ImageTaskBody } from '../../../projections/image-task.js';
-import { enforceUrlPolicyOn } from '../url-policy.js';
+import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { ASYNC_IMAGE_URL_FIELDS, planAsyncImageRequest } from './async-request.js';
 
 function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
@@ -31,29 +27,14 @@ export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
 }
 
 async function submitAsyncImage(deps: GatewayDeps, request: FastifyRequest) {
-  const caller = await authenticate(request, deps.tokens, deps.clock());
-  const planned = planAsyncImageRequest(request.body);
-  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-  const { plan } = planned;
-  assertModelAllowed(caller, plan.model, deps.catalog);
-  await enforceUrlPolicyOn(deps, request.body, ASYNC_IMAGE_URL_FIELDS[plan.family]);
-  const key = request.headers['idempotency-key'];
-  const idempotencyKey = Array.isArray(key) ? key[0] : key;
-  const metadata = metadataFor(request, deps.clock());
-  const outcome = await submitIdempotently(deps, { key: idempotencyKey, tokenId: caller.tokenId, body: request.body, metadata }, (ids) =>
-    submitTask(deps, {
-      family: IMAGE_FAMILY,
-      channelFamily: 'images',
-      action: `${plan.family}/${plan.action}`,
-      model: plan.model,
-      caller,
-      request: plan.upstream,
-      units: plan.units,
-      ...ids,
-      metadata,
-    }),
-  );
-  return submitResponse(outcome.task);
+  const { task } = await submitFamilyTask(deps, request, {
+    family: IMAGE_FAMILY,
+    channelFamily: 'images',
+    plan: planAsyncImageRequest,
+    urlFields: (plan) => ASYNC_IMAGE_URL_FIELDS[plan.family],
+    actionOf: (plan) => `${plan.family}/${plan.action}`,
+  });
+  return submitResponse(task);
 }
 
 export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -70,10 +51,7 @@ export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
     });
 
     app.get('/v1/images/async/generations/:task_id', { schema: { tags: ['images'], summary: 'Query an async image task' } }, async (request) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const { task_id } = request.params as { task_id: string };
-      const doc = await taskViewFor(deps, imageTaskProjection, task_id, caller.accountId);
-      if (!doc) throw new GatewayError(400, 'task_not_exist', `task_id: no task ${task_id}`, 'task_id');
+      const doc = await findOwnTask(deps, request, imageTaskProjection, taskNotExist(400));
       return withInlineBase64(deps, doc.body);
     });
   };

@@ -7,12 +7,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from './context.js';
-import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, useSimErrorShape, wildcardParam } from './http.js';
-import { parseImageSize } from './image-size.js';
-import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from './markers.js';
-import { makePng } from './media.js';
-import { timeline, toUnixSeconds, type TimelineState } from './timeline.js';
+import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import { parseImageSize } from '../../simulator/image-size.js';
+import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
+import { imagePngName, imageResultKind, parsePngName } from '../../simulator/image-results.js';
+import { makePng } from '../../simulator/media.js';
+import { timeline, toUnixSeconds, type TimelineState } from '../../simulator/timeline.js';
 
 export const ASYNC_IMAGES_PATH = '/v1/images/async/generations';
 const REVISED_PROMPT_CHARS = 64;
@@ -64,20 +65,6 @@ export type ImageTaskView = {
   usage?: { units: number };
   metadata?: { assetsExpireAt: number };
 };
-
-/** `b64_json` for `pro-image` unless the request asks for URLs; `url` for others unless it asks for Base64. */
-export function imageResultKind(model: string, responseFormat: 'url' | 'b64_json' | undefined): 'url' | 'b64' {
-  if (responseFormat === 'b64_json') return 'b64';
-  if (responseFormat === 'url') return 'url';
-  return model === 'pro-image' ? 'b64' : 'url';
-}
-
-export const imagePngName = (index: number): string => `${index}.png`;
-
-export function parsePngName(name: string): number | undefined {
-  const match = /^(\d{1,4})\.png$/.exec(name);
-  return match ? Number(match[1]) : undefined;
-}
 
 function taskState(task: ImageTaskPayload, ctx: SimContext): { markers: SimMarkers; state: TimelineState } {
   const markers = markersFromFlags(task.k);
@@ -174,4 +161,4 @@ function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   return { contentType: 'image/png', body: makePng(task.w, task.h, `${id}:${index}`) };
 }
 
-export const asyncImagesFamily: SimFamily = { name: 'images-async', routes, file };
+export const asyncImagesSimFamily: SimFamily = { name: 'images-async', routes, file };

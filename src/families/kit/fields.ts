@@ -1,17 +1,21 @@
 /**
- * Building blocks of the async image request rules (spec 4.9): field readers that refuse with
- * `{param, message}` (message = `<param>: <reason>`), reference-image syntax checks and the
- * Base64 redaction used for the recorded request. Pure: no I/O, no clock.
+ * The field readers every family's request rules use: they refuse with `{param, message}`
+ * (message = `<param>: <reason>`), check reference syntax, and redact Base64 for the recorded
+ * request. Pure: no I/O, no clock.
  *
- * Readers throw a `RuleRefusal`; `planAsyncImageRequest` turns the first one into its result.
+ * Readers throw a `RuleRefusal`; `planned` (plan.ts) turns the first one into a result.
  * An own field holding JSON `null` counts as omitted.
  */
-import type { AsyncImagePlan } from '../async-request.js';
-
 export type Body = Readonly<Record<string, unknown>>;
 
-/** What a family's rules decide; the family, model and recorded copy are added by the caller. */
-export type FamilyDraft = Pick<AsyncImagePlan, 'action' | 'units' | 'upstream'>;
+/** What a model's rules decide; the family, model and recorded copy are added by the caller. */
+export interface FamilyDraft {
+  action: 'generate' | 'edit';
+  /** Images the reservation is quoted on. */
+  units: number;
+  /** What is sent upstream: known fields only, normalised. */
+  upstream: Record<string, unknown>;
+}
 
 export class RuleRefusal extends Error {
   constructor(
@@ -89,11 +93,11 @@ export function checkForwarded(value: unknown, param: string): void {
 }
 
 /** An optional integer within [min, max]; `"2"`, `2.5` and `true` are refused. */
-export function readInt(body: Body, key: string, min: number, max: number): number | undefined {
+export function readInt(body: Body, key: string, min: number, max: number, param = key): number | undefined {
   const value = field(body, key);
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    refuse(key, `must be an integer from ${min} to ${max}`);
+    refuse(param, `must be an integer from ${min} to ${max}`);
   }
   return value;
 }
@@ -118,6 +122,105 @@ export function readString(body: Body, key: string, limits: { minLength: number;
 /** Refuses a field that this route does not take at all (any non-null value). */
 export function forbid(body: Body, key: string, reason: string): void {
   if (has(body, key)) refuse(key, reason);
+}
+
+/** An optional string that is not blank, at most `max` characters. */
+export function readText(body: Body, key: string, max: number): string | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') refuse(key, 'must be a string');
+  if (value.trim() === '') refuse(key, 'must not be empty');
+  if (value.length > max) refuse(key, `must be at most ${max} characters`);
+  return value;
+}
+
+export function readBool(body: Body, key: string, param = key): boolean | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') refuse(param, 'must be true or false');
+  return value;
+}
+
+/** An optional number from `min` to `max` inclusive (strings refused). */
+export function readNumber(body: Body, key: string, min: number, max: number): number | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) refuse(key, `must be a number from ${min} to ${max}`);
+  return value;
+}
+
+/** Longest completion callback address; the spec shows none (docs/decisions.md). */
+export const CALLBACK_URL_MAX = 2048;
+
+/** An optional completion callback address (spec 6.2): an absolute http/https URL the gateway posts to itself. */
+export function readCallbackUrl(body: Body, key: string, param = key): string | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > CALLBACK_URL_MAX || !isHttpUrl(value)) {
+    refuse(param, `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`);
+  }
+  return value;
+}
+
+// ---- video fields ------------------------------------------------------------------------
+
+export function readBody(body: unknown): Body {
+  if (!isPlainObject(body)) refuse('body', 'must be a JSON object');
+  return body;
+}
+
+/**
+ * Whole seconds given as an integer or as a numeric string (`"5"`; multipart forms and the
+ * common clients send strings). Decimals, signs and blanks are refused.
+ */
+export function readWholeSeconds(value: unknown, param: string, min: number, max: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(n) || n < min || n > max) refuse(param, `must be a whole number of seconds from ${min} to ${max} (an integer or a numeric string)`);
+  return n;
+}
+
+export function readHttpUrl(value: unknown, param: string): string {
+  if (typeof value !== 'string' || !isHttpUrl(value)) refuse(param, 'must be an http or https URL');
+  return value;
+}
+
+/** An optional string of at most `max` characters (default: the prompt limit; the spec shows none). */
+export function readOptionalString(body: Body, key: string, param = key, max = MAX_PROMPT_CHARS): string | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') refuse(param, 'must be a string');
+  checkLength(value, param, max);
+  return value;
+}
+
+
+
+/** An optional plain object field, e.g. `metadata`. */
+export function readObject(body: Body, key: string, param = key): Body | undefined {
+  const value = field(body, key);
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) refuse(param, 'must be an object');
+  return value;
+}
+
+/** One value from several fields that mean the same (e.g. the first frame); different values are refused. */
+export function oneOf(param: string, what: string, values: ReadonlyArray<string | undefined>): string | undefined {
+  const given = [...new Set(values.filter((v): v is string => v !== undefined))];
+  if (given.length > 1) refuse(param, `the ${what} is given more than once with different values; give it once`);
+  return given[0];
+}
+
+export type ReferenceCounts = Readonly<{ images: number; videos: number; audio: number }>;
+
+/** Limits of spec 4.3 rule 2 and 8 (vidgen and Vid-H3): 9 images, 3 videos, 3 audio. */
+export const REFERENCE_LIMITS: ReferenceCounts = { images: 9, videos: 3, audio: 3 };
+
+/** Refuses more references of a kind than the spec allows (the audio-only rule is vidgen's own). */
+export function checkReferenceCounts(param: string, counts: ReferenceCounts): void {
+  if (counts.images > REFERENCE_LIMITS.images) refuse(param, `at most ${REFERENCE_LIMITS.images} images, got ${counts.images}`);
+  if (counts.videos > REFERENCE_LIMITS.videos) refuse(param, `at most ${REFERENCE_LIMITS.videos} videos, got ${counts.videos}`);
+  if (counts.audio > REFERENCE_LIMITS.audio) refuse(param, `at most ${REFERENCE_LIMITS.audio} audio references, got ${counts.audio}`);
 }
 
 // ---- sizes --------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 /**
- * `pro-image` on the async route (spec 4.9, values as 4.5): `image` or `images` (URLs or Base64
- * data URIs) for image-to-image, `n` 1–128 (default 1), and the OpenAI-style options.
+ * The `pro-image` model's rules, shared by the async route (spec 4.9) and the synchronous
+ * images route (4.5, 4.6): `image` or `images` (URLs or Base64 data URIs) for image-to-image,
+ * `n` 1–128 (default 1), and the OpenAI-style options.
  */
-import { type Body, type FamilyDraft, parsePixelSize, readEnum, readInt, readRef, readRefList, readString, refuse, field } from './shared.js';
+import { type Body, type FamilyDraft, parsePixelSize, readEnum, readInt, readRef, readRefList, readString, refuse, field } from './fields.js';
 
 export const PRO_IMAGE_MAX_REFERENCES = 16;
 export const PRO_IMAGE_MAX_N = 128;

@@ -7,6 +7,7 @@
 import { outboundPolicy, guardedDownload, type OutboundPolicy } from '../../engine/outbound-guard.js';
 import { UpstreamError, type UpstreamContext, type UpstreamResult } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
+import { isPlainObject } from './fields.js';
 
 /** Longest a synchronous upstream call may take (generation included). */
 export const SYNC_UPSTREAM_TIMEOUT_MS = 300_000;
@@ -66,4 +67,19 @@ export async function fetchImages(deps: GatewayDeps, ctx: UpstreamContext, image
     return item;
   });
   return { results, slots };
+}
+
+/** The images of an OpenAI-style images answer (`data[]` with `b64_json` or `url`). */
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function itemsOf(body: unknown): UpstreamImage[] {
+  const data = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
+  return data.filter(isPlainObject).flatMap((item): UpstreamImage[] => {
+    const revised = str(item.revised_prompt);
+    const extra = revised !== undefined ? { revisedPrompt: revised } : {};
+    const b64 = str(item.b64_json);
+    const url = str(item.url);
+    if (b64) return [{ b64, ...extra }];
+    return url ? [{ url, ...extra }] : [];
+  });
 }

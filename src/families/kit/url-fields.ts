@@ -10,7 +10,7 @@
  * a slash or backslash (`http:/host` parses like `http://host`), a protocol-relative `//host`,
  * or a scheme that fetches without slashes (`file:etc/passwd`).
  */
-import { isPlainObject } from './images/rules/shared.js';
+import { isPlainObject } from './fields.js';
 
 export type UrlUse = 'reference' | 'callback';
 

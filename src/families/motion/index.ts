@@ -1,6 +1,8 @@
 import { MOTION_FAMILY, motionTaskProjection } from '../../../projections/motion-task.js';
-import { viewBody } from '../query-body.js';
+import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
+import { motionCatalog } from './catalog.js';
+import { motionSimFamily } from './simulator.js';
 import { motionRoutes } from './routes.js';
 import { motionUpstream } from './upstream.js';
 
@@ -9,5 +11,7 @@ export const motionFamily: FamilyModule = {
   routes: [motionRoutes],
   projections: [motionTaskProjection],
   upstreams: [motionUpstream],
+  simulator: motionSimFamily,
+  catalog: motionCatalog,
   queryBodies: viewBody(MOTION_FAMILY, motionTaskProjection),
 };

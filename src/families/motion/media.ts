@@ -8,7 +8,7 @@
  * upstream cannot combine it refuses itself. What is kept (docs/decisions.md): one first and one
  * last frame, a last frame only after a first, and some image input on the image-to-video path.
  */
-import { type Body, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } from '../video-common.js';
+import { type Body, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } from '../kit/fields.js';
 
 /** `images` items that serve as frames: the first, then the last. */
 export const MOTION_FRAME_IMAGES = 2;

@@ -6,12 +6,11 @@
  * `metadata.parameters.duration`; default 5) and resolution (`resolution` / `size`, pixel sizes
  * mapped to their tier; default: reserve on 1080P and let the upstream choose).
  */
-import { motionImageModels, motionTextModels } from '../../bootstrap/model-catalog.js';
-import type { UrlFieldSpec } from '../url-fields.js';
-import {
-  type Body, type VideoPlan, type VideoPlanResult,
-  checkForwarded, field, isOneOf, planned, readBody, readObject, readOptionalBoolean, readOptionalInt, readOptionalString, readWholeSeconds, refuse,
-} from '../video-common.js';
+import { motionImageModels, motionTextModels } from './catalog.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { type Body, checkForwarded, field, isOneOf, readBody, readBool, readInt, readObject, readOptionalString, readWholeSeconds, refuse } from '../kit/fields.js';
+import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
+import { planned } from '../kit/plan.js';
 import { type ImageInputs, readImageInputs } from './media.js';
 import { type MotionTier, parseMotionSize, tierName, tierOfPixels } from './sizes.js';
 
@@ -78,10 +77,10 @@ function readParameters(body: Body, parameters: Body): Record<string, unknown> {
     out.ratio = ratio;
   }
   for (const flag of ['prompt_extend', 'watermark', 'audio'] as const) {
-    const value = readOptionalBoolean(body, flag);
+    const value = readBool(body, flag);
     if (value !== undefined) out[flag] = value;
   }
-  const seed = readOptionalInt(body, 'seed', 0, SEED_MAX);
+  const seed = readInt(body, 'seed', 0, SEED_MAX);
   if (seed !== undefined) out.seed = seed;
   // The base keeps whatever else the caller put in metadata.parameters; the checked values win.
   const { size: _size, resolution: _resolution, duration: _duration, ...base } = parameters;

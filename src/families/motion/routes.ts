@@ -8,7 +8,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from '../../../projections/motion-task.js';
-import { findVideoTask, submitVideo } from '../video-common.js';
+import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { MOTION_URL_FIELDS, type MotionPath, planMotionRequest } from './request.js';
 import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
 
@@ -19,13 +20,13 @@ export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
       app.post(MOTION_SUBMIT_PATHS[path], { schema: { tags: ['video'], summary } }, async (request) => {
-        const task = await submitVideo(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path), urlFields: MOTION_URL_FIELDS });
+        const { task } = await submitFamilyTask(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path), urlFields: MOTION_URL_FIELDS });
         return motionSubmitResponse(task, request.id);
       });
     }
 
     app.get(`${MOTION_TASKS_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a motion task' } }, async (request) => {
-      const doc = await findVideoTask(deps, request, motionTaskProjection);
+      const doc = await findOwnTask(deps, request, motionTaskProjection, taskNotExist(404));
       return { ...doc.body, request_id: request.id };
     });
   };

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { resultBase64, type SucceededSyncCall } from '../../engine/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import type { ImageSlot } from '../sync-images/results.js';
+import type { ImageSlot } from '../kit/sync-results.js';
 
 const Layout = z.object({
   responseFormat: z.enum(['url', 'b64_json']),

@@ -3,8 +3,8 @@
  * custom pixel-area range, sequential generation, layer decomposition, output format, tools,
  * fast prompt optimisation, and the reference limit of the edit endpoint (4.8).
  */
-import { picgenSyncModels } from '../../bootstrap/model-catalog.js';
-import { isOneOf } from '../images/rules/shared.js';
+import { picgenSyncModels } from './catalog.js';
+import { isOneOf } from '../kit/fields.js';
 
 export type PicgenSyncModel = (typeof picgenSyncModels)[number];
 

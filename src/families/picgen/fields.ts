@@ -7,7 +7,7 @@
  * model and forwarded only to models that have the capability; asking for the capability on
  * a model without it is refused.
  */
-import { type Body, checkForwarded, field, isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
+import { type Body, checkForwarded, field, isPlainObject, readEnum, refuse } from '../kit/fields.js';
 import { type PicgenCapabilities, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 
 export const MAX_TOOLS = 16;

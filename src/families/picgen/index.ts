@@ -1,13 +1,36 @@
+import { picgenSyncModels } from './catalog.js';
 import type { FamilyModule } from '../family.js';
-import { picgenEditRoutes } from './routes.js';
+import { picgenCatalog } from './catalog.js';
+import { picgenSyncSimFamily } from './simulator.js';
+import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
+import { picgenBody } from './answer.js';
+import { PICGEN_SYNC_FAMILY, picgenEditRoutes, picgenGeneration } from './routes.js';
+import { PICGEN_EDITS_PATH } from './upstream.js';
 
 /**
- * Synchronous picgen (spec 4.7, 4.8): `/v1/images/edits` here; generations are dispatched to
- * this family by the shared `/v1/images/generations` route of src/families/sync-images.
+ * Synchronous picgen (spec 4.7, 4.8): `/v1/images/edits` here; generations on the shared
+ * `/v1/images/generations` path, dispatched on the model (kit/shared-paths.ts).
  */
 export const picgenSyncFamily: FamilyModule = {
   name: 'picgen-sync',
   routes: [picgenEditRoutes],
   projections: [],
   upstreams: [],
+  simulator: picgenSyncSimFamily,
+  catalog: picgenCatalog,
+  imageGenerators: [{ label: 'picgen', models: picgenSyncModels, generate: picgenGeneration }],
+  syncResults: [
+    {
+      path: IMAGE_GENERATIONS_PATH,
+      summary: 'The result of a synchronous image generation, by the id in its x-task-id header',
+      made: (d) => d.family === PICGEN_SYNC_FAMILY && d.action === 'generate',
+      body: picgenBody,
+    },
+    {
+      path: PICGEN_EDITS_PATH,
+      summary: 'The result of a synchronous picgen edit, by the id in its x-task-id header',
+      made: (d) => d.family === PICGEN_SYNC_FAMILY && (d.action === 'edit' || d.action === 'layers'),
+      body: picgenBody,
+    },
+  ],
 };

@@ -6,14 +6,14 @@
  * field appears once; `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`,
  * `optimize_prompt`, `layer_decomposition` as `true`/`false`, and `optimize_prompt_options`,
  * `sequential_image_generation_options`, `tools` as JSON. A value that does not read as its
- * type stays a string, so the rules refuse it naming the field. Parsing: @fastify/multipart;
- * a form it cannot read (no boundary, truncated) is a 400 naming `body`, never a 500.
+ * type stays a string, so the rules refuse it naming the field. Reading the form and its
+ * refusals: the shared reader (families/kit/multipart.ts).
  */
-import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { sniffContentType } from '../../engine/assets.js';
-import { GatewayError, invalidRequest, normalizeError } from '../../http/errors.js';
+import { GatewayError, invalidRequest } from '../../http/errors.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
+import { readForm, type FormLimit, type FormLimits } from '../kit/multipart.js';
 import { MAX_REFERENCE_BYTES } from './request.js';
 
 /** Files in one request: the most references any model takes. */
@@ -49,41 +49,21 @@ function dataUriOf(bytes: Buffer, mimetype: string, where: string): string {
   return `data:${type};base64,${bytes.toString('base64')}`;
 }
 
-function errorCode(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
-  return typeof err.code === 'string' ? err.code : undefined;
-}
+const FORM_LIMITS: FormLimits = { files: MAX_FILES, fileBytes: MAX_REFERENCE_BYTES, fields: 64, fieldBytes: MAX_FIELD_BYTES, parts: 96 };
 
-function limitError(err: unknown): GatewayError | undefined {
-  switch (errorCode(err)) {
-    case 'FST_REQ_FILE_TOO_LARGE':
+/** The limits of this form refused in its own words: the files are the image references. */
+function limitRefusal(limit: FormLimit): GatewayError | undefined {
+  switch (limit) {
+    case 'fileBytes':
       return new GatewayError(413, 'request_too_large', `image: each file may be at most ${MAX_REFERENCE_BYTES} bytes (30 MiB)`, 'image');
-    case 'FST_FILES_LIMIT':
+    case 'files':
       return new GatewayError(413, 'request_too_large', `image: at most ${MAX_FILES} files`, 'image');
-    case 'FST_FIELDS_LIMIT':
-    case 'FST_PARTS_LIMIT':
+    case 'fields':
+    case 'parts':
       return new GatewayError(413, 'request_too_large', 'body: too many form fields');
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new GatewayError(415, 'unsupported_media_type', 'body: not a multipart/form-data body');
     default:
       return undefined;
   }
-}
-
-/**
- * What a failure while reading the form tells the client. Apart from our own refusals, all
- * that can fail in the loop is busboy reading the client's bytes (no boundary, a truncated
- * body, a part cut short, a malformed part header): plain Errors without a status, which are
- * the client's doing, so a 400 naming the body rather than a 500.
- */
-function formError(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const limit = limitError(err);
-  if (limit) return limit;
-  const known = normalizeError(err);
-  if (known.status < 500) return known;
-  const reason = err instanceof Error && err.message ? ` (${err.message.slice(0, 120)})` : '';
-  return invalidRequest('body', `the multipart form could not be parsed${reason}`);
 }
 
 export async function multipartBody(request: FastifyRequest): Promise<Record<string, unknown>> {
@@ -93,31 +73,24 @@ export async function multipartBody(request: FastifyRequest): Promise<Record<str
   const add = (slot: string | undefined, value: string): void => {
     images.push({ index: slot ? Number(slot) : Number.POSITIVE_INFINITY, value });
   };
-  const limits = { fileSize: MAX_REFERENCE_BYTES, files: MAX_FILES, fields: 64, parts: 96, fieldSize: MAX_FIELD_BYTES };
-  try {
-    for await (const part of request.parts({ limits })) {
-      const name = part.fieldname;
-      const imageField = IMAGE_FIELD.exec(name);
-      if (imageField?.[1] !== undefined) listForm = true;
-      const where = `image.${images.length}`;
-      if (part.type === 'file') {
-        if (name === 'mask') throw invalidRequest('mask', 'not supported; masked edits are not available for picgen');
-        if (!imageField) throw invalidRequest(name, 'only image, image[] or image[n] may carry files');
-        add(imageField[1], dataUriOf(await part.toBuffer(), part.mimetype, where));
-        continue;
-      }
-      if (part.valueTruncated) throw invalidRequest(name, `larger than ${MAX_FIELD_BYTES} bytes`);
-      const text = typeof part.value === 'string' ? part.value : String(part.value);
-      if (imageField) {
-        add(imageField[1], text);
-        continue;
-      }
-      if (Object.hasOwn(body, name)) throw invalidRequest(name, 'may appear only once in the form');
-      Object.defineProperty(body, name, { value: fieldValue(name, text), enumerable: true, writable: true, configurable: true });
+  await readForm(request, { limits: FORM_LIMITS, limitRefusal }, async (part) => {
+    const name = part.name;
+    const imageField = IMAGE_FIELD.exec(name);
+    if (imageField?.[1] !== undefined) listForm = true;
+    const where = `image.${images.length}`;
+    if (part.kind === 'file') {
+      if (name === 'mask') throw invalidRequest('mask', 'not supported; masked edits are not available for picgen');
+      if (!imageField) throw invalidRequest(name, 'only image, image[] or image[n] may carry files');
+      add(imageField[1], dataUriOf(await part.bytes(), part.contentType, where));
+      return;
     }
-  } catch (err) {
-    throw formError(err);
-  }
+    if (imageField) {
+      add(imageField[1], part.value);
+      return;
+    }
+    if (Object.hasOwn(body, name)) throw invalidRequest(name, 'may appear only once in the form');
+    Object.defineProperty(body, name, { value: fieldValue(name, part.value), enumerable: true, writable: true, configurable: true });
+  });
   const ordered = images.sort((a, b) => a.index - b.index).map((i) => i.value);
   if (ordered.length > 0) body.image = ordered.length === 1 && !listForm ? ordered[0] : ordered;
   return body;

@@ -4,11 +4,12 @@
  * body in, a plan (what is sent upstream, what is recorded, what is reserved) or the first
  * refusal `{param, message}` out. The URL policy on reference URLs is the route's.
  */
-import { picgenSyncModels } from '../../bootstrap/model-catalog.js';
-import { type Body, RuleRefusal, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, readPrompt, redactDataUris, refuse } from '../images/rules/shared.js';
+import { picgenSyncModels } from './catalog.js';
+import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, readPrompt, redactDataUris, refuse } from '../kit/fields.js';
 import { capabilitiesOf, isPicgenSyncModel, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
 import { readCommonFields } from './fields.js';
 import { readPicgenSize } from './size.js';
+import { planned, type PlanResult } from '../kit/plan.js';
 
 /** Largest reference image, as a file or a data URI (spec 4.8: 30 MiB per file). */
 export const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
@@ -27,7 +28,7 @@ export interface PicgenPlan {
   responseFormat: 'url' | 'b64_json';
 }
 
-export type PicgenPlanResult = { ok: true; plan: PicgenPlan } | { ok: false; param: string; message: string };
+export type PicgenPlanResult = PlanResult<PicgenPlan>;
 
 function readModel(body: Body): PicgenSyncModel {
   const model = field(body, 'model');
@@ -122,14 +123,7 @@ function edit(body: unknown): PicgenPlan {
   });
 }
 
-function run(plan: (body: unknown) => PicgenPlan, body: unknown): PicgenPlanResult {
-  try {
-    return { ok: true, plan: plan(body) };
-  } catch (error) {
-    if (error instanceof RuleRefusal) return { ok: false, param: error.param, message: error.message };
-    throw error;
-  }
-}
+const run = (plan: (body: unknown) => PicgenPlan, body: unknown): PicgenPlanResult => planned(() => plan(body));
 
 export const planPicgenGeneration = (body: unknown): PicgenPlanResult => run(generation, body);
 export const planPicgenEdit = (body: unknown): PicgenPlanResult => run(edit, body);

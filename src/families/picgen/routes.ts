@@ -8,19 +8,19 @@
  * `Idempotency-Key` and the `x-task-id` query (`GET /v1/images/{generations,edits}/{id}`) as
  * for every synchronous call (engine/sync-task.ts).
  */
-import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { runSyncTask } from '../../engine/sync-task.js';
 import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
-import { syncCallOptions } from '../sync-images/call-options.js';
-import type { UrlFieldSpec } from '../url-fields.js';
-import { enforceUrlPolicyOn } from '../url-policy.js';
+import { syncCallOptions } from '../kit/sync-call.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { acceptMultipart } from '../kit/multipart.js';
+import { enforceUrlPolicyOn } from '../kit/url-policy.js';
 import { picgenBody, picgenLayout } from './answer.js';
-import { MAX_FILES, multipartBody } from './multipart.js';
-import { MAX_REFERENCE_BYTES, planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
+import { multipartBody } from './multipart.js';
+import { planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
 
 /** TaskSubmitted family of the synchronous picgen calls. */
@@ -69,7 +69,7 @@ export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, rep
 export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, 'plain');
-    await app.register(multipart, { limits: { fileSize: MAX_REFERENCE_BYTES, files: MAX_FILES } });
+    await acceptMultipart(app);
 
     app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request, reply) => {
       const caller = await authenticate(request, deps.tokens, deps.clock());

@@ -6,7 +6,7 @@
  * for pricing (2K on generations, `auto` on edits: the output follows the input) and not sent
  * upstream.
  */
-import { type Body, field, refuse } from '../images/rules/shared.js';
+import { type Body, field, refuse } from '../kit/fields.js';
 import { LAYER_SIZES, type PicgenCapabilities } from './capabilities.js';
 
 export const MAX_ASPECT_RATIO = 16;

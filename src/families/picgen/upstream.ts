@@ -10,9 +10,8 @@ import { resultLimitOf } from '../../engine/assets.js';
 import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { isPlainObject } from '../images/rules/shared.js';
-import { fetchImages, SYNC_UPSTREAM_TIMEOUT_MS, type ImageSlot } from '../sync-images/results.js';
-import { itemsOf } from '../sync-images/upstream.js';
+import { isPlainObject } from '../kit/fields.js';
+import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type ImageSlot } from '../kit/sync-results.js';
 
 export const PICGEN_GENERATIONS_PATH = '/v1/images/generations';
 export const PICGEN_EDITS_PATH = '/v1/images/edits';

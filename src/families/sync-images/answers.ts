@@ -6,7 +6,7 @@
  */
 import { resultBase64, type SucceededSyncCall } from '../../engine/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { isPlainObject } from '../images/rules/shared.js';
+import { isPlainObject } from '../kit/fields.js';
 
 /** TaskSubmitted family of the std-image / pro-image synchronous calls. */
 export const SYNC_IMAGE_FAMILY = 'sync-image';

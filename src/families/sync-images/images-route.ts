@@ -1,7 +1,7 @@
 /**
- * `POST /v1/images/generations`: one path, dispatched on the model — std-image / pro-image
- * here (spec 4.6, images-style answer of 2.2 with `usage` and `revised_prompt`), the six
- * synchronous picgen models in src/families/picgen (4.7).
+ * std-image / pro-image on `POST /v1/images/generations` (spec 4.6, images-style answer of 2.2
+ * with `usage` and `revised_prompt`); the path is shared with the synchronous picgen models and
+ * dispatched on the model by kit/shared-paths.ts.
  *
  * `stream: true` (std/pro only) answers `text/event-stream` with the events the openai
  * client's streaming images API parses: `image_generation.partial_image` (forwarded from the
@@ -10,21 +10,18 @@
  * `Idempotency-Key` answers a stream of the `completed` events only (the partial images were
  * not kept). The task id is the `x-task-id` header: `GET /v1/images/generations/{id}`.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { picgenSyncModels } from '../../bootstrap/model-catalog.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { runSyncTask, type SyncRequest } from '../../engine/sync-task.js';
-import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
+import { assertModelAllowed, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
-import { isPlainObject } from '../images/rules/shared.js';
-import { isPicgenSyncModel } from '../picgen/capabilities.js';
-import { picgenGeneration } from '../picgen/routes.js';
+import { acceptedPlan } from '../kit/plan.js';
+import type { ImageGenerator } from '../kit/shared-paths.js';
 import { completedEvents, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
-import { syncCallOptions } from './call-options.js';
-import { isSyncImageModel, planImagesRequest, type SyncImagePlan } from './rules.js';
+import { syncCallOptions } from '../kit/sync-call.js';
+import { planImagesRequest, SYNC_IMAGE_MODELS, type SyncImagePlan } from './rules.js';
 import { SseReply } from './sse.js';
-import { callImages, callImagesStream, IMAGES_PATH } from './upstream.js';
+import { callImages, callImagesStream } from './upstream.js';
 
 const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTime() / 1000);
 
@@ -71,22 +68,14 @@ async function streamed(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, 
   return reply;
 }
 
-export function imagesRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
-    useErrorShape(app, 'plain');
-
-    app.post(IMAGES_PATH, { schema: { tags: ['images'], summary: 'Synchronous image generation (std-image, pro-image, picgen)' } }, async (request, reply) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const model = isPlainObject(request.body) ? request.body.model : undefined;
-      if (isPicgenSyncModel(model)) return picgenGeneration(deps, request, reply, caller);
-      if (model !== undefined && model !== null && !isSyncImageModel(model)) {
-        throw new GatewayError(400, 'invalid_request', `model: must be std-image, pro-image or one of ${picgenSyncModels.join(', ')}`, 'model');
-      }
-      const planned = planImagesRequest(request.body);
-      if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-      const { plan } = planned;
-      assertModelAllowed(caller, plan.model, deps.catalog);
-      return plan.stream ? streamed(deps, plan, caller, request, reply) : plain(deps, plan, caller, request, reply);
-    });
-  };
-}
+/** std-image / pro-image on the shared `POST /v1/images/generations` (kit/shared-paths.ts). */
+export const stdImageGenerator: ImageGenerator = {
+  label: 'std-image, pro-image',
+  models: SYNC_IMAGE_MODELS,
+  default: true,
+  async generate(deps, request, reply, caller) {
+    const plan = acceptedPlan(planImagesRequest(request.body));
+    assertModelAllowed(caller, plan.model, deps.catalog);
+    return plan.stream ? streamed(deps, plan, caller, request, reply) : plain(deps, plan, caller, request, reply);
+  },
+};

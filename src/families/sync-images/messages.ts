@@ -5,7 +5,7 @@
  * `{url}` or as the string itself) make the call image-to-image. Messages are forwarded in the
  * OpenAI form, with only known keys.
  */
-import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse } from '../images/rules/shared.js';
+import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse } from '../kit/fields.js';
 
 export const MAX_MESSAGES = 64;
 /** Reference images in one conversation (as on the async pro-image route). */

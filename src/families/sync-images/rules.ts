@@ -4,9 +4,10 @@
  * `moderation`, `user` take the values of 4.5, read by the pro-image rules of the async route
  * (one implementation). Pure; unknown fields are dropped, not forwarded.
  */
-import { type Body, RuleRefusal, field, isPlainObject, readEnum, readPrompt, readString, redactDataUris, refuse } from '../images/rules/shared.js';
-import { proImageRules } from '../images/rules/pro-image.js';
+import { type Body, field, isPlainObject, readEnum, readPrompt, readString, redactDataUris, refuse } from '../kit/fields.js';
+import { proImageRules } from '../kit/pro-image-rules.js';
 import { readMessages } from './messages.js';
+import { planned, type PlanResult } from '../kit/plan.js';
 
 export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
 export type SyncImageModel = (typeof SYNC_IMAGE_MODELS)[number];
@@ -36,7 +37,7 @@ export interface SyncImagePlan {
   echo: ImageEcho;
 }
 
-export type SyncImagePlanResult = { ok: true; plan: SyncImagePlan } | { ok: false; param: string; message: string };
+export type SyncImagePlanResult = PlanResult<SyncImagePlan>;
 
 export function isSyncImageModel(model: unknown): model is SyncImageModel {
   return typeof model === 'string' && (SYNC_IMAGE_MODELS as readonly string[]).includes(model);
@@ -102,14 +103,7 @@ function images(body: unknown): SyncImagePlan {
   return { model, action: 'images/generate', units: n, stream, upstream, recorded: recordedOf(upstream), references: [], responseFormat, echo: echoOf(options) };
 }
 
-function run(plan: (body: unknown) => SyncImagePlan, body: unknown): SyncImagePlanResult {
-  try {
-    return { ok: true, plan: plan(body) };
-  } catch (error) {
-    if (error instanceof RuleRefusal) return { ok: false, param: error.param, message: error.message };
-    throw error;
-  }
-}
+const run = (plan: (body: unknown) => SyncImagePlan, body: unknown): SyncImagePlanResult => planned(() => plan(body));
 
 export const planChatRequest = (body: unknown): SyncImagePlanResult => run(chat, body);
 export const planImagesRequest = (body: unknown): SyncImagePlanResult => run(images, body);

@@ -11,16 +11,15 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from './context.js';
-import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from './http.js';
-import { imageResultKind, parsePngName } from './images.js';
-import { parseImageSize } from './image-size.js';
-import { stripMarkers } from './markers.js';
-import { makePng } from './media.js';
-import { toUnixSeconds } from './timeline.js';
-import { isPicgenRequest, picgenGenerations } from './picgen-sync.js';
-import { ChatBody, chatPrompt, generate, IMAGE_INPUT_TOKENS, imageTokens, resultFileUrl, SyncFilePayload, textTokens } from './sync-common.js';
-import { streamChat, streamImages } from './sync-stream.js';
+import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from '../../simulator/http.js';
+import { imageResultKind, parsePngName } from '../../simulator/image-results.js';
+import { parseImageSize } from '../../simulator/image-size.js';
+import { stripMarkers } from '../../simulator/markers.js';
+import { makePng } from '../../simulator/media.js';
+import { toUnixSeconds } from '../../simulator/timeline.js';
+import { ChatBody, chatPrompt, generate, IMAGE_INPUT_TOKENS, imageTokens, resultFileUrl, SyncFilePayload, textTokens } from '../../simulator/sync-common.js';
+import { streamChat, streamImages } from '../../simulator/sync-stream.js';
 
 export const SYNC_IMAGES_PATH = '/v1/images/generations';
 export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
@@ -47,7 +46,9 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
   app.addHook('onRequest', requireBearer);
 
   app.post(SYNC_IMAGES_PATH, async (request, reply) => {
-    if (isPicgenRequest(request.body)) return picgenGenerations(request, ctx);
+    // Other families' models on this shared path (the synchronous picgen models).
+    const other = ctx.imageGenerators.find((g) => g.handles(request.body));
+    if (other) return other.generate(request, ctx);
     const body = parseWith(ImagesBody, request.body);
     const size = parseImageSize(body.size);
     const markers = requestMarkers(request, [body.prompt]);
@@ -109,4 +110,4 @@ function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   return { contentType: 'image/png', body: makePng(payload.w, payload.h, `${id}:${index}`) };
 }
 
-export const syncImagesFamily: SimFamily = { name: 'images-sync', routes, file };
+export const syncImagesSimFamily: SimFamily = { name: 'images-sync', routes, file };

@@ -1,6 +1,7 @@
 /**
  * Server-sent events both ways: `SseReply` writes `text/event-stream` answers (chat chunks,
- * `image_generation.*` events) and `readSse` parses an upstream's stream frame by frame.
+ * `image_generation.*` events) with the shared writer (src/http/sse.ts), and `readSse` parses
+ * an upstream's stream frame by frame.
  *
  * The answer starts lazily, at the first frame (or keep-alive comment): until then a refusal
  * (quota, upstream rejection) is still an ordinary JSON error body (`{code, message, error}`,
@@ -10,69 +11,46 @@
  */
 import type { FastifyReply } from 'fastify';
 import { GatewayError, normalizeError } from '../../http/errors.js';
+import { HEARTBEAT_MS, SseWriter } from '../../http/sse.js';
 
-export const KEEP_ALIVE_MS = 15_000;
+export const KEEP_ALIVE_MS = HEARTBEAT_MS;
 
 export class SseReply {
-  private started = false;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly writer: SseWriter;
 
-  constructor(private readonly reply: FastifyReply) {}
+  constructor(private readonly reply: FastifyReply) {
+    this.writer = new SseWriter(reply);
+  }
 
   get isStarted(): boolean {
-    return this.started;
-  }
-
-  private get gone(): boolean {
-    const raw = this.reply.raw;
-    return raw.destroyed || raw.writableEnded;
-  }
-
-  private start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-request-id': String(this.reply.request.id),
-    });
-  }
-
-  private write(text: string): void {
-    this.start();
-    if (!this.gone) this.reply.raw.write(text);
+    return this.writer.isOpen;
   }
 
   /** A `data:` frame, with an `event:` line when named. */
   send(data: unknown, event?: string): void {
-    this.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+    this.writer.send({ event, data: JSON.stringify(data) });
   }
 
   done(): void {
-    this.write('data: [DONE]\n\n');
+    this.writer.send({ data: '[DONE]' });
   }
 
   /** Comment frames while the upstream works, so idle timeouts on the way do not cut the call. */
   keepAlive(everyMs = KEEP_ALIVE_MS): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.write(': keep-alive\n\n'), everyMs);
-    this.timer.unref();
+    this.writer.heartbeat(everyMs);
   }
 
   end(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    if (this.started && !this.gone) this.reply.raw.end();
+    this.writer.end();
   }
 
   /** Before the answer started: rethrows (the route's error handler answers). After: an error frame. */
   fail(error: unknown, event?: string): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    if (!this.started) throw error;
+    if (!this.writer.isOpen) {
+      // A keep-alive that has not fired yet must not open the stream after the error answer.
+      this.writer.end();
+      throw error;
+    }
     const err: GatewayError = normalizeError(error);
     if (err.status >= 500) this.reply.log.error({ err: error }, 'stream failed');
     this.send({ error: { code: err.code, message: err.message } }, event);

@@ -9,8 +9,8 @@ import { resultLimitOf } from '../../engine/assets.js';
 import { failureOf, MAX_UPSTREAM_ANSWER_BYTES, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { isPlainObject } from '../images/rules/shared.js';
-import { fetchImages, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from './results.js';
+import { isPlainObject } from '../kit/fields.js';
+import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from '../kit/sync-results.js';
 import { readSse } from './sse.js';
 
 export const IMAGES_PATH = '/v1/images/generations';
@@ -19,18 +19,6 @@ export const CHAT_PATH = '/v1/chat/completions';
 const MARKDOWN_IMAGE = /!\[[^\]]*\]\(\s*([^)\s]+)[^)]*\)/g;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-export function itemsOf(body: unknown): UpstreamImage[] {
-  const data = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
-  return data.filter(isPlainObject).flatMap((item): UpstreamImage[] => {
-    const revised = str(item.revised_prompt);
-    const extra = revised !== undefined ? { revisedPrompt: revised } : {};
-    const b64 = str(item.b64_json);
-    const url = str(item.url);
-    if (b64) return [{ b64, ...extra }];
-    return url ? [{ url, ...extra }] : [];
-  });
-}
 
 /** Image links in a chat answer: URLs, or inline Base64 data URIs. */
 export function markdownImages(content: string): UpstreamImage[] {

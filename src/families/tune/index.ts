@@ -1,6 +1,8 @@
 import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.js';
-import { viewBody } from '../query-body.js';
+import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
+import { tuneCatalog } from './catalog.js';
+import { tuneSimFamily } from './simulator.js';
 import { tuneRoutes } from './routes.js';
 import { tuneUpstream } from './upstream.js';
 
@@ -10,5 +12,7 @@ export const tuneFamily: FamilyModule = {
   routes: [tuneRoutes],
   projections: [tuneTaskProjection],
   upstreams: [tuneUpstream],
+  simulator: tuneSimFamily,
+  catalog: tuneCatalog,
   queryBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

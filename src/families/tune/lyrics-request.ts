@@ -3,8 +3,9 @@
  * (`classic` or `remi`, default `classic`) and `hookUrl` (completion callback). Other fields
  * are ignored; the callback stays with the gateway (it is not forwarded upstream).
  */
-import { isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
-import { planWith, readCallbackUrl, readText, type TunePlan, type TunePlanResult } from './plan.js';
+import { isPlainObject, readCallbackUrl, readEnum, readText, refuse } from '../kit/fields.js';
+import { planned } from '../kit/plan.js';
+import type { TunePlan, TunePlanResult } from './plan.js';
 
 export const LYRICS_MODELS = ['classic', 'remi'] as const;
 /**
@@ -29,5 +30,5 @@ function lyricsPlan(body: unknown): TunePlan {
 }
 
 export function planLyricsRequest(body: unknown): TunePlanResult {
-  return planWith(() => lyricsPlan(body));
+  return planned(() => lyricsPlan(body));
 }

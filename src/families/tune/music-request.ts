@@ -13,8 +13,9 @@
  *   `callback_url`.
  * - `task_id`, `continue_clip_id`, `continue_at` (extending) are refused.
  */
-import { type Body, has, isPlainObject, readEnum, refuse } from '../images/rules/shared.js';
-import { planWith, readBool, readCallbackUrl, readNumber, readText, type TunePlan, type TunePlanResult } from './plan.js';
+import { type Body, has, isPlainObject, readBool, readCallbackUrl, readEnum, readNumber, readText, refuse } from '../kit/fields.js';
+import { planned } from '../kit/plan.js';
+import type { TunePlan, TunePlanResult } from './plan.js';
 
 export const TUNE_VERSIONS = ['tune-v5-5', 'tune-v5', 'tune-v4-5+', 'tune-v4-5', 'tune-v4-5-all', 'tune-v4', 'tune-v3-5', 'tune-v3-0'] as const;
 export const DEFAULT_TUNE_VERSION = 'tune-v5';
@@ -87,6 +88,6 @@ function musicPlan(body: unknown): TunePlan {
 }
 
 export function planMusicRequest(body: unknown): TunePlanResult {
-  return planWith(() => musicPlan(body));
+  return planned(() => musicPlan(body));
 }
 

@@ -9,11 +9,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from './context.js';
-import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from './http.js';
-import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from './markers.js';
-import { makeWav } from './media.js';
-import { timeline, toUnixSeconds, type TimelineState } from './timeline.js';
+import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
+import { makeWav } from '../../simulator/media.js';
+import { timeline, toUnixSeconds, type TimelineState } from '../../simulator/timeline.js';
 
 export const SIM_SONGS_PER_TASK = 2;
 export const SIM_SONG_SECONDS = 3;

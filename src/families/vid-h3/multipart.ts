@@ -4,11 +4,14 @@
  * (openai/internal/uploads.js). The form is decoded into the same shape a JSON body has, so one
  * set of rules serves both; every value stays a string (the rules accept numeric strings), and
  * an uploaded file becomes an `UploadedFile`, which the rules refuse where a URL is expected.
- * Parsing uses the WHATWG `Response.formData()` built into Node, so no extra dependency.
+ * Reading the form: the shared reader (families/kit/multipart.ts), bounded as a JSON body is
+ * (the server's body limit, for the whole form); a part is a file when it has a filename.
  */
-import type { FastifyInstance } from 'fastify';
-import { GatewayError, invalidRequest } from '../../http/errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { invalidRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH } from '../../http/json-depth.js';
+import { acceptMultipart, readForm, type FormLimits } from '../kit/multipart.js';
+import { readFormBytes } from '../kit/multipart-bytes.js';
 
 /** A file part of the form (not kept: the Vid-H3 upstream takes image URLs only). */
 export class UploadedFile {
@@ -58,34 +61,38 @@ function assign(target: Record<string, FormValue> | FormValue[], path: readonly 
   assign(child, rest, value);
 }
 
-export async function decodeForm(bytes: Buffer, contentType: string): Promise<Record<string, FormValue>> {
-  const form = await new Response(bytes, { headers: { 'content-type': contentType } }).formData();
+/** The limits of a buffered body, which a form had before: only its total size is bounded. */
+function formLimits(bodyLimit: number): FormLimits {
+  return { files: Infinity, fileBytes: bodyLimit, fields: Infinity, fieldBytes: bodyLimit, parts: Infinity, bodyBytes: bodyLimit };
+}
+
+/** The request's form in the shape of a JSON body. */
+export async function readVidH3Form(request: FastifyRequest): Promise<Record<string, FormValue>> {
   const out: Record<string, FormValue> = {};
-  for (const [key, entry] of form) {
-    const path = pathOf(key);
-    if (!path) continue;
+  const options = { limits: formLimits(request.routeOptions.bodyLimit), isFile: (_field: unknown, _type: unknown, filename: string | undefined) => filename !== undefined };
+  await readForm(request, options, async (part) => {
+    const path = pathOf(part.name);
+    if (!path) return;
     // The same bound as JSON bodies: the decoded form is walked recursively later.
-    if (path.length > MAX_JSON_DEPTH) throw invalidRequest(key.slice(0, 64), `form key nested deeper than ${MAX_JSON_DEPTH} levels`);
-    const value = typeof entry === 'string' ? entry : new UploadedFile(entry.name, entry.type, entry.size);
+    if (path.length > MAX_JSON_DEPTH) throw invalidRequest(part.name.slice(0, 64), `form key nested deeper than ${MAX_JSON_DEPTH} levels`);
+    const value = part.kind === 'field' ? part.value : new UploadedFile(part.filename, part.contentType, await part.size());
     assign(out, path, value);
-  }
+  });
   return out;
 }
 
+/** A form's bytes decoded as a request carrying them would be (tools and tests). */
+export function decodeForm(bytes: Buffer, contentType: string): Promise<Record<string, FormValue>> {
+  return readFormBytes(bytes, contentType, readVidH3Form);
+}
+
 /**
- * Accepts `multipart/form-data` in this (encapsulated) plugin only; a broken form is a 400. A
- * form parser inherited from an outer context (e.g. a multipart plugin registered for other
- * routes) is replaced here, so these routes always get the decoded body.
+ * Accepts `multipart/form-data` in this (encapsulated) plugin: the decoded form is the
+ * request's body before validation, as a parsed JSON body is, so the routes read either alike.
  */
-export function acceptForms(app: FastifyInstance): void {
-  if (app.hasContentTypeParser('multipart/form-data')) app.removeContentTypeParser('multipart/form-data');
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, async (request: { headers: Record<string, unknown> }, body: Buffer) => {
-    try {
-      return await decodeForm(body, String(request.headers['content-type']));
-    } catch (err) {
-      // Anything but our own refusal is the WHATWG parser failing on the client's bytes.
-      if (err instanceof GatewayError) throw err;
-      throw invalidRequest('body', 'the multipart form could not be parsed (missing boundary, truncated or malformed)');
-    }
+export async function acceptForms(app: FastifyInstance): Promise<void> {
+  await acceptMultipart(app);
+  app.addHook('preValidation', async (request) => {
+    if (request.isMultipart()) request.body = await readVidH3Form(request);
   });
 }

@@ -6,7 +6,7 @@
  * frames and reference media never mix (spec 4.13). Reference counts are those of limits 8;
  * audio references may go with the text alone (the audio-only rule of 4.3 is vidgen's).
  */
-import { type Body, checkLength, checkReferenceCounts, field, isPlainObject, MAX_PROMPT_CHARS, oneOf, readHttpUrl, refuse } from '../video-common.js';
+import { type Body, checkLength, checkReferenceCounts, field, isPlainObject, MAX_PROMPT_CHARS, oneOf, readHttpUrl, refuse } from '../kit/fields.js';
 import { UploadedFile } from './multipart.js';
 
 export const VID_H3_MAX_FRAME_IMAGES = 2;

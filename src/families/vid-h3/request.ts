@@ -6,8 +6,10 @@
  * `last_frame_image`, multi-reference text goes into `metadata.content` (a text item already
  * there wins over `prompt`), and `metadata.ratio` gets its default.
  */
-import type { UrlFieldSpec } from '../url-fields.js';
-import { type Body, type VideoPlan, type VideoPlanResult, checkLength, field, isOneOf, MAX_PROMPT_CHARS, planned, readBody, readCallbackUrl, readObject, readWholeSeconds, refuse } from '../video-common.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { type Body, checkLength, field, isOneOf, MAX_PROMPT_CHARS, readBody, readCallbackUrl, readObject, readWholeSeconds, refuse } from '../kit/fields.js';
+import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
+import { planned } from '../kit/plan.js';
 import { type ContentItem, readContent, readFrames } from './references.js';
 
 export const VID_H3_MODEL = 'Vid-H3';
@@ -90,7 +92,7 @@ function plan(raw: unknown): VideoPlan {
   const ratio = field(metadata, 'ratio') ?? (withMedia ? 'adaptive' : '16:9');
   if (!isOneOf(VID_H3_RATIOS, ratio)) refuse('metadata.ratio', `must be one of ${VID_H3_RATIOS.join(', ')}`);
   const watermark = readWatermark(metadata);
-  const callbackUrl = readCallbackUrl(metadata);
+  const callbackUrl = (metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined);
 
   const forwarded: Record<string, unknown> = { ratio };
   let action: VidH3Action = 'text';

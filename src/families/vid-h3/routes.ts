@@ -8,7 +8,8 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { sendAsset } from '../../http/send-asset.js';
 import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
-import { findVideoTask, submitVideo } from '../video-common.js';
+import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { acceptForms } from './multipart.js';
 import { planVidH3Request, VID_H3_URL_FIELDS } from './request.js';
 
@@ -17,20 +18,20 @@ export const VID_H3_PATH = '/v1/videos';
 export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, 'openai');
-    acceptForms(app);
+    await acceptForms(app);
 
     app.post(VID_H3_PATH, { schema: { tags: ['video'], summary: 'Submit a Vid-H3 video (JSON or multipart form)' } }, async (request) => {
-      const task = await submitVideo(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request, urlFields: VID_H3_URL_FIELDS });
+      const { task } = await submitFamilyTask(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request, urlFields: VID_H3_URL_FIELDS });
       return submittedVidH3Body(task);
     });
 
     app.get(`${VID_H3_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a Vid-H3 video' } }, async (request) => {
-      const doc = await findVideoTask(deps, request, vidH3VideoProjection);
+      const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
       return doc.body;
     });
 
     app.get(`${VID_H3_PATH}/:task_id/content`, { schema: { tags: ['video'], summary: 'Download a completed Vid-H3 video (MP4, range requests)' } }, async (request, reply) => {
-      const doc = await findVideoTask(deps, request, vidH3VideoProjection);
+      const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
       const { variant } = request.query as { variant?: string };
       if (variant !== undefined && variant !== 'video') throw new GatewayError(400, 'invalid_request', 'variant: only video is available', 'variant');
       if (doc.body.status !== 'completed' || !doc.assetKey) {

@@ -6,7 +6,8 @@
  */
 import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
 import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
-import { isPlainObject, knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../video-common.js';
+import { isPlainObject } from '../kit/fields.js';
+import { knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 import { VID_H3_RESOLUTIONS } from './request.js';
 
 const PATH = '/v1/videos';

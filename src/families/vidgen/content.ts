@@ -7,7 +7,7 @@
  * frame; a last frame after a first one; docs/decisions.md). Frames may go with reference media:
  * the spec names no such limit, and an upstream that cannot mix them refuses the task itself.
  */
-import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../video-common.js';
+import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../kit/fields.js';
 import type { VidgenCapabilities } from './models.js';
 
 const PARAM = 'metadata.content';

@@ -1,6 +1,8 @@
 import { VIDGEN_FAMILY, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
-import { viewBody } from '../query-body.js';
+import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
+import { vidgenCatalog } from './catalog.js';
+import { vidgenSimFamily } from './simulator.js';
 import { vidgenRoutes } from './routes.js';
 import { vidgenUpstream } from './upstream.js';
 
@@ -9,5 +11,7 @@ export const vidgenFamily: FamilyModule = {
   routes: [vidgenRoutes],
   projections: [vidgenTaskProjection],
   upstreams: [vidgenUpstream],
+  simulator: vidgenSimFamily,
+  catalog: vidgenCatalog,
   queryBodies: viewBody(VIDGEN_FAMILY, vidgenTaskProjection),
 };

@@ -5,7 +5,7 @@
  * and audio items on every model, `first_frame` / `last_frame` where the native model takes
  * start/end frames (every model but the text-to-video lite one), reference video on 2.x only.
  */
-import type { vidgenModels } from '../../bootstrap/model-catalog.js';
+import type { vidgenModels } from './catalog.js';
 
 export type VidgenModel = (typeof vidgenModels)[number];
 export type VidgenTier = '480p' | '720p' | '1080p' | '4k';

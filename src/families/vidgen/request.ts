@@ -7,11 +7,10 @@
  * other than the spec's are refused: an unknown key could change what is rendered and billed
  * without the quote knowing (docs/decisions.md). `callback_url` stays with the gateway.
  */
-import type { UrlFieldSpec } from '../url-fields.js';
-import {
-  type Body, type VideoPlan, type VideoPlanResult,
-  checkLength, field, isOneOf, MAX_PROMPT_CHARS, planned, readBody, readCallbackUrl, readObject, readOptionalBoolean, readOptionalInt, readWholeSeconds, refuse,
-} from '../video-common.js';
+import type { UrlFieldSpec } from '../kit/url-fields.js';
+import { type Body, checkLength, field, isOneOf, MAX_PROMPT_CHARS, readBody, readBool, readCallbackUrl, readInt, readObject, readWholeSeconds, refuse } from '../kit/fields.js';
+import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
+import { planned } from '../kit/plan.js';
 import { readContent } from './content.js';
 import { isVidgenModel, reservationTier, VIDGEN_MODELS, type VidgenCapabilities, type VidgenTier } from './models.js';
 
@@ -72,12 +71,12 @@ function readMetadata(metadata: Body, model: string, caps: VidgenCapabilities): 
     if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('metadata.ratio', 'must be an aspect ratio such as 16:9, 9:16, 1:1, or adaptive');
     out.ratio = ratio;
   }
-  const frames = readOptionalInt(metadata, 'frames', 1, VIDGEN_MAX_FRAMES, 'metadata.frames');
+  const frames = readInt(metadata, 'frames', 1, VIDGEN_MAX_FRAMES, 'metadata.frames');
   if (frames !== undefined) out.frames = frames;
-  const seed = readOptionalInt(metadata, 'seed', -1, SEED_MAX, 'metadata.seed');
+  const seed = readInt(metadata, 'seed', -1, SEED_MAX, 'metadata.seed');
   if (seed !== undefined) out.seed = seed;
   for (const flag of FLAGS) {
-    const value = readOptionalBoolean(metadata, flag, `metadata.${flag}`);
+    const value = readBool(metadata, flag, `metadata.${flag}`);
     if (value !== undefined) out[flag] = value;
   }
   const tier = field(metadata, 'service_tier');
@@ -108,7 +107,7 @@ function plan(raw: unknown): VideoPlan {
   const metadata = readObject(body, 'metadata') ?? {};
   const forwarded = readMetadata(metadata, model, caps);
   const { items, action } = readContent(field(metadata, 'content'), model, caps);
-  const callbackUrl = readCallbackUrl(metadata);
+  const callbackUrl = (metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined);
 
   if (items.length > 0) forwarded.content = items;
   const audio = caps.pricedAudio && forwarded.generate_audio !== false;

@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
-import { findVideoTask, submitVideo } from '../video-common.js';
+import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitFamilyTask } from '../kit/submit.js';
 import { planVidgenRequest, VIDGEN_URL_FIELDS } from './request.js';
 import { VIDGEN_PATH } from './upstream.js';
 
@@ -13,12 +14,12 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'openai');
 
     app.post(VIDGEN_PATH, { schema: { tags: ['video'], summary: 'Submit a vidgen video task' } }, async (request) => {
-      const task = await submitVideo(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest, urlFields: VIDGEN_URL_FIELDS });
+      const { task } = await submitFamilyTask(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest, urlFields: VIDGEN_URL_FIELDS });
       return vidgenSubmitResponse(task);
     });
 
     app.get(`${VIDGEN_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a vidgen video task' } }, async (request) => {
-      const doc = await findVideoTask(deps, request, vidgenTaskProjection);
+      const doc = await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404));
       return doc.body;
     });
   };

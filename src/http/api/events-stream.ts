@@ -12,6 +12,7 @@ import { authenticate, bearerKey } from '../auth/bearer.js';
 import { sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
+import { SseWriter } from '../sse.js';
 
 /** Positions are signed 64-bit in every store (SQLite INTEGER; EventStoreDB log positions). */
 const MAX_POSITION = 2n ** 63n - 1n;
@@ -57,27 +58,25 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
       // Everything is checked before the 200: once the stream is open an error cannot be told.
       const after = await startingPoint(request);
 
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-      raw.write(': connected\n\n');
+      const stream = new SseWriter(reply);
+      stream.open();
+      stream.comment('connected');
       const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-'] });
-      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000);
-      const stop = () => void subscription.close();
-      request.raw.on('close', stop);
+      stream.heartbeat();
+      const stopListening = stream.onClose(() => void subscription.close());
       try {
         for await (const batch of subscription) {
           for (const recorded of batch) {
             const event = toDomainEvent(recorded);
             const envelope = event && envelopeOf(event);
             if (!envelope || (scope !== null && envelope.accountId !== scope)) continue;
-            raw.write(`id: ${envelope.position}\nevent: ${envelope.type}\ndata: ${JSON.stringify(envelope)}\n\n`);
+            // A client slower than the store: wait for it rather than buffer the backlog in memory.
+            if (!stream.send({ id: envelope.position, event: envelope.type, data: JSON.stringify(envelope) })) await stream.drained();
           }
         }
       } finally {
-        clearInterval(heartbeat);
-        request.raw.off('close', stop);
-        raw.end();
+        stopListening();
+        stream.end();
       }
     });
   };

@@ -2,7 +2,7 @@
  * `anime` models on the async route (spec 4.9): one optional reference `image` (URL or Base64
  * data URI) enables image-to-image; `n` 1–4 (default 1); `size` in pixels (default 1024x1024).
  */
-import { type Body, type FamilyDraft, field, parsePixelSize, readInt, readRef, refuse } from './shared.js';
+import { type Body, type FamilyDraft, field, parsePixelSize, readInt, readRef, refuse } from '../../kit/fields.js';
 
 export const ANIME_MAX_N = 4;
 export const ANIME_DEFAULT_SIZE = '1024x1024';

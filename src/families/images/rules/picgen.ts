@@ -3,7 +3,7 @@
  * (`images` wins), `size` passed through, and `metadata` merged into the upstream request.
  * No top-level `quality` or `n`, no sequential generation, no layer decomposition; one image.
  */
-import { type Body, type FamilyDraft, checkForwarded, field, forbid, isPlainObject, readRef, readRefList, readString, refuse } from './shared.js';
+import { type Body, checkForwarded, type FamilyDraft, field, forbid, isPlainObject, readRef, readRefList, readString, refuse } from '../../kit/fields.js';
 
 export const PICGEN_ASYNC_MAX_REFERENCES = 14;
 export const PICGEN_ASYNC_SIZE_MAX = 32;

@@ -5,8 +5,8 @@
  * or a pixel size mapped to the nearest ratio the model allows; `quality` reaches the upstream
  * only for `vis-imagine-image-2.0`.
  */
-import { visEditModels, visGenerationModels } from '../../../bootstrap/model-catalog.js';
-import { type Body, type FamilyDraft, field, has, isOneOf, parsePixelSize, readInt, readRef, readRefList, refuse } from './shared.js';
+import { visEditModels, visGenerationModels } from '../catalog.js';
+import { type Body, type FamilyDraft, field, has, isOneOf, parsePixelSize, readInt, readRef, readRefList, refuse } from '../../kit/fields.js';
 
 export const VIS_MAX_N = 4;
 export const VIS_EDIT_MAX_REFERENCES = 5;

@@ -1,0 +1,25 @@
+/**
+ * The one plan/refusal type of every family's request rules: rules are plain functions that
+ * return a plan or throw a `RuleRefusal` (kit/fields.ts); `planned` turns the first refusal
+ * into a result, `acceptedPlan` into the 400 `invalid_request` every submit answers with.
+ */
+import { GatewayError } from '../../http/errors.js';
+import { RuleRefusal } from './fields.js';
+
+export type PlanResult<P> = { ok: true; plan: P } | { ok: false; param: string; message: string };
+
+/** Runs rules that refuse by throwing and returns the first refusal as a result. */
+export function planned<P>(rules: () => P): PlanResult<P> {
+  try {
+    return { ok: true, plan: rules() };
+  } catch (error) {
+    if (error instanceof RuleRefusal) return { ok: false, param: error.param, message: error.message };
+    throw error;
+  }
+}
+
+/** The plan, or the refusal as HTTP 400 `invalid_request` naming the field. */
+export function acceptedPlan<P>(result: PlanResult<P>): P {
+  if (!result.ok) throw new GatewayError(400, 'invalid_request', result.message, result.param);
+  return result.plan;
+}
