@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway } from '../support/gateway.js';
-import { FAST_ENGINE } from '../support/images.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway } from '../../support/gateway.js';
+import { FAST_ENGINE } from '../../support/images.js';
 
 async function waitForArt(client: Client, id: string) {
   return eventually(async () => {

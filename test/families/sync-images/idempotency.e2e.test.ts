@@ -10,11 +10,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedEvent } from '../../src/ports/event-store.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
-import { pngSize } from '../support/images.js';
-import { accountEvents, syncUser, TINY_PNG } from '../support/sync-images.js';
+import type { RecordedEvent } from '../../../src/ports/event-store.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../../support/gateway.js';
+import { pngSize } from '../../support/images.js';
+import { accountEvents, syncUser, TINY_PNG } from '../../support/sync-images.js';
 
 /** A sync call takes 2 steps (200 ms), `[sim:slow]` 10 (1 s): long enough to abort or retry mid-call. */
 const ENGINE = { SIM_STEP_MS: '100', POLL_INTERVAL_MS: '20' };

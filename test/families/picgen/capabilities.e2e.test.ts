@@ -5,9 +5,9 @@
  * refused with `{code, message}` naming the field where it says no.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
-import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { startGateway, type Client, type TestGateway } from '../../support/gateway.js';
+import { expectNothingAppended, lastCall, syncUser } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { vidgenModels } from '../../src/families/vidgen/catalog.js';
-import { reservationTier, VIDGEN_MODELS } from '../../src/families/vidgen/models.js';
-import { planVidgenRequest } from '../../src/families/vidgen/request.js';
-import { type VideoPlan } from '../../src/families/kit/video.js';
+import { vidgenModels } from '../../../src/families/vidgen/catalog.js';
+import { reservationTier, VIDGEN_MODELS } from '../../../src/families/vidgen/models.js';
+import { planVidgenRequest } from '../../../src/families/vidgen/request.js';
+import { type VideoPlan } from '../../../src/families/kit/video.js';
 
 const URL_A = 'https://media.example.com/a.png';
 const VIDEO = 'https://media.example.com/v.mp4';
@@ -126,6 +126,8 @@ describe('vidgen request rules: refusals name the field first', () => {
     ['service tier unknown', { model: m2, prompt: 'x', metadata: { service_tier: 'gold' } }, 'metadata.service_tier'],
     ['unknown metadata key', { model: m2, prompt: 'x', metadata: { return_last_frame: true } }, 'metadata.return_last_frame'],
     ['callback not a URL', { model: m2, prompt: 'x', metadata: { callback_url: 'example.com/hook' } }, 'metadata.callback_url'],
+    // The same bound as every family's callback address (kit/fields.ts, CALLBACK_URL_MAX).
+    ['callback longer than 2,048 characters', { model: m2, prompt: 'x', metadata: { callback_url: `https://hooks.example.com/${'a'.repeat(2048)}` } }, 'metadata.callback_url'],
     ['item missing its url holder', { model: m2, prompt: 'x', metadata: { content: [{ type: 'image_url', role: 'reference_image' }] } }, 'metadata.content.0.image_url'],
     ['audio role on video', { model: m2, prompt: 'x', metadata: { content: [{ type: 'video_url', role: 'reference_audio', video_url: { url: VIDEO } }] } }, 'metadata.content.0.role'],
     ['two first frames', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('first_frame')] } }, 'metadata.content'],

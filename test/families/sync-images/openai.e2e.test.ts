@@ -4,11 +4,11 @@
  */
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBooksBalance } from '../support/billing.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
-import { FAST_ENGINE, pngSize } from '../support/images.js';
-import { lastCall, syncUser, TINY_PNG } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { expectBooksBalance } from '../../support/billing.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { FAST_ENGINE, pngSize } from '../../support/images.js';
+import { lastCall, syncUser, TINY_PNG } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let client: OpenAI;

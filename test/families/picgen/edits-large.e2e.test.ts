@@ -5,9 +5,9 @@
  * below the event store's append limit (issue 14, item 3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendSize, MAX_APPEND_BYTES } from '../../src/ports/event-store.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
-import { syncUser, TINY_PNG } from '../support/sync-images.js';
+import { appendSize, MAX_APPEND_BYTES } from '../../../src/ports/event-store.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { syncUser, TINY_PNG } from '../../support/sync-images.js';
 
 let gw: TestGateway;
 let key: string;

@@ -6,9 +6,9 @@
  * simulator on the gateway's own origin keeps working.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
-import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { startGateway, type Client, type TestGateway } from '../../support/gateway.js';
+import { expectNothingAppended, lastCall, syncUser } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;

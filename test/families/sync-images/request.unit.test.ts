@@ -1,8 +1,8 @@
 /** Request rules of the synchronous std-image / pro-image endpoints (spec 4.5, 4.6), table-driven. */
 import { describe, expect, it } from 'vitest';
-import { planChatRequest, planImagesRequest, type SyncImagePlan } from '../../src/families/sync-images/rules.js';
-import { markdownImages, sumUsage } from '../../src/families/sync-images/upstream.js';
-import { nearestPreset, parseCustomSize } from '../../src/families/picgen/size.js';
+import { planChatRequest, planImagesRequest, type SyncImagePlan } from '../../../src/families/sync-images/rules.js';
+import { markdownImages, sumUsage } from '../../../src/families/sync-images/upstream.js';
+import { nearestPreset, parseCustomSize } from '../../../src/families/picgen/size.js';
 
 const user = (content: unknown) => ({ role: 'user', content });
 const DATA = 'data:image/png;base64,iVBORw0KGgo=';

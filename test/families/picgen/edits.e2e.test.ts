@@ -3,9 +3,9 @@
  * in multipart (files, parsed numbers, booleans and JSON strings, once-only fields, 30 MiB).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
-import { expectNothingAppended, lastCall, syncUser, TINY_PNG, TINY_PNG_URI } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { startGateway, type Client, type TestGateway } from '../../support/gateway.js';
+import { expectNothingAppended, lastCall, syncUser, TINY_PNG, TINY_PNG_URI } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;

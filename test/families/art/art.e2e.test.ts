@@ -1,10 +1,10 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { FAST_ENGINE, pngSize } from '../support/images.js';
-import { makePng } from '../../src/simulator/media.js';
-import type { LedgerEntry } from '../../projections/ledger.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../../support/gateway.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { FAST_ENGINE, pngSize } from '../../support/images.js';
+import { makePng } from '../../../src/simulator/media.js';
+import type { LedgerEntry } from '../../../projections/ledger.js';
 
 const IMG = `data:image/png;base64,${makePng(8, 8, 'ref').toString('base64')}`;
 const IMG2 = `data:image/png;base64,${makePng(8, 8, 'ref2').toString('base64')}`;

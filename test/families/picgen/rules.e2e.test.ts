@@ -4,10 +4,10 @@
  * message starts with the field and append nothing; acceptances forward only known fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Client, type TestGateway } from '../support/gateway.js';
-import { pngSize } from '../support/images.js';
-import { expectNothingAppended, lastCall, syncUser } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { startGateway, type Client, type TestGateway } from '../../support/gateway.js';
+import { pngSize } from '../../support/images.js';
+import { expectNothingAppended, lastCall, syncUser } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { FAST_ENGINE, pngSize, waitForImageTask } from '../support/images.js';
+import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../../support/gateway.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { FAST_ENGINE, pngSize, waitForImageTask } from '../../support/images.js';
 
 let gw: TestGateway;
 let admin: Client;

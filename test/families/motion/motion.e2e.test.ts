@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { motionImageModels, motionTextModels } from '../../src/families/motion/catalog.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { Client, newToken } from '../support/gateway.js';
-import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../support/videos.js';
-import { plainError } from '../support/errors.js';
+import { motionImageModels, motionTextModels } from '../../../src/families/motion/catalog.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { Client, newToken } from '../../support/gateway.js';
+import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
+import { plainError } from '../../support/errors.js';
 
 let world: VideoWorld;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { FAST_ENGINE } from '../support/images.js';
-import type { LedgerEntry } from '../../projections/ledger.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../../support/gateway.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { FAST_ENGINE } from '../../support/images.js';
+import type { LedgerEntry } from '../../../projections/ledger.js';
 
 let gw: TestGateway;
 let admin: Client;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clipModels } from '../../src/families/clip/catalog.js';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { Client } from '../support/gateway.js';
-import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../support/videos.js';
+import { clipModels } from '../../../src/families/clip/catalog.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { Client } from '../../support/gateway.js';
+import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
 
 let world: VideoWorld;
 beforeAll(async () => {

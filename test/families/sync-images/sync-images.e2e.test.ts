@@ -4,11 +4,11 @@
  * failures released, a client that goes away still settled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { eventually, startGateway, type Client, type TestGateway } from '../support/gateway.js';
-import { FAST_ENGINE, pngSize } from '../support/images.js';
-import { accountEvents, lastCall, syncUser, TINY_PNG_URI } from '../support/sync-images.js';
-import { plainError } from '../support/errors.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { eventually, startGateway, type Client, type TestGateway } from '../../support/gateway.js';
+import { FAST_ENGINE, pngSize } from '../../support/images.js';
+import { accountEvents, lastCall, syncUser, TINY_PNG_URI } from '../../support/sync-images.js';
+import { plainError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let api: Client;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { planLyricsRequest } from '../../src/families/tune/lyrics-request.js';
-import { planMusicRequest, TUNE_VERSIONS } from '../../src/families/tune/music-request.js';
-import { type TunePlan, type TunePlanResult } from '../../src/families/tune/plan.js';
+import { planLyricsRequest } from '../../../src/families/tune/lyrics-request.js';
+import { planMusicRequest, TUNE_VERSIONS } from '../../../src/families/tune/music-request.js';
+import { type TunePlan, type TunePlanResult } from '../../../src/families/tune/plan.js';
 
 function accepted(result: TunePlanResult): TunePlan {
   if (!result.ok) throw new Error(`expected acceptance, got ${result.param}: ${result.message}`);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../support/gateway.js';
-import { expectBooksBalance } from '../support/billing.js';
-import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
-import { submitError } from '../support/errors.js';
+import { adminClient, Client, newToken, newUser, startGateway, type TestGateway, expectNothingAppendedSince } from '../../support/gateway.js';
+import { expectBooksBalance } from '../../support/billing.js';
+import { FAST_ENGINE, waitForImageTask } from '../../support/images.js';
+import { submitError } from '../../support/errors.js';
 
 let gw: TestGateway;
 let admin: Client;

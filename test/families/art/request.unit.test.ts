@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ArtPlan, type ArtSubmit, planArtRequest } from '../../src/families/art/request.js';
+import { type ArtPlan, type ArtSubmit, planArtRequest } from '../../../src/families/art/request.js';
 
 const IMG = `data:image/png;base64,${Buffer.from('0123456789ab').toString('base64')}`;
 const IMG2 = `data:image/jpeg;base64,${Buffer.from('ba9876543210').toString('base64')}`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeForm, UploadedFile } from '../../src/families/vid-h3/multipart.js';
-import { planVidH3Request } from '../../src/families/vid-h3/request.js';
-import { type VideoPlan } from '../../src/families/kit/video.js';
+import { decodeForm, UploadedFile } from '../../../src/families/vid-h3/multipart.js';
+import { planVidH3Request } from '../../../src/families/vid-h3/request.js';
+import { type VideoPlan } from '../../../src/families/kit/video.js';
 
 const FIRST = 'https://media.example.com/first.png';
 const LAST = 'https://media.example.com/last.png';

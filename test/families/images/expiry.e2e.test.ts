@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
-import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
+import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../../support/gateway.js';
+import { FAST_ENGINE, waitForImageTask } from '../../support/images.js';
 
 let gw: TestGateway;
 let api: Client;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from '../../src/families/images/catalog.js';
-import { type AsyncImagePlan, asyncImageFamilyOf, planAsyncImageRequest } from '../../src/families/images/async-request.js';
-import { isHttpUrl, isImageDataUri, placeholderFor } from '../../src/families/kit/fields.js';
-import { nearestRatio } from '../../src/families/images/rules/vis.js';
+import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from '../../../src/families/images/catalog.js';
+import { type AsyncImagePlan, asyncImageFamilyOf, planAsyncImageRequest } from '../../../src/families/images/async-request.js';
+import { isHttpUrl, isImageDataUri, placeholderFor } from '../../../src/families/kit/fields.js';
+import { nearestRatio } from '../../../src/families/images/rules/vis.js';
 
 const URL_A = 'https://img.example.com/a.png';
 const URL_B = 'http://img.example.com/b.jpg';

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
-import { Client } from '../support/gateway.js';
-import { moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../support/videos.js';
+import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
+import { Client } from '../../support/gateway.js';
+import { moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
 
 let world: VideoWorld;
 beforeAll(async () => {
