@@ -4,30 +4,21 @@
  * however often the appends conflict, and the books replay to the unit.
  */
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { describe, expect, it } from 'vitest';
 import { foldAccount } from '../../src/domain/account.js';
 import type { PriceBasis } from '../../src/domain/events.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
 import { createAccountService } from '../../src/engine/account-service.js';
 import type { EventStore } from '../../src/ports/event-store.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempEventStore } from '../support/temp-event-store.js';
 
 const basis: PriceBasis = { model: 'm', group: 'default', unit: 'request', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
 const meta = () => ({ at: new Date().toISOString() });
 const WRITERS = 8;
 const PER_WRITER = 40;
 
-let dir: ReturnType<typeof tempDir>;
 let store: EventStore;
-beforeEach(() => {
-  dir = tempDir();
-  store = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+useTempEventStore((s) => (store = s));
 
 describe('an account contended by several writers', () => {
   it(`${WRITERS} writers × ${PER_WRITER} reservations, each settled by another writer: none refused, the books exact`, async () => {

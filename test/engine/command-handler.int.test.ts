@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { describe, expect, it } from 'vitest';
 import type { Decider } from '../../src/domain/decider.js';
 import type { DomainEvent, EventOf } from '../../src/domain/events.js';
 import { webhookSecretDecider } from '../../src/domain/webhook-secret.js';
@@ -8,7 +7,7 @@ import { CONFLICT_RETRIES, executeCommand, readState } from '../../src/engine/co
 import { Refusal } from '../../src/engine/refusal.js';
 import { WrongExpectedRevisionError, type EventStore } from '../../src/ports/event-store.js';
 import { withOverrides } from '../support/event-store-overrides.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempEventStore } from '../support/temp-event-store.js';
 
 const meta = () => ({ at: new Date().toISOString() });
 const STREAM = 'webhooks-acc1';
@@ -32,17 +31,8 @@ function recordingDecider(seen: string[][]): Decider<string[], TestCommand, Even
   };
 }
 
-let dir: ReturnType<typeof tempDir>;
 let store: EventStore;
-
-beforeEach(() => {
-  dir = tempDir();
-  store = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-});
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+useTempEventStore((s) => (store = s));
 
 /** The real store, but another writer appends `secret` just before each of our first `times` appends. */
 function racedBy(times: number): { store: EventStore; appends: number } {

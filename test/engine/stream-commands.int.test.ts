@@ -1,6 +1,5 @@
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { describe, expect, it } from 'vitest';
 import { createAccountService } from '../../src/engine/account-service.js';
 import { createChannel, deleteChannel, updateChannel } from '../../src/engine/channel-commands.js';
 import { changePrices } from '../../src/engine/price-commands.js';
@@ -9,20 +8,12 @@ import { registerUser, UsernameTakenError } from '../../src/engine/users.js';
 import { rotateWebhookSecret, webhookSecretFor } from '../../src/engine/webhook-secrets.js';
 import { normalizeError } from '../../src/http/errors.js';
 import type { EventStore } from '../../src/ports/event-store.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempEventStore } from '../support/temp-event-store.js';
 
 const meta = () => ({ at: new Date().toISOString() });
 
-let dir: ReturnType<typeof tempDir>;
 let events: EventStore;
-beforeEach(() => {
-  dir = tempDir();
-  events = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-});
-afterEach(async () => {
-  await events.close();
-  dir.remove();
-});
+useTempEventStore((s) => (events = s));
 
 const types = async (stream: string) => (await events.readStream(stream)).map((e) => e.type);
 

@@ -1,10 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { describe, expect, it } from 'vitest';
 import { createToken, deleteToken, updateToken, type NewToken } from '../../src/engine/token-commands.js';
 import { normalizeError } from '../../src/http/errors.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ChannelDoc } from '../../projections/channels.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempEventStore } from '../support/temp-event-store.js';
 
 const NOW = 1_700_000_000;
 const meta = () => ({ at: new Date(NOW * 1000).toISOString() });
@@ -17,16 +16,8 @@ const vipChannel: ChannelDoc = {
 const catalog = { channel: (id: string) => (id === vipChannel.channelId ? vipChannel : undefined) };
 const newToken = (settings: NewToken['settings'] = {}): NewToken => ({ accountId: 'acc', keyHash: 'hash', keyTail: 'tail', settings });
 
-let dir: ReturnType<typeof tempDir>;
 let events: EventStore;
-beforeEach(() => {
-  dir = tempDir();
-  events = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-});
-afterEach(async () => {
-  await events.close();
-  dir.remove();
-});
+useTempEventStore((s) => (events = s));
 
 /** How the API answers what the promise was refused with: status, code, message, field. */
 async function answer(promise: Promise<unknown>) {
