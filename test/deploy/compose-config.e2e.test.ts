@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
-type Service = { environment?: Record<string, string | null>; ports?: { published: number | string; target: number }[] };
+type Service = { image?: string; build?: unknown; environment?: Record<string, string | null>; ports?: { published: number | string; target: number }[] };
 
 function composeConfig(): { tool: string; services: Record<string, Service> } | undefined {
   const plugin = spawnSync('docker', ['compose', 'config', '--format', 'json'], { encoding: 'utf8' });
@@ -39,6 +39,11 @@ describe.skipIf(!config)(`docker-compose.yml (${config?.tool ?? 'no compose tool
 
   it('has every role of the distributed deployment', () => {
     expect(gateways.map(([, s]) => s.environment!.ROLE).sort()).toEqual(['api', 'api', 'projector', 'worker']);
+  });
+
+  it('every gateway service runs the one image, built once (by the one service with a build section)', () => {
+    expect(new Set(gateways.map(([, s]) => s.image))).toEqual(new Set(['media-gateway:local']));
+    expect(gateways.filter(([, s]) => s.build !== undefined)).toHaveLength(1);
   });
 
   it("every gateway service's environment is one the gateway starts with", () => {
