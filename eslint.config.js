@@ -1,55 +1,58 @@
 // ESLint flat config: @eslint/js recommended + typescript-eslint's type-aware recommended set
 // (recommendedTypeChecked: the whole repo lints in well under a minute on 2 cores).
-// Correctness rules only; layout is left to a formatter (a later step), so no stylistic rules.
-import js from "@eslint/js";
-import tseslint from "typescript-eslint";
-import { defineConfig, globalIgnores } from "eslint/config";
-import { readdirSync } from "node:fs";
+// Correctness rules only; layout is Prettier's (`npm run format`, checked by CI with `npm run format:check`).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import { readdirSync } from 'node:fs';
 
 /** Every family folder (src/families/<family>/), the kit excepted. */
-const familyFolders = readdirSync(new URL("./src/families/", import.meta.url), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && entry.name !== "kit")
+const familyFolders = readdirSync(new URL('./src/families/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== 'kit')
   .map((entry) => entry.name);
 
 export default defineConfig(
-  globalIgnores(["node_modules/", "dist/", ".tmp/", "data/", "bench/results/"]),
+  globalIgnores(['node_modules/', 'dist/', '.tmp/', 'data/', 'bench/results/']),
   {
-    files: ["{src,projections,scripts,bench,test}/**/*.ts"],
+    files: ['{src,projections,scripts,bench,test}/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       // The project service reads tsconfig.json, so lint sees exactly the types `tsc` sees.
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      "@typescript-eslint/no-explicit-any": "error",
-      "@typescript-eslint/no-floating-promises": "error",
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
       // `_`-prefixed names mark a deliberately unused binding (interface-shaped parameters, skipped tuple slots).
-      "@typescript-eslint/no-unused-vars": [
-        "error",
+      '@typescript-eslint/no-unused-vars': [
+        'error',
         {
-          argsIgnorePattern: "^_",
-          varsIgnorePattern: "^_",
-          caughtErrorsIgnorePattern: "^_",
-          destructuredArrayIgnorePattern: "^_",
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
         },
       ],
-      eqeqeq: "error",
+      eqeqeq: 'error',
       // Ports return Promises; the embedded (synchronous) adapters and fastify handlers are `async`
       // without awaiting so that a throw becomes a rejection, which is the contract callers rely on.
-      "@typescript-eslint/require-await": "off",
+      '@typescript-eslint/require-await': 'off',
       // String(x) on untyped upstream/JSON values is the deliberate total conversion: it never
       // throws, and an object arriving where text was expected reads "[object Object]" by design.
-      "@typescript-eslint/no-base-to-string": "off",
+      '@typescript-eslint/no-base-to-string': 'off',
       // Input validators match control characters on purpose (headers, URLs, view keys).
-      "no-control-regex": "off",
+      'no-control-regex': 'off',
     },
   },
   {
     // The layers: the engine, the domain, the adapters and the projections know nothing of HTTP
     // (errors get their status at the edge, src/http/errors.ts); the domain knows nothing else.
-    files: ["src/engine/**/*.ts", "src/adapters/**/*.ts", "projections/**/*.ts"],
+    files: ['src/engine/**/*.ts', 'src/adapters/**/*.ts', 'projections/**/*.ts'],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ group: ["**/http/*", "**/http/**"], message: "the engine, adapters and projections must not depend on the HTTP edge" }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/http/*', '**/http/**'], message: 'the engine, adapters and projections must not depend on the HTTP edge' }] },
+      ],
     },
   },
   // No family imports another: what two families share lives in src/families/kit/, and paths
@@ -57,29 +60,42 @@ export default defineConfig(
   ...familyFolders.map((family) => ({
     files: [`src/families/${family}/**/*.ts`],
     rules: {
-      "no-restricted-imports": [
-        "error",
+      'no-restricted-imports': [
+        'error',
         {
           patterns: [
-            { regex: `^(\\.\\./)+(${familyFolders.filter((f) => f !== family).join("|")})/`, message: "a family imports no other family: move what they share to src/families/kit/" },
-            { group: ["**/bootstrap/**"], message: "a family's models and prices are its own catalog.ts" },
+            {
+              regex: `^(\\.\\./)+(${familyFolders.filter((f) => f !== family).join('|')})/`,
+              message: 'a family imports no other family: move what they share to src/families/kit/',
+            },
+            { group: ['**/bootstrap/**'], message: "a family's models and prices are its own catalog.ts" },
           ],
         },
       ],
     },
   })),
   {
-    files: ["src/families/kit/**/*.ts"],
+    files: ['src/families/kit/**/*.ts'],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ regex: `^\\.\\./(${familyFolders.join("|")})/`, message: "the kit serves every family and imports none" }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: `^\\.\\./(${familyFolders.join('|')})/`, message: 'the kit serves every family and imports none' }] },
+      ],
     },
   },
   {
-    files: ["src/domain/**/*.ts"],
+    files: ['src/domain/**/*.ts'],
     rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [{ group: ["**/http/**", "**/engine/**", "**/adapters/**", "**/families/**", "**/projections/**"], message: "the domain is pure: events, deciders, pricing" }] },
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http/**', '**/engine/**', '**/adapters/**', '**/families/**', '**/projections/**'],
+              message: 'the domain is pure: events, deciders, pricing',
+            },
+          ],
+        },
       ],
     },
   },
@@ -87,14 +103,14 @@ export default defineConfig(
     // Tests read JSON replies off the wire: an untyped (`any`) body asserted field by field with
     // `expect` is the point of a black-box test, and hand-written reply types would only restate
     // the spec and turn a wrong shape into a compile error instead of a failing assertion.
-    files: ["test/**/*.ts"],
+    files: ['test/**/*.ts'],
     rules: {
-      "@typescript-eslint/no-explicit-any": "off",
-      "@typescript-eslint/no-unsafe-argument": "off",
-      "@typescript-eslint/no-unsafe-assignment": "off",
-      "@typescript-eslint/no-unsafe-call": "off",
-      "@typescript-eslint/no-unsafe-member-access": "off",
-      "@typescript-eslint/no-unsafe-return": "off",
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
 );

@@ -11,7 +11,11 @@ export async function fundedKey(url: string, adminPassword: string, credit: numb
 }
 
 export async function adminCookie(url: string, adminPassword: string): Promise<string> {
-  const login = await fetch(`${url}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: adminPassword }) });
+  const login = await fetch(`${url}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: adminPassword }),
+  });
   return (login.headers.get('set-cookie') ?? '').split(';')[0]!;
 }
 

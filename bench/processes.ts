@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-
 export interface Child {
   url: string;
   pid: number;
@@ -27,7 +26,10 @@ async function waitFor(url: string, child: ChildProcess, stderr: () => string): 
 
 export async function startChild(script: string, port: number, env: Record<string, string>, readyPath: string): Promise<Child> {
   // Node with tsx as a loader, so the child's pid is the server itself (signals and RSS).
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;

@@ -33,7 +33,12 @@ const pct = (a: number, b: number) => `${Math.round((100 * a) / b)}%`;
 export function rows(r: BenchResults): Row[] {
   const mb = (b: number) => Math.round(b / 2 ** 20);
   return [
-    { figure: 'baseline (fastify hello-world)', measured: `${r.baseline.requestsPerSecond} req/s, p50 ${r.baseline.p50Ms} ms, p99 ${r.baseline.p99Ms} ms`, target: '—', met: true },
+    {
+      figure: 'baseline (fastify hello-world)',
+      measured: `${r.baseline.requestsPerSecond} req/s, p50 ${r.baseline.p50Ms} ms, p99 ${r.baseline.p99Ms} ms`,
+      target: '—',
+      met: true,
+    },
     {
       figure: 'poll GET /v1/images/async/generations/{id}',
       measured: `${r.poll.requestsPerSecond} req/s (${pct(r.poll.requestsPerSecond, r.baseline.requestsPerSecond)} of baseline), p50 ${r.poll.p50Ms} ms, p99 ${r.poll.p99Ms} ms, non-2xx ${r.poll.non2xx}`,

@@ -34,7 +34,12 @@ export const accountsProjection: Projection<AccountDoc> = {
         return withTotals({ ...doc, reserved: doc.reserved + e.data.amount });
       // The account aggregate closes a reservation once, so each close is folded once.
       case 'QuotaSettled':
-        return withTotals({ ...doc, balance: doc.balance - e.data.charged, usedQuota: doc.usedQuota + e.data.charged, reserved: doc.reserved - e.data.reserved });
+        return withTotals({
+          ...doc,
+          balance: doc.balance - e.data.charged,
+          usedQuota: doc.usedQuota + e.data.charged,
+          reserved: doc.reserved - e.data.reserved,
+        });
       case 'QuotaReleased':
         return withTotals({ ...doc, reserved: doc.reserved - e.data.amount });
       default:

@@ -48,11 +48,7 @@ export interface ArtTaskDoc {
   body: ArtTaskRecord;
 }
 
-export const GRID_COMPONENTS: readonly string[] = [
-  ...[1, 2, 3, 4].map((i) => `UPSCALE:${i}`),
-  ...[1, 2, 3, 4].map((i) => `VARIATION:${i}`),
-  'REROLL',
-];
+export const GRID_COMPONENTS: readonly string[] = [...[1, 2, 3, 4].map((i) => `UPSCALE:${i}`), ...[1, 2, 3, 4].map((i) => `VARIATION:${i}`), 'REROLL'];
 const GRID_RESULTS: readonly string[] = ['IMAGINE', 'BLEND', 'VARIATION', 'REROLL'];
 
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');

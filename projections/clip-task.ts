@@ -53,7 +53,15 @@ export function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId:
     code: 0,
     message: 'SUCCEED',
     request_id: requestId,
-    data: { task_id: task.taskId, task_status: 'submitted', task_status_msg: '', created_at: at, updated_at: at, task_result: { videos: [] }, final_unit_deduction: 0 },
+    data: {
+      task_id: task.taskId,
+      task_status: 'submitted',
+      task_status_msg: '',
+      created_at: at,
+      updated_at: at,
+      task_result: { videos: [] },
+      final_unit_deduction: 0,
+    },
   };
 }
 
@@ -69,7 +77,10 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
     }
     if (!doc) return undefined;
     const data = doc.body.data;
-    const next = (changes: Partial<ClipTaskData>): ClipTaskDoc => ({ ...doc, body: { ...doc.body, data: { ...data, ...changes, updated_at: Date.parse(e.metadata.at) } } });
+    const next = (changes: Partial<ClipTaskData>): ClipTaskDoc => ({
+      ...doc,
+      body: { ...doc.body, data: { ...data, ...changes, updated_at: Date.parse(e.metadata.at) } },
+    });
     switch (e.type) {
       case 'TaskProgressed':
         if (data.task_status === 'succeed' || data.task_status === 'failed') return undefined;

@@ -13,7 +13,7 @@ export function createCheckpointFollower(views: ViewStore, projections: readonly
 
   async function read(): Promise<bigint> {
     const checkpoints = await Promise.all(projections.map((p) => views.getCheckpoint(p.name)));
-    const min = checkpoints.reduce<bigint>((m, c) => ((c ?? 0n) < m ? c ?? 0n : m), checkpoints[0] ?? 0n);
+    const min = checkpoints.reduce<bigint>((m, c) => ((c ?? 0n) < m ? (c ?? 0n) : m), checkpoints[0] ?? 0n);
     if (min > reached) reached = min;
     return reached;
   }

@@ -43,7 +43,16 @@ export const subfamilyOf = (action: string): string => action.split('/')[0] ?? a
 
 /** The body right after submit: the same function answers the submit and seeds the view. */
 export function submittedImageBody(data: EventDataOf<'TaskSubmitted'>): ImageTaskBody {
-  return { id: data.taskId, task_id: data.taskId, object: 'image.task', model: data.model, status: 'queued', progress: '0%', created_at: data.createdAt, data: [] };
+  return {
+    id: data.taskId,
+    task_id: data.taskId,
+    object: 'image.task',
+    model: data.model,
+    status: 'queued',
+    progress: '0%',
+    created_at: data.createdAt,
+    data: [],
+  };
 }
 
 export const imageTaskProjection: Projection<ImageTaskDoc> = {
@@ -73,11 +82,21 @@ export const imageTaskProjection: Projection<ImageTaskDoc> = {
         const urls = data.some((d) => d.url);
         return {
           ...doc,
-          body: { ...body, status: 'completed', progress: '100%', completed_at: e.data.completedAt, data, ...(urls ? { metadata: { assetsExpireAt: e.data.assetsExpireAt } } : {}) },
+          body: {
+            ...body,
+            status: 'completed',
+            progress: '100%',
+            completed_at: e.data.completedAt,
+            data,
+            ...(urls ? { metadata: { assetsExpireAt: e.data.assetsExpireAt } } : {}),
+          },
         };
       }
       case 'TaskFailed':
-        return { ...doc, body: { ...body, status: 'failed', completed_at: e.data.completedAt, error: { code: 'task_failed', message: `${e.data.code}: ${e.data.reason}` } } };
+        return {
+          ...doc,
+          body: { ...body, status: 'failed', completed_at: e.data.completedAt, error: { code: 'task_failed', message: `${e.data.code}: ${e.data.reason}` } },
+        };
       case 'AssetsExpired':
         return { ...doc, body: { ...body, data: [] } };
       default:

@@ -46,15 +46,75 @@ export const ledgerProjection: Projection<LedgerEntry> = {
     };
     switch (e.type) {
       case 'QuotaCredited':
-        return { ...base, type: e.type, taskId: null, reservationId: null, model: null, balanceDelta: e.data.amount, reservedDelta: 0, amount: e.data.amount, basis: null, deliveredUnits: null, note: e.data.note };
+        return {
+          ...base,
+          type: e.type,
+          taskId: null,
+          reservationId: null,
+          model: null,
+          balanceDelta: e.data.amount,
+          reservedDelta: 0,
+          amount: e.data.amount,
+          basis: null,
+          deliveredUnits: null,
+          note: e.data.note,
+        };
       case 'QuotaReserved':
-        return { ...base, type: e.type, taskId: e.data.taskId, reservationId: e.data.reservationId, model: e.data.model, balanceDelta: 0, reservedDelta: e.data.amount, amount: e.data.amount, basis: e.data.basis, deliveredUnits: null, note: null };
+        return {
+          ...base,
+          type: e.type,
+          taskId: e.data.taskId,
+          reservationId: e.data.reservationId,
+          model: e.data.model,
+          balanceDelta: 0,
+          reservedDelta: e.data.amount,
+          amount: e.data.amount,
+          basis: e.data.basis,
+          deliveredUnits: null,
+          note: null,
+        };
       case 'QuotaSettled':
-        return { ...base, type: e.type, taskId: e.data.taskId, reservationId: e.data.reservationId, model: e.data.basis?.model ?? null, balanceDelta: -e.data.charged, reservedDelta: -e.data.reserved, amount: e.data.charged, basis: e.data.basis ?? null, deliveredUnits: e.data.deliveredUnits ?? null, note: settlementNote(e.data) };
+        return {
+          ...base,
+          type: e.type,
+          taskId: e.data.taskId,
+          reservationId: e.data.reservationId,
+          model: e.data.basis?.model ?? null,
+          balanceDelta: -e.data.charged,
+          reservedDelta: -e.data.reserved,
+          amount: e.data.charged,
+          basis: e.data.basis ?? null,
+          deliveredUnits: e.data.deliveredUnits ?? null,
+          note: settlementNote(e.data),
+        };
       case 'QuotaReleased':
-        return { ...base, type: e.type, taskId: e.data.taskId, reservationId: e.data.reservationId, model: null, balanceDelta: 0, reservedDelta: -e.data.amount, amount: e.data.amount, basis: null, deliveredUnits: null, note: e.data.reason };
+        return {
+          ...base,
+          type: e.type,
+          taskId: e.data.taskId,
+          reservationId: e.data.reservationId,
+          model: null,
+          balanceDelta: 0,
+          reservedDelta: -e.data.amount,
+          amount: e.data.amount,
+          basis: null,
+          deliveredUnits: null,
+          note: e.data.reason,
+        };
       case 'QuotaDebited':
-        return { ...base, type: e.type, taskId: e.data.taskId ?? null, reservationId: null, model: null, balanceDelta: -e.data.amount, reservedDelta: 0, amount: e.data.amount, basis: null, deliveredUnits: null, note: e.data.reason };
+        return {
+          ...base,
+          type: e.type,
+          taskId: e.data.taskId ?? null,
+          reservationId: null,
+          model: null,
+          balanceDelta: -e.data.amount,
+          reservedDelta: 0,
+          amount: e.data.amount,
+          basis: null,
+          deliveredUnits: null,
+          note: e.data.reason,
+        };
       default:
         return undefined;
     }

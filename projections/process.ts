@@ -9,7 +9,12 @@ import type { ProjectionRunner } from './runner.js';
 export function projectionProcess(events: EventStore, runner: ProjectionRunner): BackgroundProcess {
   let lastPass: Date | undefined;
   const unsubscribe = runner.onCommit(() => (lastPass = new Date()));
-  const idle = idleCheck(events, gatewayStreamPrefixes, () => runner.position(), () => (lastPass = new Date()));
+  const idle = idleCheck(
+    events,
+    gatewayStreamPrefixes,
+    () => runner.position(),
+    () => (lastPass = new Date()),
+  );
   return {
     name: 'projections',
     lastPass: () => lastPass,

@@ -28,12 +28,18 @@ export interface ProjectionRunner {
 const LAG_SAMPLE = 100_000;
 
 export class ProjectionLagError extends Error {
-  constructor(readonly position: bigint, readonly reached: bigint) {
+  constructor(
+    readonly position: bigint,
+    readonly reached: bigint,
+  ) {
     super(`projections did not reach position ${position} in time (at ${reached})`);
   }
 }
 
-interface Waiter { position: bigint; resolve(): void }
+interface Waiter {
+  position: bigint;
+  resolve(): void;
+}
 
 export function createProjectionRunner(deps: {
   events: EventStore;
@@ -143,7 +149,13 @@ export function createProjectionRunner(deps: {
           waiters = waiters.filter((w) => w !== waiter);
           reject(new ProjectionLagError(position, reached));
         }, timeoutMs);
-        const waiter: Waiter = { position, resolve: () => { clearTimeout(timer); resolve(); } };
+        const waiter: Waiter = {
+          position,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
         waiters.push(waiter);
       });
     },

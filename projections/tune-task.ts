@@ -135,7 +135,11 @@ export const tuneTaskProjection: Projection<TuneTaskDoc> = {
     if (FINAL.includes(record.status)) return undefined;
     switch (e.type) {
       case 'UpstreamSubmitted':
-        return update({ ...record, status: record.status === 'NOT_START' ? 'SUBMITTED' : record.status, start_time: record.start_time || secondsOf(e.metadata.at) });
+        return update({
+          ...record,
+          status: record.status === 'NOT_START' ? 'SUBMITTED' : record.status,
+          start_time: record.start_time || secondsOf(e.metadata.at),
+        });
       case 'TaskProgressed':
         return update({ ...record, status: e.data.status === 'in_progress' ? 'IN_PROGRESS' : 'QUEUED', progress: `${e.data.progress}%` });
       case 'TaskSucceeded':

@@ -72,7 +72,13 @@ export function submittedVidgenEnvelope(task: EventDataOf<'TaskSubmitted'>, posi
       submit_time: task.createdAt,
       start_time: 0,
       finish_time: 0,
-      properties: { origin_model_name: task.model, resolution: task.basis.tier ?? '', seconds: task.basis.units, reserved_resolution: task.basis.tier ?? '', reserved_seconds: task.basis.units },
+      properties: {
+        origin_model_name: task.model,
+        resolution: task.basis.tier ?? '',
+        seconds: task.basis.units,
+        reserved_resolution: task.basis.tier ?? '',
+        reserved_seconds: task.basis.units,
+      },
       data: {},
     },
   };

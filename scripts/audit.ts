@@ -25,7 +25,10 @@ const accountId = argValue(args, '--account');
 const csv = argValue(args, '--csv');
 
 const stores = await openStores();
-const bar = new cliProgress.SingleBar({ format: 'audit |{bar}| {percentage}% | {value}/{total} positions', stream: process.stderr }, cliProgress.Presets.shades_classic);
+const bar = new cliProgress.SingleBar(
+  { format: 'audit |{bar}| {percentage}% | {value}/{total} positions', stream: process.stderr },
+  cliProgress.Presets.shades_classic,
+);
 bar.start(Math.max(1, Number(await stores.events.headPosition())), 0);
 const report = await auditAccounts(stores.events, stores.views, {
   ...(accountId ? { accountId } : {}),

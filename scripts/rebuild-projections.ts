@@ -17,7 +17,10 @@ if (chosen.length === 0) {
   process.exit(2);
 }
 const stores = await openStores();
-const bar = new cliProgress.SingleBar({ format: 'rebuild |{bar}| {percentage}% | {value}/{total} positions', stream: process.stderr }, cliProgress.Presets.shades_classic);
+const bar = new cliProgress.SingleBar(
+  { format: 'rebuild |{bar}| {percentage}% | {value}/{total} positions', stream: process.stderr },
+  cliProgress.Presets.shades_classic,
+);
 bar.start(Math.max(1, Number(await stores.events.headPosition())), 0);
 const result = await rebuildViews({ events: stores.events, views: stores.views, log: pino({ level: 'warn' }) }, chosen, (position) => bar.update(position));
 bar.stop();

@@ -26,7 +26,10 @@ const trustProxy = z
     if (v === '' || v === 'false') return false;
     if (v === 'true') return true;
     if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
-    const list = v.split(',').map((e) => e.trim()).filter(Boolean);
+    const list = v
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
     const bad = list.find((e) => !isProxyAddress(e));
     if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `${bad} is not true, false, a hop count, an address or a CIDR range` });
     return list;
@@ -48,7 +51,11 @@ const Env = z.object({
   ASSET_RETENTION_SECONDS: z.coerce.number().int().min(1).default(7200),
   /** Grace period after which a reservation whose task never appeared is released. */
   RESERVATION_GRACE_SECONDS: z.coerce.number().int().min(1).default(300),
-  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 24 * 3600),
   /** Lets outbound fetches and callbacks reach loopback (tests, the local simulator). */
   ALLOW_LOOPBACK_OUTBOUND: bool.default(false),
   /**
@@ -186,13 +193,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen
   // address (a container's loopback) is no address a client can reach.
   if (config.role === 'worker' && !config.publicBaseUrl) {
-    throw new Error('invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001');
+    throw new Error(
+      'invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001',
+    );
   }
   // The embedded bus keeps consumer-group membership in the memory of one process: a worker or
   // projector beside other processes on it would own every partition alone (two workers would
   // both dispatch every task) and publish where no other process consumes.
   if ((config.role === 'worker' || config.role === 'projector') && !config.kafkaBrokers) {
-    throw new Error(`invalid configuration: KAFKA_BROKERS: required when ROLE=${config.role} (the roles of the distributed deployment share work through Kafka; the embedded bus serves one process); set it, or run ROLE=all`);
+    throw new Error(
+      `invalid configuration: KAFKA_BROKERS: required when ROLE=${config.role} (the roles of the distributed deployment share work through Kafka; the embedded bus serves one process); set it, or run ROLE=all`,
+    );
   }
   return config;
 }

@@ -65,7 +65,16 @@ export function createLogger(config: Config): Logger {
   return pino({
     level: config.logLevel,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.passwordHash', '*.key', '*.keyHash', 'headers.authorization'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.passwordHash',
+        '*.key',
+        '*.keyHash',
+        'headers.authorization',
+      ],
       censor: '[redacted]',
     },
   });
@@ -101,7 +110,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
   // The role's background processes: filled below, reported by /readyz.
   let background: readonly BackgroundProcess[] = [];
-  const deps: GatewayDeps = { config, log, events, views, assets, bus, runner, catalog, accounts, tokens, signer, clock, selfUrl: () => config.simulatorUrl ?? selfUrl, backgroundProcesses: () => background };
+  const deps: GatewayDeps = {
+    config,
+    log,
+    events,
+    views,
+    assets,
+    bus,
+    runner,
+    catalog,
+    accounts,
+    tokens,
+    signer,
+    clock,
+    selfUrl: () => config.simulatorUrl ?? selfUrl,
+    backgroundProcesses: () => background,
+  };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const admin = servesApi ? await seedAdmin(deps, metadata) : { created: false };

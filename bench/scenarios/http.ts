@@ -41,7 +41,12 @@ export async function pollAndSubmit(port: number, seconds: number, poolSize: num
     // Let the pool finish so polls read completed tasks from the view.
     await new Promise((r) => setTimeout(r, 2000));
     let i = 0;
-    const poll = await load({ url: `${gw.url}/v1/images/async/generations/${ids[0]}`, seconds, headers, nextPath: () => `/v1/images/async/generations/${ids[i++ % ids.length]}` });
+    const poll = await load({
+      url: `${gw.url}/v1/images/async/generations/${ids[0]}`,
+      seconds,
+      headers,
+      nextPath: () => `/v1/images/async/generations/${ids[i++ % ids.length]}`,
+    });
     const submit = await load({ url: `${gw.url}/v1/images/async/generations`, seconds, method: 'POST', headers, body: submitBody });
     return { poll, submit };
   } finally {

@@ -26,7 +26,11 @@ export async function lifecycle(port: number, tasks: number): Promise<LifecycleR
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const started = Date.now();
     await pool(tasks, 64, async (i) => {
-      const r = await fetch(`${gw.url}/v1/images/async/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `life ${i}`, size: '64x64' }) });
+      const r = await fetch(`${gw.url}/v1/images/async/generations`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `life ${i}`, size: '64x64' }),
+      });
       if (r.status !== 200) throw new Error(`submit answered ${r.status}: ${await r.text()}`);
       await r.arrayBuffer();
     });

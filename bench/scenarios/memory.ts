@@ -12,7 +12,11 @@ export async function memory(port: number, tasks: number): Promise<{ tasks: numb
     const idleRssBytes = gw.peakRss();
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await pool(tasks, 64, async (i) => {
-      const r = await fetch(`${gw.url}/v1/images/async/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `held ${i}` }) });
+      const r = await fetch(`${gw.url}/v1/images/async/generations`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: `held ${i}` }),
+      });
       await r.arrayBuffer();
     });
     // Wait until the dispatcher has put every task in flight upstream (the poller holds them).

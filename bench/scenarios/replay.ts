@@ -25,10 +25,16 @@ async function fill(path: string, events: number): Promise<number> {
   const store = createSqliteEventStore({ path });
   const meta = { at: new Date().toISOString() };
   for (let a = 0; a < ACCOUNTS; a++) {
-    await store.append(`account-a${a}`, toNewEvents([
-      { type: 'AccountOpened', data: { accountId: `a${a}`, userId: `u${a}`, group: 'default' } },
-      { type: 'QuotaCredited', data: { creditId: `c${a}`, amount: 1e12, note: 'bench' } },
-    ], meta));
+    await store.append(
+      `account-a${a}`,
+      toNewEvents(
+        [
+          { type: 'AccountOpened', data: { accountId: `a${a}`, userId: `u${a}`, group: 'default' } },
+          { type: 'QuotaCredited', data: { creditId: `c${a}`, amount: 1e12, note: 'bench' } },
+        ],
+        meta,
+      ),
+    );
   }
   const tasks = Math.ceil((events - 2 * ACCOUNTS) / EVENTS_PER_TASK);
   const revisions = new Array<number>(ACCOUNTS).fill(1);
@@ -37,16 +43,47 @@ async function fill(path: string, events: number): Promise<number> {
     const taskId = `task_bench${i}`;
     const reservationId = `res_${taskId}`;
     const taskEvents: DomainEvent[] = [
-      { type: 'TaskSubmitted', data: { taskId, family: 'image', action: 'anime/generate', model: basis.model, accountId: `a${a}`, tokenId: 't', group: 'default', channelCandidates: ['sim-images'], request: { prompt: 'bench', n: 1 }, reservationId, reserved: 10_000, basis, createdAt: 1 } },
+      {
+        type: 'TaskSubmitted',
+        data: {
+          taskId,
+          family: 'image',
+          action: 'anime/generate',
+          model: basis.model,
+          accountId: `a${a}`,
+          tokenId: 't',
+          group: 'default',
+          channelCandidates: ['sim-images'],
+          request: { prompt: 'bench', n: 1 },
+          reservationId,
+          reserved: 10_000,
+          basis,
+          createdAt: 1,
+        },
+      },
       { type: 'UpstreamSubmitted', data: { channelId: 'sim-images', upstreamTaskId: `up${i}`, attempt: 1 } },
       { type: 'TaskProgressed', data: { status: 'in_progress', progress: 50 } },
-      { type: 'TaskSucceeded', data: { results: [{ kind: 'image', assetKey: `tasks/${taskId}/0.png`, url: `http://x/assets/tasks/${taskId}/0.png` }], usage: { units: 1 }, assetsExpireAt: 2, completedAt: 2 } },
+      {
+        type: 'TaskSucceeded',
+        data: {
+          results: [{ kind: 'image', assetKey: `tasks/${taskId}/0.png`, url: `http://x/assets/tasks/${taskId}/0.png` }],
+          usage: { units: 1 },
+          assetsExpireAt: 2,
+          completedAt: 2,
+        },
+      },
     ];
     await store.append(`task-${taskId}`, toNewEvents(taskEvents, meta), { expectedRevision: 'no_stream' });
-    await store.append(`account-a${a}`, toNewEvents([
-      { type: 'QuotaReserved', data: { reservationId, taskId, amount: 10_000, model: basis.model, basis } },
-      { type: 'QuotaSettled', data: { reservationId, taskId, reserved: 10_000, actual: 10_000, charged: 10_000 } },
-    ], meta));
+    await store.append(
+      `account-a${a}`,
+      toNewEvents(
+        [
+          { type: 'QuotaReserved', data: { reservationId, taskId, amount: 10_000, model: basis.model, basis } },
+          { type: 'QuotaSettled', data: { reservationId, taskId, reserved: 10_000, actual: 10_000, charged: 10_000 } },
+        ],
+        meta,
+      ),
+    );
     revisions[a]! += 2;
   });
   const head = await store.headPosition();
@@ -97,7 +134,13 @@ export async function replay(events: number): Promise<ReplayResult> {
 
     // (2) Full projection rebuild into an empty view store.
     const views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-    const runner = createProjectionRunner({ events: store, views, projections: [...coreProjections, ...familyProjections], log: pino({ level: 'silent' }), batchSize: 2000 });
+    const runner = createProjectionRunner({
+      events: store,
+      views,
+      projections: [...coreProjections, ...familyProjections],
+      log: pino({ level: 'silent' }),
+      batchSize: 2000,
+    });
     const t2 = Date.now();
     await runner.start();
     await runner.waitFor(BigInt(total), 3_600_000);

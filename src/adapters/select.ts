@@ -39,12 +39,18 @@ export async function viewStore(config: Config): Promise<ViewStore> {
 }
 
 async function bus(config: Config): Promise<Bus> {
-  if (config.kafkaBrokers) return (await import('./kafka/bus.js')).createKafkaBus({ brokers: config.kafkaBrokers, clientId: 'media-gateway', partitions: config.busPartitions });
+  if (config.kafkaBrokers)
+    return (await import('./kafka/bus.js')).createKafkaBus({ brokers: config.kafkaBrokers, clientId: 'media-gateway', partitions: config.busPartitions });
   return (await import('./inproc/bus.js')).createInprocBus({ path: join(config.dataDir, 'bus.sqlite'), partitions: config.busPartitions });
 }
 
 async function assetStore(config: Config): Promise<AssetStore> {
-  if (config.mongoUrl) return (await import('./mongo/asset-store.js')).createGridFsAssetStore({ url: config.mongoUrl, dbName: mongoDbName(config.mongoUrl), bucketName: 'assets' });
+  if (config.mongoUrl)
+    return (await import('./mongo/asset-store.js')).createGridFsAssetStore({
+      url: config.mongoUrl,
+      dbName: mongoDbName(config.mongoUrl),
+      bucketName: 'assets',
+    });
   return (await import('./fs/asset-store.js')).createFsAssetStore({ dir: join(config.dataDir, 'assets') });
 }
 
@@ -52,7 +58,9 @@ async function assetStore(config: Config): Promise<AssetStore> {
 export function describeStores(config: Config): { events: string; views: string } {
   return {
     events: config.eventStoreUrl ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}` : `SQLite ${join(config.dataDir, 'events.sqlite')}`,
-    views: config.mongoUrl ? `MongoDB database ${mongoDbName(config.mongoUrl)} at ${redactUrl(config.mongoUrl)}` : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
+    views: config.mongoUrl
+      ? `MongoDB database ${mongoDbName(config.mongoUrl)} at ${redactUrl(config.mongoUrl)}`
+      : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
   };
 }
 

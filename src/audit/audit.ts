@@ -57,7 +57,17 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
       const accountId = raw.streamName.slice('account-'.length);
       let audit = audits.get(accountId);
       if (!audit) {
-        audit = { accountId, events: 0, credited: 0, charged: 0, debited: 0, released: 0, replayed: { balance: 0, reserved: 0, usedQuota: 0 }, view: null, differences: [] };
+        audit = {
+          accountId,
+          events: 0,
+          credited: 0,
+          charged: 0,
+          debited: 0,
+          released: 0,
+          replayed: { balance: 0, reserved: 0, usedQuota: 0 },
+          view: null,
+          differences: [],
+        };
         audits.set(accountId, audit);
       }
       audit.events++;
@@ -85,7 +95,8 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
     if (!view) audit.differences.push('no projected account view');
     else {
       for (const key of ['balance', 'reserved', 'usedQuota'] as const) {
-        if (view[key] !== audit.replayed[key]) audit.differences.push(`${key}: view ${view[key]}, replay ${audit.replayed[key]} (difference ${view[key] - audit.replayed[key]})`);
+        if (view[key] !== audit.replayed[key])
+          audit.differences.push(`${key}: view ${view[key]}, replay ${audit.replayed[key]} (difference ${view[key] - audit.replayed[key]})`);
       }
     }
   }
@@ -96,7 +107,19 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
 export function auditCsv(report: AuditReport): string {
   const header = 'account_id,events,credited,charged,debited,released,replayed_balance,view_balance,replayed_reserved,view_reserved,differences';
   const rows = report.accounts.map((a) =>
-    [a.accountId, a.events, a.credited, a.charged, a.debited, a.released, a.replayed.balance, a.view?.balance ?? '', a.replayed.reserved, a.view?.reserved ?? '', `"${a.differences.join('; ').replace(/"/g, '""')}"`].join(','),
+    [
+      a.accountId,
+      a.events,
+      a.credited,
+      a.charged,
+      a.debited,
+      a.released,
+      a.replayed.balance,
+      a.view?.balance ?? '',
+      a.replayed.reserved,
+      a.view?.reserved ?? '',
+      `"${a.differences.join('; ').replace(/"/g, '""')}"`,
+    ].join(','),
   );
   return [header, ...rows].join('\n') + '\n';
 }

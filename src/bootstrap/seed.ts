@@ -16,7 +16,13 @@ import type { GatewayDeps } from '../http/deps.js';
 import { channelFamilies, modelCatalog } from './model-catalog.js';
 
 export const BootstrapFile = z.object({
-  channels: z.array(ChannelSettings.partial({ key: true, modelMapping: true, groups: true, priority: true, weight: true, status: true }).extend({ id: z.string().regex(/^[\w-]{1,64}$/) })).default([]),
+  channels: z
+    .array(
+      ChannelSettings.partial({ key: true, modelMapping: true, groups: true, priority: true, weight: true, status: true }).extend({
+        id: z.string().regex(/^[\w-]{1,64}$/),
+      }),
+    )
+    .default([]),
   prices: z.record(z.string(), ModelPrice).default({}),
   groupRatios: z.record(z.string(), z.number().int().min(0)).default({ default: 1000 }),
 });
@@ -59,7 +65,9 @@ export async function seedChannelsAndPrices(deps: GatewayDeps, seed: BootstrapFi
   for (const { id, ...c } of seed.channels) {
     const data = { key: '', modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1 as const, ...c, channelId: id };
     await ignoreExisting(
-      appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelCreated', data }], { expectedRevision: 'no_stream', metadata }).then((r) => (last = r.position)),
+      appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelCreated', data }], { expectedRevision: 'no_stream', metadata }).then(
+        (r) => (last = r.position),
+      ),
     );
   }
   await ignoreExisting(
@@ -87,7 +95,11 @@ export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Pro
   const generated = deps.config.adminPassword ? undefined : randomBase62(20);
   const password = deps.config.adminPassword ?? generated!;
   try {
-    const user = await registerUser(deps, { username: deps.config.adminUsername, passwordHash: await hashPassword(password), role: 'admin', group: 'default' }, metadata);
+    const user = await registerUser(
+      deps,
+      { username: deps.config.adminUsername, passwordHash: await hashPassword(password), role: 'admin', group: 'default' },
+      metadata,
+    );
     await deps.runner.waitFor(user.position, SEED_VIEWS_WAIT_MS);
   } catch (err) {
     if (err instanceof UsernameTakenError) return { created: false };

@@ -16,9 +16,7 @@
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, PriceBasis } from './events.js';
 
-export type AccountEvent = EventOf<
-  'AccountOpened' | 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited'
->;
+export type AccountEvent = EventOf<'AccountOpened' | 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited'>;
 
 export type OpenReservation = Readonly<{ amount: number; taskId: string; model: string; tokenId?: string }>;
 
@@ -72,7 +70,10 @@ export class AccountNotOpenError extends Error {
 }
 
 export class InsufficientQuotaError extends Error {
-  constructor(readonly available: number, readonly requested: number) {
+  constructor(
+    readonly available: number,
+    readonly requested: number,
+  ) {
     super(`insufficient quota: ${requested} requested, ${available} available`);
     this.name = 'InsufficientQuotaError';
   }
@@ -80,7 +81,11 @@ export class InsufficientQuotaError extends Error {
 
 /** The reservation would take the token past its cap (its settled charges plus open reservations). */
 export class TokenQuotaExceededError extends Error {
-  constructor(readonly tokenId: string, readonly remaining: number, readonly requested: number) {
+  constructor(
+    readonly tokenId: string,
+    readonly remaining: number,
+    readonly requested: number,
+  ) {
     super(`token ${tokenId} quota exceeded: ${requested} requested, ${remaining} left`);
     this.name = 'TokenQuotaExceededError';
   }
@@ -95,14 +100,21 @@ export class UnknownReservationError extends Error {
 
 /** A reservation id reused for a different amount, or after it was settled or released. */
 export class ReservationConflictError extends Error {
-  constructor(readonly reservationId: string, readonly reason: 'amount-differs' | 'already-closed') {
+  constructor(
+    readonly reservationId: string,
+    readonly reason: 'amount-differs' | 'already-closed',
+  ) {
     super(`reservation ${reservationId} conflicts: ${reason}`);
     this.name = 'ReservationConflictError';
   }
 }
 
 export class InvalidQuotaAmountError extends RangeError {
-  constructor(readonly field: string, readonly value: number, readonly min: 0 | 1) {
+  constructor(
+    readonly field: string,
+    readonly value: number,
+    readonly min: 0 | 1,
+  ) {
     super(`${field} must be a ${min === 1 ? 'positive' : 'non-negative'} integer, got ${value}`);
     this.name = 'InvalidQuotaAmountError';
   }
@@ -195,35 +207,39 @@ function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] 
   // The result may cost more than was reserved: the excess comes from the available balance,
   // as far as it goes, so available never drops below zero.
   const charged = Math.min(data.actual, reservation.amount + availableOf(state));
-  return [{
-    type: 'QuotaSettled',
-    data: {
-      reservationId: data.reservationId,
-      taskId: reservation.taskId,
-      reserved: reservation.amount,
-      actual: data.actual,
-      charged,
-      ...(data.basis ? { basis: data.basis } : {}),
-      ...(data.deliveredUnits !== undefined ? { deliveredUnits: data.deliveredUnits } : {}),
-      ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+  return [
+    {
+      type: 'QuotaSettled',
+      data: {
+        reservationId: data.reservationId,
+        taskId: reservation.taskId,
+        reserved: reservation.amount,
+        actual: data.actual,
+        charged,
+        ...(data.basis ? { basis: data.basis } : {}),
+        ...(data.deliveredUnits !== undefined ? { deliveredUnits: data.deliveredUnits } : {}),
+        ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+      },
     },
-  }];
+  ];
 }
 
 function release(data: ReleaseQuota['data'], state: AccountState): AccountEvent[] {
   if (state.closedReservationIds.has(data.reservationId)) return [];
   const reservation = state.openReservations.get(data.reservationId);
   if (!reservation) throw new UnknownReservationError(data.reservationId);
-  return [{
-    type: 'QuotaReleased',
-    data: {
-      reservationId: data.reservationId,
-      taskId: reservation.taskId,
-      amount: reservation.amount,
-      reason: data.reason,
-      ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+  return [
+    {
+      type: 'QuotaReleased',
+      data: {
+        reservationId: data.reservationId,
+        taskId: reservation.taskId,
+        amount: reservation.amount,
+        reason: data.reason,
+        ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+      },
     },
-  }];
+  ];
 }
 
 function debit(data: DebitQuota['data'], state: AccountState): AccountEvent[] {

@@ -7,9 +7,7 @@ import type { ChannelSettings, DomainEvent, EventOf } from './events.js';
 
 export type ChannelEvent = EventOf<'ChannelCreated' | 'ChannelUpdated' | 'ChannelDeleted'>;
 
-export type ChannelState =
-  | Readonly<{ status: 'none' }>
-  | Readonly<{ status: 'active' | 'deleted'; channelId: string; settings: Readonly<ChannelSettings> }>;
+export type ChannelState = Readonly<{ status: 'none' }> | Readonly<{ status: 'active' | 'deleted'; channelId: string; settings: Readonly<ChannelSettings> }>;
 
 /** What a new channel must be given; the rest takes `channelDefaults`. */
 export type NewChannelSettings = Pick<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'> & Partial<ChannelSettings>;

@@ -25,10 +25,7 @@ export type Decider<State, Cmd, Event extends DomainEvent = DomainEvent> = Reado
 }>;
 
 /** Rebuilds a state from a stream's events. */
-export function fold<State, Cmd, Event extends DomainEvent>(
-  decider: Decider<State, Cmd, Event>,
-  events: Iterable<DomainEvent>,
-): State {
+export function fold<State, Cmd, Event extends DomainEvent>(decider: Decider<State, Cmd, Event>, events: Iterable<DomainEvent>): State {
   if (decider.fold) return decider.fold(events);
   let state = decider.initialState();
   for (const event of events) state = decider.evolve(state, event);

@@ -23,7 +23,9 @@ export function initialPriceTable(): PriceTable {
 export function decidePriceTable(command: PriceTableCommand, table: PriceTable): PriceTableEvent[] {
   switch (command.type) {
     case 'ChangePrices':
-      return [{ type: 'PricesSet', data: { models: patched(table.models, command.data.models), groupRatios: patched(table.groupRatios, command.data.groupRatios) } }];
+      return [
+        { type: 'PricesSet', data: { models: patched(table.models, command.data.models), groupRatios: patched(table.groupRatios, command.data.groupRatios) } },
+      ];
     default:
       return assertNever(command.type, 'price table command');
   }

@@ -118,10 +118,7 @@ function surchargeOf(price: ModelPrice, extras: readonly string[], ratio: number
 /** ceil(unitPrice × units × ratio / 1000), exactly. */
 function scaledCeil(unitPrice: number, units: number, ratioPermille: number): bigint {
   const { numerator, denominator } = decimalOf(units);
-  return ceilDiv(
-    integerOf('unit price', unitPrice) * numerator * integerOf('group ratio', ratioPermille),
-    denominator * 1000n,
-  );
+  return ceilDiv(integerOf('unit price', unitPrice) * numerator * integerOf('group ratio', ratioPermille), denominator * 1000n);
 }
 
 /** units = numerator / denominator, read from the shortest decimal that prints as `units`. */
@@ -132,9 +129,7 @@ function decimalOf(units: number): { numerator: bigint; denominator: bigint } {
   const [, whole = '', fraction = '', exponent = '0'] = match;
   const power = Number(exponent) - fraction.length;
   const digits = BigInt(whole + fraction);
-  return power >= 0
-    ? { numerator: digits * 10n ** BigInt(power), denominator: 1n }
-    : { numerator: digits, denominator: 10n ** BigInt(-power) };
+  return power >= 0 ? { numerator: digits * 10n ** BigInt(power), denominator: 1n } : { numerator: digits, denominator: 10n ** BigInt(-power) };
 }
 
 function ceilDiv(dividend: bigint, divisor: bigint): bigint {

@@ -21,10 +21,7 @@ export type TaskUsage = EventDataOf<'TaskSucceeded'>['usage'];
 
 /** One try at submitting upstream, kept so the dispatcher skips channels already tried. */
 export type UpstreamAttempt = Readonly<
-  { attempt: number; channelId: string } & (
-    | { outcome: 'submitted'; upstreamTaskId: string }
-    | { outcome: 'failed'; reason: string; retryable: boolean }
-  )
+  { attempt: number; channelId: string } & ({ outcome: 'submitted'; upstreamTaskId: string } | { outcome: 'failed'; reason: string; retryable: boolean })
 >;
 
 export type NoTask = Readonly<{ status: 'none'; final: false }>;
@@ -63,10 +60,13 @@ export type FailTask = Command<'FailTask', EventDataOf<'TaskFailed'>>;
 /** Without `assetKeys`, every asset the task still holds expires. */
 export type ExpireAssets = Command<'ExpireAssets', { assetKeys?: string[] }>;
 export type TaskCommand =
-  | SubmitTask | ClaimUpstreamSubmit | RecordUpstreamSubmitted | RecordUpstreamSubmitFailed | RecordProgress | CompleteTask | FailTask | ExpireAssets;
+  SubmitTask | ClaimUpstreamSubmit | RecordUpstreamSubmitted | RecordUpstreamSubmitFailed | RecordProgress | CompleteTask | FailTask | ExpireAssets;
 
 export class InvalidTaskTransitionError extends Error {
-  constructor(readonly from: TaskState['status'], readonly commandType: TaskCommand['type']) {
+  constructor(
+    readonly from: TaskState['status'],
+    readonly commandType: TaskCommand['type'],
+  ) {
     super(`${commandType} is not allowed when the task is ${from}`);
     this.name = 'InvalidTaskTransitionError';
   }
@@ -74,7 +74,10 @@ export class InvalidTaskTransitionError extends Error {
 
 /** Another instance holds the lease on submitting this task upstream: leave the task to it. */
 export class UpstreamSubmitClaimedError extends Error {
-  constructor(readonly owner: string, readonly leaseUntil: number) {
+  constructor(
+    readonly owner: string,
+    readonly leaseUntil: number,
+  ) {
     super(`the upstream submit is claimed by ${owner} until ${new Date(leaseUntil * 1000).toISOString()}`);
     this.name = 'UpstreamSubmitClaimedError';
   }

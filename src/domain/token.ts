@@ -70,7 +70,10 @@ export class TokenExpiryPassedError extends Error {
 }
 
 export class TokenChannelUnavailableError extends Error {
-  constructor(readonly channelId: string, readonly group: string) {
+  constructor(
+    readonly channelId: string,
+    readonly group: string,
+  ) {
     super(`no channel ${channelId} serves group ${group}`);
     this.name = 'TokenChannelUnavailableError';
   }

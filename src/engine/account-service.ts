@@ -80,7 +80,10 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
     if (cached) {
       const newer = await events.readStream(streams.account(accountId), { fromRevision: cached.revision + 1 });
       if (newer.length > 0) {
-        applyAccountEvents(cached.state, newer.map(toDomainEvent).filter((e) => e !== undefined));
+        applyAccountEvents(
+          cached.state,
+          newer.map(toDomainEvent).filter((e) => e !== undefined),
+        );
         cached.revision = newer[newer.length - 1]!.revision;
       }
       return cached;

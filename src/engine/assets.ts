@@ -101,7 +101,8 @@ export function channelRehostDeps(
   signal: AbortSignal,
 ): RehostDeps {
   const origin = new URL(channel.baseUrl).origin;
-  const keyFor = (url: string, result: UpstreamResult) => (result.withChannelKey && originOf(url) === origin ? { headers: { authorization: `Bearer ${channel.key}` } } : {});
+  const keyFor = (url: string, result: UpstreamResult) =>
+    result.withChannelKey && originOf(url) === origin ? { headers: { authorization: `Bearer ${channel.key}` } } : {};
   return {
     assets: stores.assets,
     resolveUrl: (u) => (u.startsWith('/') ? origin + u : u),

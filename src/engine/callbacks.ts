@@ -51,9 +51,17 @@ export async function scheduleCallbackFor(deps: Pick<CallbackDeps, 'events' | 'c
   const { state } = await readTask(deps.events, taskId);
   if (state.status === 'none' || !state.callbackUrl) return;
   try {
-    await appendEvents(deps.events, streams.callback(taskId), [
-      { type: 'CallbackScheduled', data: { taskId, accountId: state.accountId, family: state.family, url: state.callbackUrl, nextAttemptAt: deps.clock().getTime() } },
-    ], { expectedRevision: 'no_stream', metadata: { at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId, causationId } });
+    await appendEvents(
+      deps.events,
+      streams.callback(taskId),
+      [
+        {
+          type: 'CallbackScheduled',
+          data: { taskId, accountId: state.accountId, family: state.family, url: state.callbackUrl, nextAttemptAt: deps.clock().getTime() },
+        },
+      ],
+      { expectedRevision: 'no_stream', metadata: { at: deps.clock().toISOString(), accountId: state.accountId, correlationId: taskId, causationId } },
+    );
   } catch (err) {
     if (!(err instanceof WrongExpectedRevisionError)) throw err; // already scheduled
   }
@@ -94,10 +102,21 @@ export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
     const delivered = error === undefined;
     const delay = deps.retryScheduleSeconds[number - 1];
     const events = delivered
-      ? [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs } }, { type: 'CallbackDelivered' as const, data: { attempt: number } }]
+      ? [
+          { type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs } },
+          { type: 'CallbackDelivered' as const, data: { attempt: number } },
+        ]
       : delay === undefined
-        ? [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error! } }, { type: 'CallbackDeadLettered' as const, data: { attempts: number, reason: error! } }]
-        : [{ type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error!, nextAttemptAt: deps.clock().getTime() + jitter(delay * 1000) } }];
+        ? [
+            { type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error! } },
+            { type: 'CallbackDeadLettered' as const, data: { attempts: number, reason: error! } },
+          ]
+        : [
+            {
+              type: 'CallbackAttempted' as const,
+              data: { attempt: number, status, latencyMs, error: error!, nextAttemptAt: deps.clock().getTime() + jitter(delay * 1000) },
+            },
+          ];
     if (!delivered) deps.log.warn({ taskId: doc.taskId, attempt: number, error, deadLettered: delay === undefined }, 'callback delivery failed');
     // Revision = attempts so far + 1 (the schedule event): two passes never record one attempt twice.
     const result = await appendEvents(deps.events, streams.callback(doc.taskId), events, { expectedRevision: doc.attempts.length, metadata: meta });

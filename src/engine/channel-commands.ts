@@ -11,10 +11,16 @@ export function channelRefusalOf(err: unknown): Refusal | undefined {
 }
 
 async function execute(events: EventStore, channelId: string, command: ChannelCommand, metadata: EventMetadata): Promise<bigint> {
-  return appendedPosition(await executeCommand({ events, stream: streams.channel(channelId), decider: channelDecider, command, metadata, refusalOf: channelRefusalOf }));
+  return appendedPosition(
+    await executeCommand({ events, stream: streams.channel(channelId), decider: channelDecider, command, metadata, refusalOf: channelRefusalOf }),
+  );
 }
 
-export async function createChannel(events: EventStore, settings: NewChannelSettings, metadata: EventMetadata): Promise<{ channelId: string; position: bigint }> {
+export async function createChannel(
+  events: EventStore,
+  settings: NewChannelSettings,
+  metadata: EventMetadata,
+): Promise<{ channelId: string; position: bigint }> {
   const channelId = newId('ch', 12);
   return { channelId, position: await execute(events, channelId, { type: 'CreateChannel', data: { channelId, settings } }, metadata) };
 }

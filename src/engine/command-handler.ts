@@ -67,9 +67,7 @@ export async function readState<State, Cmd, Event extends DomainEvent>(
   return { state: fold(decider, domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
 }
 
-export async function executeCommand<State, Cmd, Event extends DomainEvent>(
-  input: StreamCommand<State, Cmd, Event>,
-): Promise<CommandResult<State, Event>> {
+export async function executeCommand<State, Cmd, Event extends DomainEvent>(input: StreamCommand<State, Cmd, Event>): Promise<CommandResult<State, Event>> {
   const { events, stream, decider, command, metadata, refusalOf } = input;
   let current = input.known;
   for (let attempt = 0; ; attempt++) {

@@ -140,7 +140,13 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
       return beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
     },
     recordFailure: async ({ channel, attempt }, err) => {
-      known = await executeTask(deps.events, taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta(), known);
+      known = await executeTask(
+        deps.events,
+        taskId,
+        { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } },
+        meta(),
+        known,
+      );
     },
   });
   switch (outcome.kind) {

@@ -21,7 +21,12 @@ export function createExpirer(deps: { events: EventStore; views: ViewStore; asse
     for (const { doc } of due) {
       if (doc.expireAt > now) break;
       for (const key of doc.assetKeys) await deps.assets.delete(key);
-      await executeTask(deps.events, doc.taskId, { type: 'ExpireAssets', data: { assetKeys: doc.assetKeys } }, { at: deps.clock().toISOString(), correlationId: doc.taskId, ...(doc.accountId ? { accountId: doc.accountId } : {}) });
+      await executeTask(
+        deps.events,
+        doc.taskId,
+        { type: 'ExpireAssets', data: { assetKeys: doc.assetKeys } },
+        { at: deps.clock().toISOString(), correlationId: doc.taskId, ...(doc.accountId ? { accountId: doc.accountId } : {}) },
+      );
       expired++;
     }
     return expired;

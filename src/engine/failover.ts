@@ -32,7 +32,12 @@ export interface CandidateFilter {
 }
 
 /** The task's candidate channels that may be tried, in the order to try them. */
-export function failoverChannels(catalog: Pick<Catalog, 'channel'>, candidateIds: readonly string[], filter: CandidateFilter = {}, random?: () => number): ChannelDoc[] {
+export function failoverChannels(
+  catalog: Pick<Catalog, 'channel'>,
+  candidateIds: readonly string[],
+  filter: CandidateFilter = {},
+  random?: () => number,
+): ChannelDoc[] {
   const channels = candidateIds
     .filter((id) => !filter.exclude?.has(id))
     .map((id) => catalog.channel(id))

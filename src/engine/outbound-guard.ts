@@ -153,7 +153,11 @@ function firstBlocked(addresses: readonly LookupAddress[], policy: OutboundPolic
 }
 
 /** Every address of a name; node:dns unless a test stands in for DNS (rebinding). */
-export type ResolveAll = (hostname: string, options: { family: number | 'IPv4' | 'IPv6'; hints: number }, callback: (err: Error | null, addresses: LookupAddress[]) => void) => void;
+export type ResolveAll = (
+  hostname: string,
+  options: { family: number | 'IPv4' | 'IPv6'; hints: number },
+  callback: (err: Error | null, addresses: LookupAddress[]) => void,
+) => void;
 
 const systemResolveAll: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
 
@@ -320,7 +324,11 @@ function whyFailed(err: unknown, timeout: AbortSignal, timeoutMs: number): strin
 function get(target: URL, lookup: LookupFunction | undefined, signal: AbortSignal, headers: Readonly<Record<string, string>>): Promise<IncomingMessage> {
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(target, { method: 'GET', signal, headers: { accept: 'image/*,*/*;q=0.8', ...headers }, ...(lookup ? { lookup, agent: false } : {}) }, resolve);
+    const req = send(
+      target,
+      { method: 'GET', signal, headers: { accept: 'image/*,*/*;q=0.8', ...headers }, ...(lookup ? { lookup, agent: false } : {}) },
+      resolve,
+    );
     req.on('error', reject);
     req.end();
   });
@@ -355,7 +363,13 @@ async function* limitedBody(res: IncomingMessage, url: string, policy: OutboundP
  * A fresh connection per call (`agent: false`): a pooled socket opened by another request
  * would skip this lookup.
  */
-export async function guardedPost(url: string, body: string, headers: Readonly<Record<string, string>>, policy: OutboundPolicy, resolveAll?: ResolveAll): Promise<number> {
+export async function guardedPost(
+  url: string,
+  body: string,
+  headers: Readonly<Record<string, string>>,
+  policy: OutboundPolicy,
+  resolveAll?: ResolveAll,
+): Promise<number> {
   const target = parseTarget(url);
   checkLiteral(target, policy);
   const signal = AbortSignal.timeout(policy.timeoutMs);
@@ -363,7 +377,13 @@ export async function guardedPost(url: string, body: string, headers: Readonly<R
   return new Promise((resolve, reject) => {
     const req = send(
       target,
-      { method: 'POST', signal, agent: false, lookup: guardedLookup(policy, target.href, resolveAll), headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        method: 'POST',
+        signal,
+        agent: false,
+        lookup: guardedLookup(policy, target.href, resolveAll),
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
       (res) => {
         // The answer's body is not used; drained (or cut off by the deadline) so the socket closes.
         res.on('error', () => undefined);

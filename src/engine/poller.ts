@@ -109,7 +109,12 @@ export function createPoller(deps: PollerDeps): Poller {
 
   async function timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void> {
     const t = entry.task;
-    await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } }, meta(t));
+    await executeTask(
+      deps.events,
+      t.taskId,
+      { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } },
+      meta(t),
+    );
     tracked.delete(t.taskId);
   }
 
@@ -163,9 +168,21 @@ export function createPoller(deps: PollerDeps): Poller {
       if (!followed(entry)) return;
       await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), known);
     } else if (status.state === 'failed') {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } }, meta(t), known);
+      await executeTask(
+        deps.events,
+        t.taskId,
+        { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } },
+        meta(t),
+        known,
+      );
     } else if (status.state === 'lost') {
-      await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds() } }, meta(t), known);
+      await executeTask(
+        deps.events,
+        t.taskId,
+        { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds() } },
+        meta(t),
+        known,
+      );
     }
     tracked.delete(t.taskId);
   }
@@ -188,7 +205,14 @@ export function createPoller(deps: PollerDeps): Poller {
     try {
       status = await beforeDeadline(deadline, deps.clock(), (signal) =>
         limitOf(channel.channelId).run(() =>
-          adapter.poll({ channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, t.model), task: t, upstreamTaskId: t.upstreamTaskId!, signal: until(signal, entry) }),
+          adapter.poll({
+            channel,
+            baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
+            upstreamModel: upstreamModelOf(channel, t.model),
+            task: t,
+            upstreamTaskId: t.upstreamTaskId!,
+            signal: until(signal, entry),
+          }),
         ),
       );
     } catch (err) {
@@ -201,10 +225,20 @@ export function createPoller(deps: PollerDeps): Poller {
     entry.errors = 0;
     lastPoll = new Date();
     if (status.state === 'queued' || status.state === 'in_progress') {
-      const result = await executeTask(deps.events, t.taskId, {
-        type: 'RecordProgress',
-        data: { status: status.state, progress: Math.max(0, Math.min(100, Math.round(status.progress))), ...(status.snapshot ? { upstream: status.snapshot } : {}) },
-      }, meta(t), entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
+      const result = await executeTask(
+        deps.events,
+        t.taskId,
+        {
+          type: 'RecordProgress',
+          data: {
+            status: status.state,
+            progress: Math.max(0, Math.min(100, Math.round(status.progress))),
+            ...(status.snapshot ? { upstream: status.snapshot } : {}),
+          },
+        },
+        meta(t),
+        entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision },
+      );
       if (result.state.status !== 'none') entry.task = result.state;
       entry.revision = result.revision;
       if (result.state.final) {
@@ -246,7 +280,7 @@ export function createPoller(deps: PollerDeps): Poller {
         if (!matches(taskId)) continue;
         clearTimeout(entry.timer);
         tracked.delete(taskId);
-        entry.revoked.abort(new Error('the task\'s partition moved to another instance'));
+        entry.revoked.abort(new Error("the task's partition moved to another instance"));
       }
     },
     size: () => tracked.size,

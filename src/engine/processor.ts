@@ -44,7 +44,12 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let stopped = false;
   let reached = 0n;
   let lastPass: Date | undefined;
-  const idle = idleCheck(o.events, o.streamPrefixes, () => reached, () => (lastPass = new Date()));
+  const idle = idleCheck(
+    o.events,
+    o.streamPrefixes,
+    () => reached,
+    () => (lastPass = new Date()),
+  );
 
   function withRetry(what: string, work: () => Promise<void>): Promise<void> {
     return retry(work, {

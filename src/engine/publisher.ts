@@ -20,10 +20,14 @@ export function createPublisher(deps: { events: EventStore; views: ViewStore; bu
     handles: Object.keys(eventSchemas) as EventType[],
     streamPrefixes: ['task-', 'callback-', 'account-'],
     async handleBatch(events) {
-      const byTopic = new Map<string, BusMessage[]>([[TASK_TOPIC, []], [BILLING_TOPIC, []]]);
+      const byTopic = new Map<string, BusMessage[]>([
+        [TASK_TOPIC, []],
+        [BILLING_TOPIC, []],
+      ]);
       for (const e of events) {
         const envelope = envelopeOf(e);
-        if (envelope) byTopic.get(envelope.topic)!.push({ id: envelope.id, key: envelope.key, value: JSON.stringify(envelope), headers: { type: envelope.type } });
+        if (envelope)
+          byTopic.get(envelope.topic)!.push({ id: envelope.id, key: envelope.key, value: JSON.stringify(envelope), headers: { type: envelope.type } });
       }
       for (const [topic, messages] of byTopic) if (messages.length > 0) await deps.bus.publish(topic, messages);
     },

@@ -39,7 +39,20 @@ export function createReconciler(deps: {
     const { state, revision } = await readTask(deps.events, taskId);
     if (state.status === 'none' || state.final || !state.sync) return false;
     if (now.getTime() / 1000 - state.createdAt < syncCallSeconds + deps.graceSeconds) return false;
-    const result = await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: INTERRUPTED, reason: 'the process serving this synchronous call stopped before it finished', completedAt: Math.floor(now.getTime() / 1000) } }, { at: now.toISOString(), accountId: state.accountId, correlationId: taskId }, { state, revision });
+    const result = await executeTask(
+      deps.events,
+      taskId,
+      {
+        type: 'FailTask',
+        data: {
+          code: INTERRUPTED,
+          reason: 'the process serving this synchronous call stopped before it finished',
+          completedAt: Math.floor(now.getTime() / 1000),
+        },
+      },
+      { at: now.toISOString(), accountId: state.accountId, correlationId: taskId },
+      { state, revision },
+    );
     if (result.events.length > 0) deps.log.warn({ taskId }, 'failed an interrupted synchronous task');
     return result.events.length > 0;
   }
@@ -48,7 +61,16 @@ export function createReconciler(deps: {
     const known = await readTask(deps.events, taskId);
     const { state } = known;
     if (state.status === 'none' || state.final) return;
-    await executeTask(deps.events, taskId, { type: 'FailTask', data: { code: NEVER_SUBMITTED, reason: 'the task was opened after its reservation had been released', completedAt: Math.floor(now.getTime() / 1000) } }, { at: now.toISOString(), accountId: state.accountId, correlationId: taskId }, known);
+    await executeTask(
+      deps.events,
+      taskId,
+      {
+        type: 'FailTask',
+        data: { code: NEVER_SUBMITTED, reason: 'the task was opened after its reservation had been released', completedAt: Math.floor(now.getTime() / 1000) },
+      },
+      { at: now.toISOString(), accountId: state.accountId, correlationId: taskId },
+      known,
+    );
     deps.log.warn({ taskId }, 'failed a task opened after its reservation was released');
   }
 

@@ -12,7 +12,12 @@ async function execute(events: EventStore, userId: string, command: UserCommand,
 }
 
 /** The position of the start; undefined when this session was already started (a retry). */
-export async function startSession(events: EventStore, userId: string, session: { sessionHash: string; expiresAt: number }, metadata: EventMetadata): Promise<bigint | undefined> {
+export async function startSession(
+  events: EventStore,
+  userId: string,
+  session: { sessionHash: string; expiresAt: number },
+  metadata: EventMetadata,
+): Promise<bigint | undefined> {
   return execute(events, userId, { type: 'StartSession', data: session }, metadata);
 }
 

@@ -69,7 +69,13 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   const channelCandidates = candidateChannels(deps, caller, req.model, req.channelFamily);
   let priced;
   try {
-    priced = quote(deps.catalog.prices(), { model: req.model, group: caller.group, units: req.units, ...(req.tier ? { tier: req.tier } : {}), ...(req.extras ? { extras: req.extras } : {}) });
+    priced = quote(deps.catalog.prices(), {
+      model: req.model,
+      group: caller.group,
+      units: req.units,
+      ...(req.tier ? { tier: req.tier } : {}),
+      ...(req.extras ? { extras: req.extras } : {}),
+    });
   } catch (err) {
     if (err instanceof NoPriceError) throw new Refusal('forbidden', 'model_not_priced', `model: ${req.model} has no price configured`, 'model');
     throw err;
@@ -102,7 +108,12 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   // Refused before anything is reserved or stored: the store would refuse the append anyway.
   const size = appendSize([{ type: 'TaskSubmitted', data, metadata }]);
   if (size > MAX_APPEND_BYTES) {
-    throw new Refusal('too_large', 'request_too_large', `body: the request is ${size} bytes to record once inline files are stored aside; at most ${MAX_APPEND_BYTES}`, 'body');
+    throw new Refusal(
+      'too_large',
+      'request_too_large',
+      `body: the request is ${size} bytes to record once inline files are stored aside; at most ${MAX_APPEND_BYTES}`,
+      'body',
+    );
   }
   try {
     await deps.accounts.execute(
@@ -110,7 +121,12 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
       {
         type: 'ReserveQuota',
         data: {
-          reservationId, taskId, amount: priced.amount, model: req.model, tokenId: caller.tokenId, basis: priced.basis,
+          reservationId,
+          taskId,
+          amount: priced.amount,
+          model: req.model,
+          tokenId: caller.tokenId,
+          basis: priced.basis,
           // The token's cap is enforced in the same decision as the balance, so parallel submits can not overshoot it.
           ...(caller.unlimitedQuota ? {} : { tokenQuotaLimit: caller.quotaLimit }),
         },

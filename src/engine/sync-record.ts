@@ -79,7 +79,8 @@ export function syncFailureError(code: string, reason: string): Refusal {
 
 function expiredError(deps: RequestDeps, doc: SyncResultDoc): Refusal {
   const at = doc.assetsExpireAt ? ` at ${new Date(doc.assetsExpireAt * 1000).toISOString()}` : '';
-  return new Refusal('gone',
+  return new Refusal(
+    'gone',
     'result_expired',
     `task ${doc.taskId}: its images were deleted${at} (results are kept ${deps.config.assetRetentionSeconds} s after the call); they are not made again`,
   );
@@ -99,7 +100,12 @@ export function succeededCall(deps: RequestDeps, doc: SyncResultDoc): SucceededS
     case 'failed':
       throw syncFailureError(doc.failure?.code ?? 'upstream_error', doc.failure?.reason ?? 'the call failed');
     case 'running':
-      throw new Refusal('conflict', 'task_in_progress', `id: task ${doc.taskId} is still running; query it again shortly, or retry the call with its Idempotency-Key to wait for it`, 'id');
+      throw new Refusal(
+        'conflict',
+        'task_in_progress',
+        `id: task ${doc.taskId} is still running; query it again shortly, or retry the call with its Idempotency-Key to wait for it`,
+        'id',
+      );
   }
 }
 

@@ -100,11 +100,18 @@ async function executeSyncTask(
     failedMessage: 'synchronous upstream call failed',
     call: async ({ channel }) => {
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-      const answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }));
+      const answer = await beforeDeadline(deadline, deps.clock(), (signal) =>
+        call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }),
+      );
       return { answer, baseUrl };
     },
     recordFailure: async ({ channel, attempt }, err) => {
-      await executeTask(deps.events, task.taskId, { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } }, meta());
+      await executeTask(
+        deps.events,
+        task.taskId,
+        { type: 'RecordUpstreamSubmitFailed', data: { channelId: channel.channelId, reason: err.message, retryable: err.retryable, attempt } },
+        meta(),
+      );
     },
   });
   switch (outcome.kind) {
@@ -119,7 +126,10 @@ async function executeSyncTask(
     case 'stopped': // only a `beforeTry` stops the loop, and a synchronous call has none
       return fail('no_channel_available', exhaustedReason(outcome.kind === 'exhausted' ? outcome.failure : undefined));
   }
-  const { channel, value: { answer, baseUrl } } = outcome;
+  const {
+    channel,
+    value: { answer, baseUrl },
+  } = outcome;
   const policy = outboundPolicy(deps.config, deps.selfUrl(), [baseUrl], { maxBytes: MAX_DOWNLOAD_BYTES });
   let completion: CompletionData;
   try {

@@ -139,10 +139,13 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const onClaimedElsewhere = (taskId: string, leaseUntil: number) => {
     if (stopping) return;
     const untilExpiry = leaseUntil * 1000 - deps.clock().getTime();
-    const timer = setTimeout(() => {
-      lookAgain.delete(timer);
-      if (!stopping && deps.ownership.owns(taskId)) dispatchInBackground(taskId);
-    }, Math.max(50, Math.min(1000, untilExpiry)));
+    const timer = setTimeout(
+      () => {
+        lookAgain.delete(timer);
+        if (!stopping && deps.ownership.owns(taskId)) dispatchInBackground(taskId);
+      },
+      Math.max(50, Math.min(1000, untilExpiry)),
+    );
     lookAgain.add(timer);
   };
   const dispatcherDeps = {

@@ -41,7 +41,8 @@ export function tokenRefusalOf(err: unknown): Refusal | undefined {
   if (err instanceof TokenGroupForbiddenError) {
     return new Refusal('forbidden', 'forbidden', `group: only an administrator may set a group other than ${err.ownGroup}`, 'group');
   }
-  if (err instanceof TokenExpiryPassedError) return new Refusal('invalid', 'invalid_request', 'expired_time: must be -1 (never) or a time in the future', 'expired_time');
+  if (err instanceof TokenExpiryPassedError)
+    return new Refusal('invalid', 'invalid_request', 'expired_time: must be -1 (never) or a time in the future', 'expired_time');
   if (err instanceof TokenChannelUnavailableError) {
     return new Refusal('invalid', 'invalid_request', `channel_id: no channel ${err.channelId} serves group ${err.group}`, 'channel_id');
   }

@@ -47,7 +47,13 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const why = (err: unknown): string =>
-    timeout.aborted ? `no complete answer within ${timeoutMs} ms` : options.signal?.aborted ? 'the task ran out of time' : err instanceof Error ? err.message : String(err);
+    timeout.aborted
+      ? `no complete answer within ${timeoutMs} ms`
+      : options.signal?.aborted
+        ? 'the task ran out of time'
+        : err instanceof Error
+          ? err.message
+          : String(err);
   let res: Response;
   try {
     res = await fetch(url, {

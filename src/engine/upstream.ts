@@ -24,7 +24,11 @@ export interface UpstreamContext {
 
 /** A refused or failed upstream call; `retryable` failures move on to the next channel. */
 export class UpstreamError extends Error {
-  constructor(message: string, readonly retryable: boolean, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'UpstreamError';
   }

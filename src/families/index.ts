@@ -13,7 +13,17 @@ import { picgenSyncFamily } from './picgen/index.js';
 import { clipFamily } from './clip/index.js';
 import { motionFamily } from './motion/index.js';
 
-export const families: readonly FamilyModule[] = [asyncImagesFamily, vidgenFamily, tuneFamily, artFamily, vidH3Family, syncImagesFamily, picgenSyncFamily, clipFamily, motionFamily];
+export const families: readonly FamilyModule[] = [
+  asyncImagesFamily,
+  vidgenFamily,
+  tuneFamily,
+  artFamily,
+  vidH3Family,
+  syncImagesFamily,
+  picgenSyncFamily,
+  clipFamily,
+  motionFamily,
+];
 
 /** Every family's routes, then the paths several families share, registered once each. */
 export const familyRoutes = [

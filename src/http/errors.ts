@@ -21,8 +21,7 @@ export class GatewayError extends Error {
   }
 }
 
-export const invalidRequest = (param: string, message: string): GatewayError =>
-  new GatewayError(400, 'invalid_request', `${param}: ${message}`, param);
+export const invalidRequest = (param: string, message: string): GatewayError => new GatewayError(400, 'invalid_request', `${param}: ${message}`, param);
 
 /**
  * The error body families:
@@ -72,7 +71,12 @@ function fieldOf(instancePath: string): string {
  * neither, and some carry statuses that do not fit (406 for a form that is not one).
  */
 const CLIENT_FAULTS: Readonly<Record<string, { status: number; code: string; param: string; message: string }>> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', param: 'content-type', message: 'this media type is not accepted by this endpoint' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'unsupported_media_type',
+    param: 'content-type',
+    message: 'this media type is not accepted by this endpoint',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'request_too_large', param: 'body', message: 'larger than this endpoint accepts' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', param: 'content-length', message: 'does not match the size of the body' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_request', param: 'body', message: 'empty, but content-type says application/json' },
@@ -89,7 +93,13 @@ const CLIENT_FAULTS: Readonly<Record<string, { status: number; code: string; par
   FST_REQ_FILE_TOO_LARGE: { status: 413, code: 'request_too_large', param: 'body', message: 'a file in the form is too large' },
 };
 
-const STATUS_CODES: Readonly<Record<number, string>> = { 404: 'not_found', 413: 'request_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 429: 'rate_limited' };
+const STATUS_CODES: Readonly<Record<number, string>> = {
+  404: 'not_found',
+  413: 'request_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
 
 /** The HTTP status of each kind of engine refusal (src/engine/refusal.ts). */
 export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
@@ -114,7 +124,8 @@ export function normalizeError(error: unknown): GatewayError {
   if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
   // Last line of defence: submits store large inputs aside and check the size first, so only
   // what slipped past that reaches here; it is the request's size, never a server failure.
-  if (error instanceof EventTooLargeError) return new GatewayError(413, 'request_too_large', `body: too large to record (at most ${error.limit} bytes once inline files are stored aside)`, 'body');
+  if (error instanceof EventTooLargeError)
+    return new GatewayError(413, 'request_too_large', `body: too large to record (at most ${error.limit} bytes once inline files are stored aside)`, 'body');
   if (hasZodFastifySchemaValidationErrors(error)) {
     // The library types these items through a path NodeNext cannot resolve (so `any`): name fastify's type.
     const first = error.validation[0] as FastifySchemaValidationError;

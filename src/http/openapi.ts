@@ -20,7 +20,11 @@ const ERROR_BODIES: Readonly<Record<ErrorShape, JsonSchema>> = {
   submit: { type: 'object', required: ['code', 'message'], properties: { code: str, reason: str, message: str, error: openaiError } },
   openai: { type: 'object', required: ['error'], properties: { error: openaiError } },
   api: { type: 'object', required: ['success', 'message'], properties: { success: { type: 'boolean', enum: [false] }, message: str, code: str } },
-  art: { type: 'object', required: ['code', 'description'], properties: { code: { type: 'integer', description: '4 refused or not found, 9 server error' }, description: str, result: { type: 'null' } } },
+  art: {
+    type: 'object',
+    required: ['code', 'description'],
+    properties: { code: { type: 'integer', description: '4 refused or not found, 9 server error' }, description: str, result: { type: 'null' } },
+  },
 };
 
 /** Routes that need no credentials. */
@@ -88,7 +92,11 @@ export function documentRoutes(app: FastifyInstance) {
         operationId: (declared.operationId as string | undefined) ?? operationIdOf(method, route.url),
         summary: (declared.summary as string | undefined) ?? summaryOf(method, route.url),
         security,
-        response: { ...errors, ...responses, ...(Object.keys(responses).some((s) => s.startsWith('2')) ? {} : { 200: { description: 'Success', type: 'object' } }) },
+        response: {
+          ...errors,
+          ...responses,
+          ...(Object.keys(responses).some((s) => s.startsWith('2')) ? {} : { 200: { description: 'Success', type: 'object' } }),
+        },
       },
     };
   };

@@ -31,9 +31,7 @@ export function priceListFor(table: PriceTable, group: string, models: readonly 
     const listed = Object.hasOwn(table.models, model) ? table.models[model] : undefined;
     if (!listed) return [];
     const one = (tier?: string) => quote(table, { model, group, units: 1, ...(tier !== undefined ? { tier } : {}) }).amount;
-    const extras = Object.fromEntries(
-      Object.keys(listed.extras ?? {}).map((name) => [name, quote(table, { model, group, units: 0, extras: [name] }).amount]),
-    );
+    const extras = Object.fromEntries(Object.keys(listed.extras ?? {}).map((name) => [name, quote(table, { model, group, units: 0, extras: [name] }).amount]));
     return [{ model, unit: listed.unit, price: one(), tiers: Object.fromEntries(Object.keys(listed.tiers ?? {}).map((t) => [t, one(t)])), extras }];
   });
   return { group, group_ratio_permille: groupRatioOf(table, group), models: entries };

@@ -25,9 +25,12 @@ function trustProxyOf(setting: Config['trustProxy']): boolean | string[] | ((add
   return typeof setting === 'boolean' ? setting : [...setting];
 }
 
-export function serverOptions(config: Config): Pick<FastifyServerOptions, 'trustProxy' | 'requestTimeout' | 'keepAliveTimeout'> & { http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } } {
+export function serverOptions(config: Config): Pick<FastifyServerOptions, 'trustProxy' | 'requestTimeout' | 'keepAliveTimeout'> & {
+  http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
+} {
   const requestTimeout = config.requestTimeoutMs;
-  const checkEvery = requestTimeout === 0 ? MAX_CHECK_INTERVAL_MS : Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.ceil(requestTimeout / 10)));
+  const checkEvery =
+    requestTimeout === 0 ? MAX_CHECK_INTERVAL_MS : Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.ceil(requestTimeout / 10)));
   return {
     trustProxy: trustProxyOf(config.trustProxy),
     requestTimeout,

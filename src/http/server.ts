@@ -108,7 +108,9 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   // handler) take the shape of the paths they are under, as unrouted requests do.
   app.setErrorHandler((error, request, reply) => sendError(reply, shapeOfUrl(app, request.url), error));
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(renderError(shapeOfUrl(app, request.url), new GatewayError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`))),
+    reply
+      .status(404)
+      .send(renderError(shapeOfUrl(app, request.url), new GatewayError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`))),
   );
   return app;
 }

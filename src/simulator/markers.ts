@@ -57,7 +57,10 @@ export function parseMarkersOf(texts: ReadonlyArray<string | null | undefined>):
 
 /** The text without its markers, for echoing a prompt back (e.g. `revised_prompt`). */
 export function stripMarkers(text: string): string {
-  return text.replace(MARKER_PATTERN, '').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(MARKER_PATTERN, '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 /** Flag letters for the markers that still matter after submit (reject/5xx never reach a task). */
@@ -69,7 +72,9 @@ const FLAG_LETTERS: ReadonlyArray<readonly [keyof SimMarkers, string]> = [
 ];
 
 export function markersToFlags(markers: SimMarkers): string {
-  return FLAG_LETTERS.filter(([key]) => markers[key]).map(([, letter]) => letter).join('');
+  return FLAG_LETTERS.filter(([key]) => markers[key])
+    .map(([, letter]) => letter)
+    .join('');
 }
 
 export function markersFromFlags(flags: string): SimMarkers {

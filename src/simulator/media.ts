@@ -87,20 +87,42 @@ export function makeMp4(seconds: number, options: Mp4Options = {}): Buffer {
   const frameOffset = ftyp.length + 8;
 
   const mvhd = fullBox('mvhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u32(0x00010000), u16(0x0100), zeros(10), MATRIX, zeros(24), u32(2));
-  const tkhd = fullBox('tkhd', 0, 3, u32(0), u32(0), u32(1), zeros(4), u32(duration), zeros(8), u16(0), u16(0), u16(0), zeros(2), MATRIX, u32(width << 16), u32(height << 16));
+  const tkhd = fullBox(
+    'tkhd',
+    0,
+    3,
+    u32(0),
+    u32(0),
+    u32(1),
+    zeros(4),
+    u32(duration),
+    zeros(8),
+    u16(0),
+    u16(0),
+    u16(0),
+    zeros(2),
+    MATRIX,
+    u32(width << 16),
+    u32(height << 16),
+  );
   const mdhd = fullBox('mdhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u16(0x55c4 /* 'und' */), u16(0));
   const hdlr = fullBox('hdlr', 0, 0, u32(0), ascii('vide'), zeros(12), Buffer.from('VideoHandler\0', 'ascii'));
   const vmhd = fullBox('vmhd', 0, 1, u16(0), zeros(6));
   const dinf = box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1)));
   const sampleEntry = box(
     'png ',
-    zeros(6), u16(1), // reserved, data_reference_index
+    zeros(6),
+    u16(1), // reserved, data_reference_index
     zeros(16), // pre_defined, reserved, pre_defined[3]
-    u16(width), u16(height),
-    u32(0x00480000), u32(0x00480000), // 72 dpi
-    zeros(4), u16(1), // reserved, frame_count
+    u16(width),
+    u16(height),
+    u32(0x00480000),
+    u32(0x00480000), // 72 dpi
+    zeros(4),
+    u16(1), // reserved, frame_count
     zeros(32), // compressorname
-    u16(0x0018), u16(0xffff), // depth, pre_defined = -1
+    u16(0x0018),
+    u16(0xffff), // depth, pre_defined = -1
   );
   const stbl = box(
     'stbl',

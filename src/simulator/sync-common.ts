@@ -80,7 +80,10 @@ export function chatPrompt(body: ChatBody): { text: string; images: number } {
   if (typeof content === 'string') return { text: content, images: 0 };
   const parts = content ?? [];
   return {
-    text: parts.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).filter(Boolean).join('\n'),
+    text: parts
+      .map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : ''))
+      .filter(Boolean)
+      .join('\n'),
     images: parts.filter((p) => p.type === 'image_url').length,
   };
 }

@@ -58,9 +58,19 @@ export async function streamImages(_request: FastifyRequest, reply: FastifyReply
   const output = imageTokens(size);
   for (let i = 0; i < count; i++) {
     const input_tokens = i === 0 ? text + image : 0;
-    const usage = { total_tokens: input_tokens + output, input_tokens, output_tokens: output, input_tokens_details: { text_tokens: i === 0 ? text : 0, image_tokens: i === 0 ? image : 0 } };
+    const usage = {
+      total_tokens: input_tokens + output,
+      input_tokens,
+      output_tokens: output,
+      input_tokens_details: { text_tokens: i === 0 ? text : 0, image_tokens: i === 0 ? image : 0 },
+    };
     const type = 'image_generation.completed';
-    write(frame({ type, b64_json: makePng(size.width, size.height, `${seed}:${i}`).toString('base64'), created_at: toUnixSeconds(ctx.now()), ...echo, usage }, type));
+    write(
+      frame(
+        { type, b64_json: makePng(size.width, size.height, `${seed}:${i}`).toString('base64'), created_at: toUnixSeconds(ctx.now()), ...echo, usage },
+        type,
+      ),
+    );
   }
   reply.raw.end();
   return reply;

@@ -60,7 +60,8 @@ describe.skipIf(!mongoUrl)('audit and rebuild with the views in MongoDB', () => 
     const { views } = gw.gateway.deps;
     const snapshot = async () => {
       const all: Record<string, unknown> = {};
-      for (const p of projections) all[p.view] = (await views.find(p.view, {}, { limit: 1_000_000 })).map((d) => ({ id: d.id, doc: d.doc })).sort((a, b) => a.id.localeCompare(b.id));
+      for (const p of projections)
+        all[p.view] = (await views.find(p.view, {}, { limit: 1_000_000 })).map((d) => ({ id: d.id, doc: d.doc })).sort((a, b) => a.id.localeCompare(b.id));
       return all;
     };
     // The tools run with the gateway stopped, as their usage says.

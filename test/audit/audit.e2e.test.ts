@@ -54,7 +54,8 @@ describe('billing audit', () => {
     expect(items.map((i: { type: string }) => i.type).filter((t: string) => t === 'QuotaReserved')).toHaveLength(5);
     const settled = items.filter((i: { type: string }) => i.type === 'QuotaSettled');
     expect(settled).toHaveLength(3);
-    for (const s of settled) expect(s).toMatchObject({ model: 'anime-diffusion-4-5-full', task_id: expect.stringMatching(/^task_/), basis: { unit: 'image', unitPrice: 10_000 } });
+    for (const s of settled)
+      expect(s).toMatchObject({ model: 'anime-diffusion-4-5-full', task_id: expect.stringMatching(/^task_/), basis: { unit: 'image', unitPrice: 10_000 } });
     expect(items.reduce((sum: number, i: { balance_delta: number }) => sum + i.balance_delta, 0)).toBe(2_012_345 - 80_000);
     const byTask = await session.get(`/api/billing/ledger?task_id=${settled[0].task_id}`);
     expect(byTask.body.data.items.map((i: { type: string }) => i.type).sort()).toEqual(['QuotaReserved', 'QuotaSettled']);
@@ -66,7 +67,11 @@ describe('billing audit', () => {
   it('a view corrupted on purpose is named, with the difference', async () => {
     const { views } = gw.gateway.deps;
     const doc = (await views.get<Record<string, unknown>>('accounts', accountId))!;
-    await views.commit('test-corruption', [{ view: 'accounts', id: accountId, position: doc.position + 1_000_000n, doc: { ...doc.doc, balance: (doc.doc.balance as number) + 77 } }], undefined);
+    await views.commit(
+      'test-corruption',
+      [{ view: 'accounts', id: accountId, position: doc.position + 1_000_000n, doc: { ...doc.doc, balance: (doc.doc.balance as number) + 77 } }],
+      undefined,
+    );
     const report = await auditAccounts(gw.gateway.deps.events, views);
     expect(report.discrepancies.map((d) => d.accountId)).toEqual([accountId]);
     expect(report.discrepancies[0]!.differences.join()).toMatch(/balance: view \d+, replay \d+ \(difference 77\)/);
@@ -93,10 +98,14 @@ describe('billing audit', () => {
     await gw.gateway.engine.stop();
     await gw.gateway.deps.runner.stop();
     const log = pino({ level: 'silent' });
-    await rebuildViews({ events, views, log }, projections.filter((p) => p.view === 'accounts'));
+    await rebuildViews(
+      { events, views, log },
+      projections.filter((p) => p.view === 'accounts'),
+    );
     const snapshot = async () => {
       const all: Record<string, unknown> = {};
-      for (const p of projections) all[p.view] = (await views.find(p.view, {}, { limit: 1_000_000 })).map((d) => ({ id: d.id, doc: d.doc })).sort((a, b) => a.id.localeCompare(b.id));
+      for (const p of projections)
+        all[p.view] = (await views.find(p.view, {}, { limit: 1_000_000 })).map((d) => ({ id: d.id, doc: d.doc })).sort((a, b) => a.id.localeCompare(b.id));
       return all;
     };
     const before = await snapshot();

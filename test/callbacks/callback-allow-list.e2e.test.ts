@@ -42,7 +42,12 @@ describe('callback allow-list', () => {
     const r = await api.post('/tune/submit/LYRICS', { prompt: 'a song', hookUrl: hook.url });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     await eventually(async () => (hook.received.length > 0 ? true : undefined), 15_000, 100);
-    const ref = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-curated', prompt: 'edit', n: 1, image: 'http://127.0.0.1:9/ref.png' });
+    const ref = await api.post('/v1/images/async/generations', {
+      model: 'anime-diffusion-4-5-curated',
+      prompt: 'edit',
+      n: 1,
+      image: 'http://127.0.0.1:9/ref.png',
+    });
     expect(ref.status).toBe(400);
     // Another private range is still refused for callbacks.
     expect((await api.post('/tune/submit/LYRICS', { prompt: 'a song', hookUrl: 'http://192.168.1.5/hook' })).status).toBe(400);

@@ -25,8 +25,15 @@ async function setup(gw: TestGateway) {
 /** An async image task with a callback address (the mechanism is the same for every family). */
 async function taskWithCallback(gw: TestGateway, caller: Awaited<ReturnType<typeof setup>>['caller'], url: string, prompt = 'with a callback') {
   const task = await submitTask(gw.gateway.deps, {
-    family: 'image', channelFamily: 'images', action: 'anime/generate', model: 'anime-diffusion-4-5-full', caller,
-    request: { model: 'anime-diffusion-4-5-full', prompt, n: 1, size: '1024x1024' }, units: 1, callbackUrl: url, metadata: { at: new Date().toISOString() },
+    family: 'image',
+    channelFamily: 'images',
+    action: 'anime/generate',
+    model: 'anime-diffusion-4-5-full',
+    caller,
+    request: { model: 'anime-diffusion-4-5-full', prompt, n: 1, size: '1024x1024' },
+    units: 1,
+    callbackUrl: url,
+    metadata: { at: new Date().toISOString() },
   });
   return task.taskId;
 }
@@ -65,10 +72,14 @@ describe('completion callbacks', () => {
     const { key, caller } = await setup(gw);
     const taskId = await taskWithCallback(gw, caller, receiver.url);
     const api = new Client(gw.url, key);
-    const record = await eventually(async () => {
-      const r = await api.get(`/api/callbacks/${taskId}`);
-      return r.body.data?.state === 'delivered' ? r.body.data : undefined;
-    }, 15_000, 100);
+    const record = await eventually(
+      async () => {
+        const r = await api.get(`/api/callbacks/${taskId}`);
+        return r.body.data?.state === 'delivered' ? r.body.data : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(record.attempts.map((a: { status: number }) => a.status)).toEqual([500, 500, 500, 200]);
     expect(receiver.received).toHaveLength(4);
     const gaps = receiver.received.slice(1).map((r, i) => r.at - receiver.received[i]!.at);
@@ -86,10 +97,14 @@ describe('completion callbacks', () => {
     const { key, caller } = await setup(gw);
     const taskId = await taskWithCallback(gw, caller, receiver.url);
     const api = new Client(gw.url, key);
-    const record = await eventually(async () => {
-      const r = await api.get(`/api/callbacks/${taskId}`);
-      return r.body.data?.state === 'dead' ? r.body.data : undefined;
-    }, 20_000, 100);
+    const record = await eventually(
+      async () => {
+        const r = await api.get(`/api/callbacks/${taskId}`);
+        return r.body.data?.state === 'dead' ? r.body.data : undefined;
+      },
+      20_000,
+      100,
+    );
     expect(record.attempts).toHaveLength(4);
     for (const a of record.attempts) expect(a).toMatchObject({ status: 0, error: expect.stringMatching(/no answer within 400 ms/) });
     expect(record.next_attempt_at).toBeNull();
@@ -112,10 +127,14 @@ describe('completion callbacks', () => {
     const second = await startGateway(slowRetry, { dataDir: dir.path, keepData: true });
     cleanups.push(() => second.close());
     const api = new Client(second.url, key);
-    const record = await eventually(async () => {
-      const r = await api.get(`/api/callbacks/${taskId}`);
-      return r.body.data?.state === 'delivered' ? r.body.data : undefined;
-    }, 15_000, 100);
+    const record = await eventually(
+      async () => {
+        const r = await api.get(`/api/callbacks/${taskId}`);
+        return r.body.data?.state === 'delivered' ? r.body.data : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(record.attempts.map((a: { status: number }) => a.status)).toEqual([503, 200]);
     expect(receiver.received).toHaveLength(2);
   });
@@ -142,7 +161,11 @@ describe('callbacks through the families', () => {
     const api = new Client(gw.url, key);
     const lyrics = await api.post('/tune/submit/LYRICS', { prompt: 'a song about callbacks', hookUrl: receiver.url });
     expect(lyrics.status).toBe(200);
-    const video = await api.post('/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: 'a signed video', metadata: { callback_url: receiver.url, resolution: '480p' } });
+    const video = await api.post('/v1/video/generations', {
+      model: 'vendor-vidgen-2-5-260628',
+      prompt: 'a signed video',
+      metadata: { callback_url: receiver.url, resolution: '480p' },
+    });
     expect(video.status).toBe(200);
     await eventually(async () => (receiver.received.length >= 2 ? true : undefined), 15_000);
     const secret = (await user.client.get('/api/user/webhook-secret')).body.data.secret as string;

@@ -222,7 +222,9 @@ export function assetStoreContract(name: string, factory: () => Promise<AssetSto
         const first = randomBytes(2000);
         await store.put('stream/kept', first, 'image/png');
         await expect(store.putStream('stream/kept', brokenAfter(randomBytes(5000)), 'image/jpeg')).rejects.toThrow();
-        await expect(store.putStream('stream/kept', chunked(randomBytes(9000), 1000), 'image/jpeg', { maxBytes: 3000 })).rejects.toBeInstanceOf(AssetTooLargeError);
+        await expect(store.putStream('stream/kept', chunked(randomBytes(9000), 1000), 'image/jpeg', { maxBytes: 3000 })).rejects.toBeInstanceOf(
+          AssetTooLargeError,
+        );
         const got = await store.get('stream/kept');
         expect(got?.contentType).toBe('image/png');
         expect(got?.bytes.equals(first)).toBe(true);

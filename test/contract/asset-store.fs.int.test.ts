@@ -44,7 +44,16 @@ describe('local directory asset store', () => {
       throw new Error('connection reset');
     }
     await expect(store.putStream('tasks/t3/0.png', broken(), 'image/png')).rejects.toThrow(/connection reset/);
-    await expect(store.putStream('tasks/t3/1.png', (async function* () { yield Buffer.alloc(5000); })(), 'image/png', { maxBytes: 10 })).rejects.toThrow(/byte limit/);
+    await expect(
+      store.putStream(
+        'tasks/t3/1.png',
+        (async function* () {
+          yield Buffer.alloc(5000);
+        })(),
+        'image/png',
+        { maxBytes: 10 },
+      ),
+    ).rejects.toThrow(/byte limit/);
     expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
     expect(existsSync(join(dir, 'objects', 'tasks', 't3'))).toBe(false);
   });

@@ -66,7 +66,11 @@ export function ownership(): Ownership {
   };
   return {
     violations,
-    owned: (member) => [...owners].filter(([, m]) => m === member).map(([p]) => p).sort((a, b) => a - b),
+    owned: (member) =>
+      [...owners]
+        .filter(([, m]) => m === member)
+        .map(([p]) => p)
+        .sort((a, b) => a - b),
     listeners: (member) => ({
       onAssign(partitions) {
         push(assigned, member, partitions);

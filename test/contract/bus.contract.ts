@@ -46,9 +46,7 @@ export function busContract(name: string, factory: () => Promise<BusFixture>, op
       return consumer;
     }
 
-    const firstIdsOfKey = (all: readonly DeliveredMessage[], key: string): string[] => [
-      ...new Set(all.filter((m) => m.key === key).map((m) => m.id)),
-    ];
+    const firstIdsOfKey = (all: readonly DeliveredMessage[], key: string): string[] => [...new Set(all.filter((m) => m.key === key).map((m) => m.id))];
 
     it('delivers the messages of one key in publish order with id, key, value and headers intact', async () => {
       const topic = unique('order');

@@ -98,7 +98,12 @@ describe('in-process bus', () => {
   it('refuses to publish or consume once closed', async () => {
     const bus = open(file());
     await bus.close();
-    await expect(bus.publish('t', messages(1, () => 'k'))).rejects.toThrow(/closed/);
+    await expect(
+      bus.publish(
+        't',
+        messages(1, () => 'k'),
+      ),
+    ).rejects.toThrow(/closed/);
     await expect(bus.consume({ topic: 't', groupId: 'g', handle: async () => undefined })).rejects.toThrow(/closed/);
     await expect(bus.ping()).rejects.toThrow(/closed/);
   });

@@ -73,9 +73,17 @@ describe.skipIf(!target.available && !required)(target.title, () => {
 
     it('refuses a topic that exists with another partition count, for publishing and consuming', async () => {
       const topic = unique('mismatch');
-      await bus(2).publish(topic, messages(1, () => 'k'));
+      await bus(2).publish(
+        topic,
+        messages(1, () => 'k'),
+      );
       const four = bus(4);
-      await expect(four.publish(topic, messages(1, () => 'k'))).rejects.toBeInstanceOf(TopicPartitionMismatchError);
+      await expect(
+        four.publish(
+          topic,
+          messages(1, () => 'k'),
+        ),
+      ).rejects.toBeInstanceOf(TopicPartitionMismatchError);
       await expect(four.consume({ topic, groupId: unique('g'), handle: async () => undefined })).rejects.toThrow(
         /has 2 partitions but the bus is configured with 4/,
       );

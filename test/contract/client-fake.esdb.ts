@@ -45,8 +45,7 @@ interface StoredEvent {
 
 type FakeSubscription = PassThrough & { unsubscribe(): Promise<void> };
 
-const resolved = (event: StoredEvent): AllStreamResolvedEvent =>
-  ({ event: { ...event }, commitPosition: event.position.commit }) as AllStreamResolvedEvent;
+const resolved = (event: StoredEvent): AllStreamResolvedEvent => ({ event: { ...event }, commitPosition: event.position.commit }) as AllStreamResolvedEvent;
 
 function matches(filter: Filter | undefined, event: StoredEvent): boolean {
   if (!filter) return true;

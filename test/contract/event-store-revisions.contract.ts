@@ -87,9 +87,7 @@ export function revisionContract(store: () => EventStore): void {
     it('of 20 parallel appends expecting the same revision exactly one wins', async () => {
       const stream = uniqueStream('account');
       await store().append(stream, newEvents(1));
-      const attempts = Array.from({ length: 20 }, (_, index) =>
-        store().append(stream, [newEvent('QuotaReserved', { index })], { expectedRevision: 0 }),
-      );
+      const attempts = Array.from({ length: 20 }, (_, index) => store().append(stream, [newEvent('QuotaReserved', { index })], { expectedRevision: 0 }));
       const outcomes = await Promise.allSettled(attempts);
 
       const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
@@ -102,18 +100,14 @@ export function revisionContract(store: () => EventStore): void {
 
     it('of 20 parallel no_stream appends to a new stream exactly one creates it', async () => {
       const stream = uniqueStream('task');
-      const outcomes = await Promise.allSettled(
-        Array.from({ length: 20 }, () => store().append(stream, newEvents(2), { expectedRevision: 'no_stream' })),
-      );
+      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => store().append(stream, newEvents(2), { expectedRevision: 'no_stream' })));
       expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
       expect(await store().readStream(stream)).toHaveLength(2);
     });
 
     it('parallel appends to different streams all succeed', async () => {
       const streams = Array.from({ length: 30 }, (_, index) => uniqueStream(`s${index}`));
-      const results = await Promise.all(
-        streams.map((stream) => store().append(stream, newEvents(1), { expectedRevision: 'no_stream' })),
-      );
+      const results = await Promise.all(streams.map((stream) => store().append(stream, newEvents(1), { expectedRevision: 'no_stream' })));
       expect(results.every((result) => result.nextExpectedRevision === 0)).toBe(true);
       expect(new Set(results.map((result) => result.position)).size).toBe(streams.length);
     });
@@ -161,9 +155,7 @@ export function revisionContract(store: () => EventStore): void {
       await store().append(stream, [a, b], { expectedRevision: 'no_stream' });
 
       for (const expectedRevision of [0, 'any'] as const) {
-        await expect(store().append(stream, [b, newEvent()], { expectedRevision })).rejects.toBeInstanceOf(
-          WrongExpectedRevisionError,
-        );
+        await expect(store().append(stream, [b, newEvent()], { expectedRevision })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       }
       expect(ids(await store().readStream(stream))).toEqual(ids([a, b]));
     });

@@ -7,15 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type NewEvent } from '../../src/ports/event-store.js';
 import { revisionContract } from './event-store-revisions.contract.js';
 import { subscriptionContract } from './event-store-subscription.contract.js';
-import {
-  ids,
-  newEvent,
-  newEvents,
-  uniquePrefix,
-  uniqueStream,
-  useEventStore,
-  type EventStoreFactory,
-} from './event-store.fixtures.js';
+import { ids, newEvent, newEvents, uniquePrefix, uniqueStream, useEventStore, type EventStoreFactory } from './event-store.fixtures.js';
 
 export type { EventStoreFactory } from './event-store.fixtures.js';
 
@@ -88,13 +80,17 @@ export function eventStoreContract(name: string, factory: EventStoreFactory): vo
         const first = newEvent();
         await store().append(stream, [first]);
 
-        const error: unknown = await store().append(stream, [eventOfSize(MAX_APPEND_BYTES + 1)]).catch((reason: unknown) => reason);
+        const error: unknown = await store()
+          .append(stream, [eventOfSize(MAX_APPEND_BYTES + 1)])
+          .catch((reason: unknown) => reason);
         expect(error).toBeInstanceOf(EventTooLargeError);
         expect(error).toMatchObject({ streamName: stream, limit: MAX_APPEND_BYTES });
         // Summed over the events of one append: two halves just over the limit together.
         const halves = [eventOfSize(MAX_APPEND_BYTES / 2), eventOfSize(MAX_APPEND_BYTES / 2 + 1)];
         await expect(store().append(stream, halves)).rejects.toBeInstanceOf(EventTooLargeError);
-        await expect(store().append(uniqueStream('new'), [eventOfSize(2 * MAX_APPEND_BYTES)], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(EventTooLargeError);
+        await expect(store().append(uniqueStream('new'), [eventOfSize(2 * MAX_APPEND_BYTES)], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
+          EventTooLargeError,
+        );
 
         expect(ids(await store().readStream(stream))).toEqual([first.id]);
         const next = newEvent();

@@ -87,11 +87,7 @@ export async function pullEvents(
  * Proves nothing more arrives: starts a next(), waits `quietMs`, closes the subscription and
  * expects that pending next() to end the iteration rather than deliver a batch.
  */
-export async function expectNothingMore(
-  subscription: Subscription,
-  iterator: AsyncIterator<RecordedEvent[]>,
-  quietMs = 400,
-): Promise<void> {
+export async function expectNothingMore(subscription: Subscription, iterator: AsyncIterator<RecordedEvent[]>, quietMs = 400): Promise<void> {
   const pending = iterator.next();
   await sleep(quietMs);
   await subscription.close();

@@ -20,13 +20,18 @@ const PER_ROUND = 6; // one on `shared`, five on the writer's own stream
 
 function runWriter(path: string, writer: string): Promise<{ writer: string; conflicts: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-writer.ts', path, writer, String(ROUNDS)], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-writer.ts', path, writer, String(ROUNDS)], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { writer: string; conflicts: number }) : reject(new Error(`writer ${writer} exited with ${code}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as { writer: string; conflicts: number }) : reject(new Error(`writer ${writer} exited with ${code}: ${err}`)),
+    );
   });
 }
 
@@ -47,7 +52,10 @@ describe('SQLite event store shared by several processes', () => {
       })();
 
       const results = await Promise.all(Array.from({ length: WRITERS }, (_, w) => runWriter(path, `w${w}`)));
-      await Promise.race([following, new Promise((_, reject) => setTimeout(() => reject(new Error(`the subscription saw ${seen.length} of ${total}`)), 10_000))]);
+      await Promise.race([
+        following,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`the subscription saw ${seen.length} of ${total}`)), 10_000)),
+      ]);
       await subscription.close();
 
       const all = await reader.readAll();
@@ -55,12 +63,17 @@ describe('SQLite event store shared by several processes', () => {
       expect(all.map((e) => e.position)).toEqual(Array.from({ length: total }, (_, i) => BigInt(i + 1)));
       for (const stream of ['shared', ...results.map((r) => `own-${r.writer}`)]) {
         const events = await reader.readStream(stream);
-        expect(events.map((e) => e.revision), stream).toEqual(Array.from({ length: events.length }, (_, i) => i));
+        expect(
+          events.map((e) => e.revision),
+          stream,
+        ).toEqual(Array.from({ length: events.length }, (_, i) => i));
       }
       // Each writer's shared appends are there once each, in its own order.
       const shared = await reader.readStream('shared');
       for (const { writer } of results) {
-        expect(shared.filter((e) => (e.data as { writer: string }).writer === writer).map((e) => (e.data as { round: number }).round)).toEqual(Array.from({ length: ROUNDS }, (_, i) => i));
+        expect(shared.filter((e) => (e.data as { writer: string }).writer === writer).map((e) => (e.data as { round: number }).round)).toEqual(
+          Array.from({ length: ROUNDS }, (_, i) => i),
+        );
       }
       expect(seen.map((e) => e.id)).toEqual(all.map((e) => e.id));
       // The contended stream really was contended (else this proves little about the revision check).

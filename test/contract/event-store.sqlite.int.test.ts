@@ -17,11 +17,7 @@ eventStoreContract('sqlite', async () => {
   };
 });
 
-async function withStores<T>(
-  count: number,
-  run: (stores: SqliteEventStore[]) => Promise<T>,
-  pollIntervalMs = 50,
-): Promise<T> {
+async function withStores<T>(count: number, run: (stores: SqliteEventStore[]) => Promise<T>, pollIntervalMs = 50): Promise<T> {
   const dir = tempDir('sqlite-es-');
   const path = join(dir.path, 'events.db');
   const stores = Array.from({ length: count }, () => createSqliteEventStore({ path, pollIntervalMs }));
@@ -78,9 +74,7 @@ describe('SQLite event store', () => {
   it('commits 500 parallel appends to different streams in one batch with unique, contiguous positions', async () => {
     await withStores(1, async ([store]) => {
       const results = await Promise.all(
-        Array.from({ length: 500 }, (_, index) =>
-          store!.append(`task-${index}`, [newEvent('TaskSubmitted', { index })], { expectedRevision: 'no_stream' }),
-        ),
+        Array.from({ length: 500 }, (_, index) => store!.append(`task-${index}`, [newEvent('TaskSubmitted', { index })], { expectedRevision: 'no_stream' })),
       );
       const positions = results.map((result) => result.position).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       expect(positions).toEqual(Array.from({ length: 500 }, (_, index) => BigInt(index + 1)));

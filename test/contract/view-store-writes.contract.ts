@@ -23,11 +23,7 @@ export function viewWriteContract(store: () => ViewStore): void {
 
     it('writes to one document within one commit apply in order, each guarded', async () => {
       const view = uniqueView();
-      const applied = await store().commit(
-        'p',
-        [write(view, 'a', 5n, { v: 5 }), write(view, 'a', 7n, { v: 7 }), write(view, 'a', 6n, { v: 6 })],
-        undefined,
-      );
+      const applied = await store().commit('p', [write(view, 'a', 5n, { v: 5 }), write(view, 'a', 7n, { v: 7 }), write(view, 'a', 6n, { v: 6 })], undefined);
       expect(applied).toBe(2);
       expect(await store().get(view, 'a')).toEqual({ id: 'a', position: 7n, doc: { v: 7 } });
     });

@@ -24,7 +24,7 @@ export function viewStoreContract(name: string, factory: ViewStoreFactory): void
       it('documents keep keys with dots, a leading $, and % as they were written; find matches a field whose name has a %', async () => {
         const view = uniqueView();
         // Price tables are keyed by model names such as `motion3.0-video`.
-        const doc = { models: { 'motion3.0-video': { price: 1 }, '$odd': [{ 'a.b': 2, '%2E': 3 }], 'x%25y': 4 }, 'rate%': 'high' };
+        const doc = { models: { 'motion3.0-video': { price: 1 }, $odd: [{ 'a.b': 2, '%2E': 3 }], 'x%25y': 4 }, 'rate%': 'high' };
         await store().commit('p-keys', [{ view, id: 'k', position: 1n, doc }], 1n);
         expect((await store().get(view, 'k'))?.doc).toEqual(doc);
         expect(docIds(await store().find(view, { 'rate%': 'high' }))).toEqual(['k']);
@@ -50,13 +50,17 @@ export function viewStoreContract(name: string, factory: ViewStoreFactory): void
 
       it('find compares booleans, numbers and strings by JSON type', async () => {
         const view = uniqueView();
-        await store().commit(`${view}-p`, [
-          { view, id: 'bool', position: 1n, doc: { v: true } },
-          { view, id: 'one', position: 2n, doc: { v: 1 } },
-          { view, id: 'text', position: 3n, doc: { v: '1' } },
-          { view, id: 'zero', position: 4n, doc: { v: 0 } },
-          { view, id: 'false', position: 5n, doc: { v: false } },
-        ], undefined);
+        await store().commit(
+          `${view}-p`,
+          [
+            { view, id: 'bool', position: 1n, doc: { v: true } },
+            { view, id: 'one', position: 2n, doc: { v: 1 } },
+            { view, id: 'text', position: 3n, doc: { v: '1' } },
+            { view, id: 'zero', position: 4n, doc: { v: 0 } },
+            { view, id: 'false', position: 5n, doc: { v: false } },
+          ],
+          undefined,
+        );
         expect(docIds(await store().find(view, { v: true }))).toEqual(['bool']);
         expect(docIds(await store().find(view, { v: 1 }))).toEqual(['one']);
         expect(docIds(await store().find(view, { v: '1' }))).toEqual(['text']);
@@ -84,10 +88,7 @@ export function viewStoreContract(name: string, factory: ViewStoreFactory): void
         expect(docIds(await store().find(view, {}, { sortBy: 'createdAt' }))).toEqual(['t2', 't4', 't1', 't5', 't3']);
         expect(docIds(await store().find(view, {}, { sortBy: 'createdAt', desc: true }))).toEqual(['t3', 't5', 't1', 't4', 't2']);
         expect(docIds(await store().find(view, {}, { sortBy: 'createdAt', limit: 2, offset: 1 }))).toEqual(['t4', 't1']);
-        expect(docIds(await store().find(view, { 'account.id': 'acc-a' }, { sortBy: 'progress', desc: true, limit: 2 }))).toEqual([
-          't2',
-          't4',
-        ]);
+        expect(docIds(await store().find(view, { 'account.id': 'acc-a' }, { sortBy: 'progress', desc: true, limit: 2 }))).toEqual(['t2', 't4']);
         expect(docIds(await store().find(view, {}, { sortBy: 'status', offset: 4 }))).toEqual(['t3']);
       });
 

@@ -25,9 +25,7 @@ describe('SQLite view store', () => {
     const store = createSqliteViewStore({ path: join(dir.path, 'views.db') });
     try {
       const unserialisable = { amount: 10n };
-      await expect(
-        store.commit('p', [write('tasks', 'good', 1n, { ok: true }), write('tasks', 'bad', 2n, unserialisable)], 2n),
-      ).rejects.toThrow();
+      await expect(store.commit('p', [write('tasks', 'good', 1n, { ok: true }), write('tasks', 'bad', 2n, unserialisable)], 2n)).rejects.toThrow();
       expect(await store.get('tasks', 'good')).toBeUndefined();
       expect(await store.getCheckpoint('p')).toBeUndefined();
     } finally {

@@ -21,14 +21,18 @@ function composeConfig(): { tool: string; services: Record<string, Service> } | 
   if (v1.error) return undefined;
   expect(v1.stderr).toBe('');
   expect(v1.status).toBe(0);
-  const json = spawnSync('/usr/bin/python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], { input: v1.stdout, encoding: 'utf8' });
+  const json = spawnSync('/usr/bin/python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], {
+    input: v1.stdout,
+    encoding: 'utf8',
+  });
   expect(json.status).toBe(0);
   return { tool: 'docker-compose', services: (JSON.parse(json.stdout) as { services: Record<string, Service> }).services };
 }
 
 const config = composeConfig();
 if (!config) {
-  if (process.env.REQUIRE_COMPOSE === '1') throw new Error('REQUIRE_COMPOSE=1 (set by .ci/run), but neither `docker compose` nor `docker-compose` is installed');
+  if (process.env.REQUIRE_COMPOSE === '1')
+    throw new Error('REQUIRE_COMPOSE=1 (set by .ci/run), but neither `docker compose` nor `docker-compose` is installed');
   console.log('[deploy] compose config check skipped: neither `docker compose` nor `docker-compose` is installed (apt-get install docker-compose)');
 }
 
@@ -67,7 +71,10 @@ describe.skipIf(!config)(`docker-compose.yml (${config?.tool ?? 'no compose tool
   it('each api signs on its own published port', () => {
     for (const [name, api] of gateways.filter(([, s]) => s.environment!.ROLE === 'api')) {
       const base = new URL(api.environment!.PUBLIC_BASE_URL!);
-      expect((api.ports ?? []).map((p) => Number(p.published)), name).toContain(Number(base.port));
+      expect(
+        (api.ports ?? []).map((p) => Number(p.published)),
+        name,
+      ).toContain(Number(base.port));
     }
   });
 });

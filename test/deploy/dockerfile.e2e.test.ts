@@ -85,7 +85,12 @@ describe('Dockerfile', () => {
     expect(env.HOST).toBe('0.0.0.0');
     expect(final.instructions.filter((i) => i.keyword === 'EXPOSE').map((i) => i.args)).toContain(env.PORT ?? '3000');
     expect(env.DATA_DIR).toBeTruthy();
-    expect(final.instructions.filter((i) => i.keyword === 'VOLUME').map((i) => i.args).join(' ')).toContain(env.DATA_DIR);
+    expect(
+      final.instructions
+        .filter((i) => i.keyword === 'VOLUME')
+        .map((i) => i.args)
+        .join(' '),
+    ).toContain(env.DATA_DIR);
   });
 });
 
@@ -134,7 +139,9 @@ describe('the compiled gateway, started as the image starts it', () => {
       env: { ...embeddedEnv(), ...envOf(final), HOST: '127.0.0.1', PORT: '0', DATA_DIR: data.path, ADMIN_PASSWORD, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -32,7 +32,15 @@ const reserve = (reservationId: string, amount: number): AccountCommand => ({
 /** A reservation made with token `tokenId`, whose cap (when given) the decision enforces. */
 const reserveWith = (reservationId: string, amount: number, tokenId: string, tokenQuotaLimit?: number): AccountCommand => ({
   type: 'ReserveQuota',
-  data: { reservationId, taskId: `task-of-${reservationId}`, amount, model: 'img-1', basis, tokenId, ...(tokenQuotaLimit !== undefined ? { tokenQuotaLimit } : {}) },
+  data: {
+    reservationId,
+    taskId: `task-of-${reservationId}`,
+    amount,
+    model: 'img-1',
+    basis,
+    tokenId,
+    ...(tokenQuotaLimit !== undefined ? { tokenQuotaLimit } : {}),
+  },
 });
 const settle = (reservationId: string, actual: number): AccountCommand => ({ type: 'SettleQuota', data: { reservationId, actual } });
 const release = (reservationId: string): AccountCommand => ({ type: 'ReleaseQuota', data: { reservationId, reason: 'task failed' } });
@@ -69,7 +77,10 @@ describe('account: opening and crediting', () => {
     const state = given(credit('c1', 100));
     expect(decideAccount(credit('c1', 100), state)).toEqual([]);
     expect(accountView(given(credit('c1', 100), credit('c1', 100), credit('c2', 5)))).toEqual({
-      balance: 105, reserved: 0, available: 105, usedQuota: 0,
+      balance: 105,
+      reserved: 0,
+      available: 105,
+      usedQuota: 0,
     });
   });
 
@@ -132,7 +143,14 @@ describe('account: reservations', () => {
 
 describe('account: token caps', () => {
   it('counts what each token has reserved and what was charged to it', () => {
-    const state = given(credit('c1', 1000), reserveWith('r1', 60, 't1'), reserveWith('r2', 30, 't1'), reserveWith('r3', 5, 't2'), settle('r1', 40), release('r3'));
+    const state = given(
+      credit('c1', 1000),
+      reserveWith('r1', 60, 't1'),
+      reserveWith('r2', 30, 't1'),
+      reserveWith('r3', 5, 't2'),
+      settle('r1', 40),
+      release('r3'),
+    );
     expect(tokenUsageOf(state, 't1')).toEqual({ reserved: 30, used: 40 });
     expect(tokenUsageOf(state, 't2')).toEqual({ reserved: 0, used: 0 });
     expect(tokenUsageOf(state, 'never-seen')).toEqual({ reserved: 0, used: 0 });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelSettings } from '../../src/domain/events.js';
-import { ChannelExistsError, ChannelNotFoundError, decideChannel, evolveChannel, foldChannel, initialChannelState, type ChannelCommand, type ChannelEvent, type ChannelState } from '../../src/domain/channel.js';
+import {
+  ChannelExistsError,
+  ChannelNotFoundError,
+  decideChannel,
+  evolveChannel,
+  foldChannel,
+  initialChannelState,
+  type ChannelCommand,
+  type ChannelEvent,
+  type ChannelState,
+} from '../../src/domain/channel.js';
 
 const create: ChannelCommand = { type: 'CreateChannel', data: { channelId: 'ch1', settings: { name: 'n', family: 'image', baseUrl: '/_sim', models: ['m'] } } };
 const update = (changes: Partial<ChannelSettings> = {}): ChannelCommand => ({ type: 'UpdateChannel', data: { channelId: 'ch1', changes } });
@@ -17,7 +27,19 @@ describe('channel decider', () => {
     expect(decideChannel(create, initialChannelState())).toEqual([
       {
         type: 'ChannelCreated',
-        data: { key: '', modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1, name: 'n', family: 'image', baseUrl: '/_sim', models: ['m'], channelId: 'ch1' },
+        data: {
+          key: '',
+          modelMapping: {},
+          groups: [],
+          priority: 0,
+          weight: 1,
+          status: 1,
+          name: 'n',
+          family: 'image',
+          baseUrl: '/_sim',
+          models: ['m'],
+          channelId: 'ch1',
+        },
       },
     ]);
     expect(() => decideChannel(create, run(create))).toThrow(ChannelExistsError);

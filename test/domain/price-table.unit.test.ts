@@ -12,7 +12,10 @@ const table: PriceTable = {
 describe('price table decider', () => {
   it('sets, replaces and removes prices and ratios on the table the stream holds, keeping the rest', () => {
     const [event] = decidePriceTable(
-      { type: 'ChangePrices', data: { models: { a: null, b: { unit: 'image', price: 25 }, c: { unit: 'second', price: 3 } }, groupRatios: { vip: null, pro: 900 } } },
+      {
+        type: 'ChangePrices',
+        data: { models: { a: null, b: { unit: 'image', price: 25 }, c: { unit: 'second', price: 3 } }, groupRatios: { vip: null, pro: 900 } },
+      },
       table,
     );
     expect(event).toEqual({
@@ -32,7 +35,12 @@ describe('price table decider', () => {
 
   it('the last PricesSet is the table in force', () => {
     const second: PriceTable = { models: {}, groupRatios: { default: 500 } };
-    expect(fold(priceTableDecider, [{ type: 'PricesSet', data: table }, { type: 'PricesSet', data: second }])).toEqual(second);
+    expect(
+      fold(priceTableDecider, [
+        { type: 'PricesSet', data: table },
+        { type: 'PricesSet', data: second },
+      ]),
+    ).toEqual(second);
     expect(evolvePriceTable(table, { type: 'TokenDeleted', data: { tokenId: 't' } })).toBe(table);
   });
 });

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PriceTable } from '../../src/domain/events.js';
-import {
-  DEFAULT_GROUP_RATIO_PERMILLE,
-  InvalidUnitsError,
-  NoPriceError,
-  amountOf,
-  groupRatioOf,
-  priceOf,
-  quote,
-} from '../../src/domain/pricing.js';
+import { DEFAULT_GROUP_RATIO_PERMILLE, InvalidUnitsError, NoPriceError, amountOf, groupRatioOf, priceOf, quote } from '../../src/domain/pricing.js';
 
 const table: PriceTable = {
   models: {

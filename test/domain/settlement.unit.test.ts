@@ -38,7 +38,10 @@ describe('settlementOf', () => {
   });
 
   it('property: never more units than asked, the delivered tier, and the excess recorded exactly when there is one', () => {
-    const units = fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 1_000_000 }).map((n) => n / 1000));
+    const units = fc.oneof(
+      fc.integer({ min: 0, max: 10_000 }),
+      fc.integer({ min: 0, max: 1_000_000 }).map((n) => n / 1000),
+    );
     fc.assert(
       fc.property(
         fc.constantFrom('img-1', 'vid-1'),

@@ -171,18 +171,14 @@ describe('task: progress', () => {
 
   it('a status change alone is a change', () => {
     const state = stateAfter(submit, dispatched(), progress('queued', 0));
-    expect(decideTask(progress('in_progress', 0), state)).toEqual([
-      { type: 'TaskProgressed', data: { status: 'in_progress', progress: 0 } },
-    ]);
+    expect(decideTask(progress('in_progress', 0), state)).toEqual([{ type: 'TaskProgressed', data: { status: 'in_progress', progress: 0 } }]);
   });
 
   it('never goes backwards: lower progress or a return to queued keeps the furthest point', () => {
     const state = stateAfter(submit, dispatched(), progress('in_progress', 60));
     expect(decideTask(progress('in_progress', 40), state)).toEqual([]);
     expect(decideTask(progress('queued', 60), state)).toEqual([]);
-    expect(decideTask(progress('queued', 70), state)).toEqual([
-      { type: 'TaskProgressed', data: { status: 'in_progress', progress: 70 } },
-    ]);
+    expect(decideTask(progress('queued', 70), state)).toEqual([{ type: 'TaskProgressed', data: { status: 'in_progress', progress: 70 } }]);
   });
 
   it('refuses progress before the task was submitted or dispatched', () => {
@@ -281,9 +277,7 @@ describe('task: evolve and fold', () => {
   });
 
   it('the error names the state and the command', () => {
-    expect(() => decideTask(expire, states.running())).toThrow(
-      expect.objectContaining({ from: 'running', commandType: 'ExpireAssets' }),
-    );
+    expect(() => decideTask(expire, states.running())).toThrow(expect.objectContaining({ from: 'running', commandType: 'ExpireAssets' }));
   });
 });
 
@@ -304,7 +298,9 @@ describe('the submit lease (ClaimUpstreamSubmit)', () => {
   it("another owner's claim is refused while the lease holds, and accepted once it has run out", () => {
     const claimed = apply(submitted(), claim('a', 1000));
     expect(() => decideTask(claim('b', 1089), claimed)).toThrow(/claimed by a until/);
-    expect(decideTask(claim('b', 1090), claimed)).toEqual([{ type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'b', leaseUntil: 1180 } }]);
+    expect(decideTask(claim('b', 1090), claimed)).toEqual([
+      { type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'b', leaseUntil: 1180 } },
+    ]);
   });
 
   it('a recorded submit ends the lease, and the task can no longer be claimed', () => {
@@ -314,7 +310,10 @@ describe('the submit lease (ClaimUpstreamSubmit)', () => {
   });
 
   it('a recorded failure ends the lease: the holder or another instance claims the next channel', () => {
-    const failed = apply(apply(submitted(), claim('a', 1000)), { type: 'RecordUpstreamSubmitFailed', data: { channelId: 'ch1', reason: 'down', retryable: true, attempt: 1 } });
+    const failed = apply(apply(submitted(), claim('a', 1000)), {
+      type: 'RecordUpstreamSubmitFailed',
+      data: { channelId: 'ch1', reason: 'down', retryable: true, attempt: 1 },
+    });
     expect((failed as KnownTask).claim).toBeNull();
     expect(decideTask(claim('b', 1001, 2, 'ch2'), failed)).toHaveLength(1);
   });

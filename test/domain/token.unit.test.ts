@@ -28,7 +28,10 @@ const create = (settings: Partial<TokenSettings> = {}, actor = alice, channel?: 
   type: 'CreateToken',
   data: { tokenId: 'tok1', accountId: 'acc1', keyHash: 'h', keyTail: 'abcd', settings, actor, nowSeconds: NOW, ...(channel === undefined ? {} : { channel }) },
 });
-const update = (changes: Partial<TokenSettings>, actor = alice): TokenCommand => ({ type: 'UpdateToken', data: { tokenId: 'tok1', changes, actor, nowSeconds: NOW } });
+const update = (changes: Partial<TokenSettings>, actor = alice): TokenCommand => ({
+  type: 'UpdateToken',
+  data: { tokenId: 'tok1', changes, actor, nowSeconds: NOW },
+});
 const remove = (actor = alice): TokenCommand => ({ type: 'DeleteToken', data: { tokenId: 'tok1', actor } });
 
 function run(...commands: TokenCommand[]): { state: TokenState; events: TokenEvent[] } {
@@ -48,8 +51,20 @@ describe('token decider', () => {
     expect(event).toEqual({
       type: 'TokenCreated',
       data: {
-        name: 'k', status: 1, expiredTime: -1, remainQuota: 0, unlimitedQuota: true, modelLimits: [], allowIps: [], channelId: null, group: 'default',
-        tokenId: 'tok1', accountId: 'acc1', userId: 'u-alice', keyHash: 'h', keyTail: 'abcd',
+        name: 'k',
+        status: 1,
+        expiredTime: -1,
+        remainQuota: 0,
+        unlimitedQuota: true,
+        modelLimits: [],
+        allowIps: [],
+        channelId: null,
+        group: 'default',
+        tokenId: 'tok1',
+        accountId: 'acc1',
+        userId: 'u-alice',
+        keyHash: 'h',
+        keyTail: 'abcd',
       },
     });
     const capped = decideToken(create({ remainQuota: 500, group: '' }), initialTokenState())[0]!;
@@ -77,9 +92,7 @@ describe('token decider', () => {
     expect(() => decideToken(create({ channelId: 'ch1' }, alice, { channelId: 'ch2', groups: [] }), initialTokenState())).toThrow(
       'no channel ch1 serves group default',
     );
-    expect(() => decideToken(create({ channelId: 'ch1', group: 'vip' }, admin, serving), initialTokenState())).toThrow(
-      'no channel ch1 serves group vip',
-    );
+    expect(() => decideToken(create({ channelId: 'ch1', group: 'vip' }, admin, serving), initialTokenState())).toThrow('no channel ch1 serves group vip');
   });
 
   it('refuses to create over an existing stream', () => {

@@ -53,7 +53,9 @@ describe('account service', () => {
   it('settles and releases concurrently without losing a unit, and a second settle charges nothing', async () => {
     await accounts.execute('a1', { type: 'CreditQuota', data: { creditId: 'c1', amount: 1000, note: 'top-up' } }, meta());
     await Promise.all(
-      Array.from({ length: 50 }, (_, i) => accounts.execute('a1', { type: 'ReserveQuota', data: { reservationId: `r${i}`, taskId: `t${i}`, amount: 20, model: 'm', basis } }, meta())),
+      Array.from({ length: 50 }, (_, i) =>
+        accounts.execute('a1', { type: 'ReserveQuota', data: { reservationId: `r${i}`, taskId: `t${i}`, amount: 20, model: 'm', basis } }, meta()),
+      ),
     );
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -74,7 +76,11 @@ describe('account service', () => {
     await accounts.execute('a1', { type: 'CreditQuota', data: { creditId: 'c1', amount: 100, note: 'top-up' } }, meta());
     const results = await Promise.allSettled(
       Array.from({ length: 40 }, (_, i) =>
-        (i % 2 ? other : accounts).execute('a1', { type: 'ReserveQuota', data: { reservationId: `r${i}`, taskId: `t${i}`, amount: 10, model: 'm', basis } }, meta()),
+        (i % 2 ? other : accounts).execute(
+          'a1',
+          { type: 'ReserveQuota', data: { reservationId: `r${i}`, taskId: `t${i}`, amount: 10, model: 'm', basis } },
+          meta(),
+        ),
       ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);

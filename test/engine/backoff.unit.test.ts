@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backoffDelay, jittered, retry } from '../../src/lib/backoff.js';
 
-const schedule = (b: Parameters<typeof backoffDelay>[0], tries: number, random?: () => number) => Array.from({ length: tries }, (_, attempt) => backoffDelay(b, attempt, random));
+const schedule = (b: Parameters<typeof backoffDelay>[0], tries: number, random?: () => number) =>
+  Array.from({ length: tries }, (_, attempt) => backoffDelay(b, attempt, random));
 
 describe('backoffDelay', () => {
   it('doubles from the first delay and stops at the ceiling', () => {
@@ -67,7 +68,11 @@ describe('retry', () => {
     await vi.advanceTimersByTimeAsync(200 + 250);
     await expect(done).resolves.toBe('ok');
     expect(calls).toBe(4);
-    expect(failures).toEqual([['try 0', 0, 100], ['try 1', 1, 200], ['try 2', 2, 250]]);
+    expect(failures).toEqual([
+      ['try 0', 0, 100],
+      ['try 1', 1, 200],
+      ['try 2', 2, 250],
+    ]);
   });
 
   it('throws the failure as soon as retryIf says no, without waiting', async () => {

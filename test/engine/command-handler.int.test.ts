@@ -63,7 +63,13 @@ describe('the command handler', () => {
 
   it('a decision of [] appends nothing', async () => {
     await store.append(STREAM, toNewEvents([rotated('old')], meta()));
-    const result = await executeCommand({ events: store, stream: STREAM, decider: webhookSecretDecider, command: { type: 'EnsureWebhookSecret', data: { secret: 'new' } }, metadata: meta() });
+    const result = await executeCommand({
+      events: store,
+      stream: STREAM,
+      decider: webhookSecretDecider,
+      command: { type: 'EnsureWebhookSecret', data: { secret: 'new' } },
+      metadata: meta(),
+    });
     expect(result).toEqual({ state: { secret: 'old' }, revision: 0, events: [], position: undefined });
     expect(await store.readStream(STREAM)).toHaveLength(1);
   });
@@ -71,7 +77,13 @@ describe('the command handler', () => {
   it('on a conflict reads the stream again and decides again on what the other writer appended', async () => {
     const seen: string[][] = [];
     const raced = racedBy(2);
-    const result = await executeCommand({ events: raced.store, stream: STREAM, decider: recordingDecider(seen), command: { type: 'Append', secret: 'mine' }, metadata: meta() });
+    const result = await executeCommand({
+      events: raced.store,
+      stream: STREAM,
+      decider: recordingDecider(seen),
+      command: { type: 'Append', secret: 'mine' },
+      metadata: meta(),
+    });
     expect(seen).toEqual([[], ['other-1'], ['other-1', 'other-2']]);
     expect(result.state).toEqual(['other-1', 'other-2', 'mine']);
     expect(result.revision).toBe(2);
@@ -81,7 +93,11 @@ describe('the command handler', () => {
   it('a re-decision may find the command already applied: the first secret wins, once', async () => {
     const raced = racedBy(1);
     const result = await executeCommand({
-      events: raced.store, stream: STREAM, decider: webhookSecretDecider, command: { type: 'EnsureWebhookSecret', data: { secret: 'mine' } }, metadata: meta(),
+      events: raced.store,
+      stream: STREAM,
+      decider: webhookSecretDecider,
+      command: { type: 'EnsureWebhookSecret', data: { secret: 'mine' } },
+      metadata: meta(),
     });
     expect(result.events).toEqual([]);
     expect(result.state.secret).toBe('other-1');
@@ -118,7 +134,9 @@ describe('the command handler', () => {
         throw new Error('disk full');
       },
     });
-    await expect(executeCommand({ events: failing, stream: STREAM, decider: recordingDecider([]), command: { type: 'Append', secret: 'x' }, metadata: meta() })).rejects.toThrow('disk full');
+    await expect(
+      executeCommand({ events: failing, stream: STREAM, decider: recordingDecider([]), command: { type: 'Append', secret: 'x' }, metadata: meta() }),
+    ).rejects.toThrow('disk full');
     expect(appends).toBe(1);
   });
 
@@ -133,10 +151,24 @@ describe('the command handler', () => {
     });
     const seen: string[][] = [];
     const decider = recordingDecider(seen);
-    const fresh = await executeCommand({ events: counting, stream: STREAM, decider, command: { type: 'Append', secret: 'b' }, metadata: meta(), known: { state: ['a'], revision: 0 } });
+    const fresh = await executeCommand({
+      events: counting,
+      stream: STREAM,
+      decider,
+      command: { type: 'Append', secret: 'b' },
+      metadata: meta(),
+      known: { state: ['a'], revision: 0 },
+    });
     expect(reads).toBe(0);
     expect(fresh.state).toEqual(['a', 'b']);
-    await executeCommand({ events: counting, stream: STREAM, decider, command: { type: 'Append', secret: 'c' }, metadata: meta(), known: { state: ['a'], revision: 0 } });
+    await executeCommand({
+      events: counting,
+      stream: STREAM,
+      decider,
+      command: { type: 'Append', secret: 'c' },
+      metadata: meta(),
+      known: { state: ['a'], revision: 0 },
+    });
     expect(reads).toBe(1);
     expect(seen.at(-1)).toEqual(['a', 'b']);
   });
@@ -144,10 +176,12 @@ describe('the command handler', () => {
   it('turns the decider’s domain errors into refusals through refusalOf, and leaves others alone', async () => {
     const refusal = new Refusal('conflict', 'too_many', 'secret: too many');
     const refusalOf = (err: unknown) => (err instanceof TooManySecretsError ? refusal : undefined);
-    await expect(executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta(), refusalOf })).rejects.toBe(refusal);
-    await expect(executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta() })).rejects.toBeInstanceOf(
-      TooManySecretsError,
-    );
+    await expect(
+      executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta(), refusalOf }),
+    ).rejects.toBe(refusal);
+    await expect(
+      executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta() }),
+    ).rejects.toBeInstanceOf(TooManySecretsError);
     expect(await store.readStream(STREAM)).toHaveLength(0);
   });
 });

@@ -23,7 +23,14 @@ describe('dispatch to a channel the catalog does not know yet', () => {
     const deps = gw.gateway.deps;
     const stale = await createCatalog(deps.views); // taken before the channel exists, never refreshed by commits
     const admin = await adminClient(gw);
-    const channel = await admin.post('/api/channel/', { name: 'brand new', family: 'images', base_url: '/_sim', key: 'simulator', models: ['anime-diffusion-4-5-full'], priority: 50 });
+    const channel = await admin.post('/api/channel/', {
+      name: 'brand new',
+      family: 'images',
+      base_url: '/_sim',
+      key: 'simulator',
+      models: ['anime-diffusion-4-5-full'],
+      priority: 50,
+    });
     expect(channel.status).toBe(200);
     const channelId = channel.body.data.id as string;
     expect(stale.channel(channelId)).toBeUndefined();
@@ -34,7 +41,15 @@ describe('dispatch to a channel the catalog does not know yet', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
 
     await dispatchTask(
-      { ...deps, catalog: stale, upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])), log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined, instanceId: 'test-instance' },
+      {
+        ...deps,
+        catalog: stale,
+        upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
+        log: pino({ level: 'silent' }),
+        onDispatched: () => undefined,
+        onClaimedElsewhere: () => undefined,
+        instanceId: 'test-instance',
+      },
       r.body.id,
     );
     const types = (await deps.events.readStream(`task-${r.body.id}`)).map((e) => e.type);

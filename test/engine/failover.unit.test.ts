@@ -59,12 +59,22 @@ describe('failoverChannels', () => {
   const catalog = (docs: ChannelDoc[]) => ({ channel: (id: string) => docs.find((d) => d.channelId === id) });
 
   it('keeps the known, enabled, usable and untried candidates, higher priority first', () => {
-    const docs = [channel('low', { priority: 1 }), channel('high', { priority: 9 }), channel('off', { status: 2, priority: 9 }), channel('video', { family: 'vidgen', priority: 9 }), channel('tried', { priority: 9 })];
+    const docs = [
+      channel('low', { priority: 1 }),
+      channel('high', { priority: 9 }),
+      channel('off', { status: 2, priority: 9 }),
+      channel('video', { family: 'vidgen', priority: 9 }),
+      channel('tried', { priority: 9 }),
+    ];
     const ids = ['low', 'high', 'off', 'video', 'tried', 'deleted'];
     const order = failoverChannels(catalog(docs), ids, { exclude: new Set(['tried']), usable: (c) => c.family === 'images' });
     expect(order.map((c) => c.channelId)).toEqual(['high', 'low']);
     // Without a filter only the unknown and the disabled are left out.
-    expect(failoverChannels(catalog(docs), ids).map((c) => c.channelId).sort()).toEqual(['high', 'low', 'tried', 'video']);
+    expect(
+      failoverChannels(catalog(docs), ids)
+        .map((c) => c.channelId)
+        .sort(),
+    ).toEqual(['high', 'low', 'tried', 'video']);
   });
 
   it('orders one priority by weight (the random source decides)', () => {
@@ -76,7 +86,11 @@ describe('failoverChannels', () => {
 
 describe('failover', () => {
   it('moves on after a retryable failure, recording it, and stops at the first answer', async () => {
-    const { outcome, calls, recorded } = await run([channel('a'), channel('b'), channel('c')], { a: retryable('busy'), b: answers('up-1'), c: answers('never') });
+    const { outcome, calls, recorded } = await run([channel('a'), channel('b'), channel('c')], {
+      a: retryable('busy'),
+      b: answers('up-1'),
+      c: answers('never'),
+    });
     expect(outcome).toMatchObject({ kind: 'succeeded', attempt: 2, value: 'up-1', channel: { channelId: 'b' } });
     expect(calls).toEqual(['a#1', 'b#2']);
     expect(recorded).toEqual([['a', 1, true]]);
@@ -100,7 +114,10 @@ describe('failover', () => {
     const { outcome, recorded } = await run([channel('a'), channel('b')], { a: retryable('first'), b: retryable('second') });
     expect(outcome.kind).toBe('exhausted');
     expect(outcome.kind === 'exhausted' && exhaustedReason(outcome.failure)).toBe('second');
-    expect(recorded).toEqual([['a', 1, true], ['b', 2, true]]);
+    expect(recorded).toEqual([
+      ['a', 1, true],
+      ['b', 2, true],
+    ]);
     const none = await run([], {});
     expect(none.outcome).toEqual({ kind: 'exhausted', failure: undefined });
     expect(exhaustedReason(undefined)).toBe(NO_CHANNEL_REASON);
@@ -116,12 +133,16 @@ describe('failover', () => {
 
   it('asks beforeTry before each try, and stops when it says no', async () => {
     const asked: string[] = [];
-    const { outcome, calls } = await run([channel('a'), channel('b'), channel('c')], { a: retryable('busy'), b: answers('never'), c: answers('never') }, {
-      beforeTry: async (t) => {
-        asked.push(`${t.channel.channelId}#${t.attempt}`);
-        return t.channel.channelId === 'a';
+    const { outcome, calls } = await run(
+      [channel('a'), channel('b'), channel('c')],
+      { a: retryable('busy'), b: answers('never'), c: answers('never') },
+      {
+        beforeTry: async (t) => {
+          asked.push(`${t.channel.channelId}#${t.attempt}`);
+          return t.channel.channelId === 'a';
+        },
       },
-    });
+    );
     expect(outcome).toEqual({ kind: 'stopped' });
     expect(asked).toEqual(['a#1', 'b#2']);
     expect(calls).toEqual(['a#1']);
@@ -130,11 +151,15 @@ describe('failover', () => {
   it('lets failures of its own hooks through (a store that did not take the record)', async () => {
     const down = new Error('store down');
     await expect(
-      run([channel('a'), channel('b')], { a: retryable('busy'), b: answers('never') }, {
-        recordFailure: async () => {
-          throw down;
+      run(
+        [channel('a'), channel('b')],
+        { a: retryable('busy'), b: answers('never') },
+        {
+          recordFailure: async () => {
+            throw down;
+          },
         },
-      }),
+      ),
     ).rejects.toBe(down);
   });
 });

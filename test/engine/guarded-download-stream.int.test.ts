@@ -65,7 +65,10 @@ afterAll(async () => {
   }
 });
 
-const policy = (extra: Partial<OutboundPolicy> = {}): OutboundPolicy => ({ ...outboundPolicy({ allowLoopbackOutbound: true }, 'http://gateway.invalid:1'), ...extra });
+const policy = (extra: Partial<OutboundPolicy> = {}): OutboundPolicy => ({
+  ...outboundPolicy({ allowLoopbackOutbound: true }, 'http://gateway.invalid:1'),
+  ...extra,
+});
 
 async function drain(body: AsyncIterable<Buffer>): Promise<Buffer[]> {
   const chunks: Buffer[] = [];

@@ -4,7 +4,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedAddressReason, checkOutboundUrl, guardedDownload, OutboundRefusedError, outboundPolicy, type OutboundPolicy } from '../../src/engine/outbound-guard.js';
+import {
+  blockedAddressReason,
+  checkOutboundUrl,
+  guardedDownload,
+  OutboundRefusedError,
+  outboundPolicy,
+  type OutboundPolicy,
+} from '../../src/engine/outbound-guard.js';
 
 let server: Server;
 let origin: string;
@@ -27,7 +34,10 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const strict = (extra: Partial<OutboundPolicy> = {}): OutboundPolicy => ({ ...outboundPolicy({ allowLoopbackOutbound: false }, 'http://gateway.invalid:1'), ...extra });
+const strict = (extra: Partial<OutboundPolicy> = {}): OutboundPolicy => ({
+  ...outboundPolicy({ allowLoopbackOutbound: false }, 'http://gateway.invalid:1'),
+  ...extra,
+});
 const trusted = (extra: Partial<OutboundPolicy> = {}): OutboundPolicy => ({ ...strict(), trustedOrigins: [origin], ...extra });
 
 async function refusal(promise: Promise<unknown>): Promise<OutboundRefusedError> {

@@ -11,23 +11,31 @@ import { adminClient, Client, eventually, newToken, newUser, startGateway, type 
 import { waitForImageTask } from '../support/images.js';
 
 /** Which engine submitted and polled which task: the real adapters, observed. */
-interface Record { submits: string[]; polls: { engine: string; at: number }[] }
+interface Record {
+  submits: string[];
+  polls: { engine: string; at: number }[];
+}
 const record = new Map<string, Record>();
 const entry = (taskId: string) => record.get(taskId) ?? (record.set(taskId, { submits: [], polls: [] }), record.get(taskId)!);
 
 function observed(engine: string): Map<string, UpstreamAdapter> {
-  return new Map(upstreamAdapters.map((a) => [a.family, {
-    ...a,
-    delivery: a.delivery,
-    submit: async (ctx) => {
-      entry(ctx.task.taskId).submits.push(engine);
-      return a.submit(ctx);
-    },
-    poll: async (ctx) => {
-      entry(ctx.task.taskId).polls.push({ engine, at: Date.now() });
-      return a.poll(ctx);
-    },
-  } satisfies UpstreamAdapter]));
+  return new Map(
+    upstreamAdapters.map((a) => [
+      a.family,
+      {
+        ...a,
+        delivery: a.delivery,
+        submit: async (ctx) => {
+          entry(ctx.task.taskId).submits.push(engine);
+          return a.submit(ctx);
+        },
+        poll: async (ctx) => {
+          entry(ctx.task.taskId).polls.push({ engine, at: Date.now() });
+          return a.poll(ctx);
+        },
+      } satisfies UpstreamAdapter,
+    ]),
+  );
 }
 
 let gw: TestGateway;
@@ -95,14 +103,19 @@ describe('work ownership across instances', () => {
       const done = await waitForImageTask(api, id, 30_000).catch(async (err: unknown) => {
         const stream = await gw.gateway.deps.events.readStream(`task-${id}`);
         const r = record.get(id);
-        throw new Error(`${id} (partition ${gw.gateway.deps.bus.partitionOf(id)}) did not finish: ${stream.map((e) => e.type).join(',')}; submits ${String(r?.submits)}; polls ${JSON.stringify(r?.polls.map((p) => [p.engine, p.at - crashedAt]))}; ${String(err)}`);
+        throw new Error(
+          `${id} (partition ${gw.gateway.deps.bus.partitionOf(id)}) did not finish: ${stream.map((e) => e.type).join(',')}; submits ${String(r?.submits)}; polls ${JSON.stringify(r?.polls.map((p) => [p.engine, p.at - crashedAt]))}; ${String(err)}`,
+        );
       });
       expect(done.status).toBe('completed');
     }
     for (const id of ids) {
       const r = record.get(id)!;
       const stream = await gw.gateway.deps.events.readStream(`task-${id}`);
-      expect(stream.filter((e) => e.type === 'UpstreamSubmitted'), id).toHaveLength(1);
+      expect(
+        stream.filter((e) => e.type === 'UpstreamSubmitted'),
+        id,
+      ).toHaveLength(1);
       // A second upstream submission only where A died in the middle of its own.
       if (r.submits.length > 1) expect(r.submits).toEqual(['A', 'B']);
       const before = new Set(r.polls.filter((p) => p.at < crashedAt - 50).map((p) => p.engine));

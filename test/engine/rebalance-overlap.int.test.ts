@@ -20,7 +20,11 @@ import { waitForImageTask } from '../support/images.js';
 import { scriptedGroupBus, type ScriptedMember } from '../support/scripted-group-bus.js';
 
 /** What one engine's upstream calls did, per task. */
-interface Seen { submits: string[]; polls: { engine: string; at: number }[]; abortedPolls: { engine: string; at: number }[] }
+interface Seen {
+  submits: string[];
+  polls: { engine: string; at: number }[];
+  abortedPolls: { engine: string; at: number }[];
+}
 const seen = new Map<string, Seen>();
 const of = (taskId: string) => seen.get(taskId) ?? (seen.set(taskId, { submits: [], polls: [], abortedPolls: [] }), seen.get(taskId)!);
 
@@ -33,30 +37,39 @@ interface Behaviour {
 
 /** The real adapters (simulator), observed per engine and slowed as `behaviour` says. */
 function observed(engine: string, behaviour: Behaviour): Map<string, UpstreamAdapter> {
-  return new Map(upstreamAdapters.map((a) => [a.family, {
-    ...a,
-    delivery: a.delivery,
-    submit: async (ctx) => {
-      of(ctx.task.taskId).submits.push(engine);
-      await new Promise((r) => setTimeout(r, behaviour.submitDelayMs));
-      return a.submit(ctx);
-    },
-    poll: async (ctx) => {
-      const task = of(ctx.task.taskId);
-      task.polls.push({ engine, at: Date.now() });
-      if (behaviour.hangPolls) {
-        await new Promise<void>((resolve, reject) => {
-          const gaveUp = setTimeout(resolve, 3000);
-          ctx.signal?.addEventListener('abort', () => {
-            clearTimeout(gaveUp);
-            task.abortedPolls.push({ engine, at: Date.now() });
-            reject(new Error('poll aborted'));
-          }, { once: true });
-        });
-      }
-      return a.poll(ctx);
-    },
-  } satisfies UpstreamAdapter]));
+  return new Map(
+    upstreamAdapters.map((a) => [
+      a.family,
+      {
+        ...a,
+        delivery: a.delivery,
+        submit: async (ctx) => {
+          of(ctx.task.taskId).submits.push(engine);
+          await new Promise((r) => setTimeout(r, behaviour.submitDelayMs));
+          return a.submit(ctx);
+        },
+        poll: async (ctx) => {
+          const task = of(ctx.task.taskId);
+          task.polls.push({ engine, at: Date.now() });
+          if (behaviour.hangPolls) {
+            await new Promise<void>((resolve, reject) => {
+              const gaveUp = setTimeout(resolve, 3000);
+              ctx.signal?.addEventListener(
+                'abort',
+                () => {
+                  clearTimeout(gaveUp);
+                  task.abortedPolls.push({ engine, at: Date.now() });
+                  reject(new Error('poll aborted'));
+                },
+                { once: true },
+              );
+            });
+          }
+          return a.poll(ctx);
+        },
+      } satisfies UpstreamAdapter,
+    ]),
+  );
 }
 
 /** The engines' log lines (info and up), to see which dispatch a lease turned away. */
@@ -68,7 +81,12 @@ let api: Client;
 let accountId: string;
 let running: TaskEngine[] = [];
 
-interface Instance { engine: TaskEngine; ownership: Ownership; member: ScriptedMember; behaviour: Behaviour }
+interface Instance {
+  engine: TaskEngine;
+  ownership: Ownership;
+  member: ScriptedMember;
+  behaviour: Behaviour;
+}
 
 /** A started engine whose group membership the test scripts (it owns nothing yet). */
 async function instance(name: string, options: Partial<Behaviour> & { viewsReachHead?: () => Promise<void> } = {}): Promise<Instance> {
@@ -113,8 +131,14 @@ async function expectEachSubmittedOnceAndCompleted(ids: readonly string[]): Prom
   for (const id of ids) {
     expect(of(id).submits, `upstream submits of ${id}`).toHaveLength(1);
     const stream = (await gw.gateway.deps.events.readStream(`task-${id}`)).map((e) => e.type);
-    expect(stream.filter((t) => t === 'UpstreamSubmitted'), id).toHaveLength(1);
-    expect(stream.filter((t) => t === 'TaskSucceeded'), id).toHaveLength(1);
+    expect(
+      stream.filter((t) => t === 'UpstreamSubmitted'),
+      id,
+    ).toHaveLength(1);
+    expect(
+      stream.filter((t) => t === 'TaskSucceeded'),
+      id,
+    ).toHaveLength(1);
   }
 }
 
@@ -157,7 +181,10 @@ describe('ownership during a rebalance', () => {
     // Both engines dispatched every task (the overlap really happened); the lease turned one away.
     for (const id of ids) {
       const submitter = of(id).submits[0];
-      expect(leftToAnother(id).map((l) => l.engine), id).toContain(submitter === 'A' ? 'B' : 'A');
+      expect(
+        leftToAnother(id).map((l) => l.engine),
+        id,
+      ).toContain(submitter === 'A' ? 'B' : 'A');
       const claims = (await gw.gateway.deps.events.readStream(`task-${id}`)).filter((e) => e.type === 'UpstreamSubmitClaimed');
       expect(claims, id).toHaveLength(1);
     }
@@ -181,12 +208,16 @@ describe('ownership during a rebalance', () => {
     await expectEachSubmittedOnceAndCompleted(ids);
     for (const id of ids) expect(of(id).submits, id).toEqual(['A']);
     // A recorded its submits but follows none of them: B polls them to completion.
-    for (const id of ids) expect(of(id).polls.map((p) => p.engine), id).not.toContain('A');
+    for (const id of ids)
+      expect(
+        of(id).polls.map((p) => p.engine),
+        id,
+      ).not.toContain('A');
     closed += ids.length;
     await expectChargedOnce(closed);
   }, 40_000);
 
-  it('a revoked partition\'s polls stop at once: a poll under way is aborted and records nothing, the new owner finishes the task', async () => {
+  it("a revoked partition's polls stop at once: a poll under way is aborted and records nothing, the new owner finishes the task", async () => {
     const a = await instance('A', { hangPolls: true });
     const b = await instance('B');
     await a.member.assign(everyPartition());
@@ -202,8 +233,14 @@ describe('ownership during a rebalance', () => {
     }
     await expectEachSubmittedOnceAndCompleted(ids);
     for (const id of ids) {
-      expect(of(id).polls.filter((p) => p.engine === 'A' && p.at > revokedAt), id).toEqual([]);
-      expect(of(id).polls.some((p) => p.engine === 'B'), id).toBe(true);
+      expect(
+        of(id).polls.filter((p) => p.engine === 'A' && p.at > revokedAt),
+        id,
+      ).toEqual([]);
+      expect(
+        of(id).polls.some((p) => p.engine === 'B'),
+        id,
+      ).toBe(true);
     }
     closed += ids.length;
     await expectChargedOnce(closed);
@@ -236,7 +273,10 @@ describe('ownership during a rebalance', () => {
     await expectEachSubmittedOnceAndCompleted(ids);
     for (const id of ids) {
       expect(of(id).submits, id).toEqual(['B']);
-      expect(of(id).polls.map((p) => p.engine), id).not.toContain('A');
+      expect(
+        of(id).polls.map((p) => p.engine),
+        id,
+      ).not.toContain('A');
     }
     closed += ids.length;
     await expectChargedOnce(closed);

@@ -12,13 +12,16 @@ let gw: TestGateway;
 let failOn: { pattern: RegExp | undefined };
 
 beforeAll(async () => {
-  gw = await startGateway({}, {
-    wrapEventStore: (store: EventStore) => {
-      const faulty = faultyEventStore(store);
-      failOn = faulty.failOn;
-      return faulty.store;
+  gw = await startGateway(
+    {},
+    {
+      wrapEventStore: (store: EventStore) => {
+        const faulty = faultyEventStore(store);
+        failOn = faulty.failOn;
+        return faulty.store;
+      },
     },
-  });
+  );
 });
 afterAll(() => gw.close());
 

@@ -12,7 +12,8 @@ const stranger = createAssetSigner('another-secret-entirely', () => 'http://127.
 describe('asset references', () => {
   it('round-trip; text that only looks like one is none', () => {
     expect(parseAssetRef(assetRef('tasks/t1/0.png', 1_700_000_000))).toEqual({ key: 'tasks/t1/0.png', expiresAt: 1_700_000_000 });
-    for (const text of ['asset-ref:', 'asset-ref:x:tasks/t1/0.png', 'asset-ref:1:tasks/t1/0.png trailing', 'a prompt', '']) expect(parseAssetRef(text)).toBeUndefined();
+    for (const text of ['asset-ref:', 'asset-ref:x:tasks/t1/0.png', 'asset-ref:1:tasks/t1/0.png trailing', 'a prompt', ''])
+      expect(parseAssetRef(text)).toBeUndefined();
   });
 
   it('a result keeps a reference when delivered as a URL: new events by `delivery`, earlier ones by their `url`', () => {
@@ -29,9 +30,15 @@ describe('asset references', () => {
 
 describe('signAssetRefs', () => {
   it("signs the task's references wherever they are in the document, on the signer's base, and verifiably", () => {
-    const doc = { accountId: 'a', body: { result_url: assetRef('tasks/t1/0.mp4', 99), data: [{ url: assetRef('tasks/t1/1.png', 99), n: 1 }], empty: '', nothing: null } };
+    const doc = {
+      accountId: 'a',
+      body: { result_url: assetRef('tasks/t1/0.mp4', 99), data: [{ url: assetRef('tasks/t1/1.png', 99), n: 1 }], empty: '', nothing: null },
+    };
     const signed = signAssetRefs(doc, signer, 't1');
-    expect(signed).toEqual({ accountId: 'a', body: { result_url: signer.url('tasks/t1/0.mp4', 99), data: [{ url: signer.url('tasks/t1/1.png', 99), n: 1 }], empty: '', nothing: null } });
+    expect(signed).toEqual({
+      accountId: 'a',
+      body: { result_url: signer.url('tasks/t1/0.mp4', 99), data: [{ url: signer.url('tasks/t1/1.png', 99), n: 1 }], empty: '', nothing: null },
+    });
     const url = new URL(signed.body.result_url);
     expect(url.origin).toBe('https://api-2.example');
     expect(signer.verify('tasks/t1/0.mp4', 99, url.searchParams.get('sig')!)).toBe(true);
@@ -44,8 +51,13 @@ describe('signAssetRefs', () => {
     expect(signAssetRefs(forged, signer, 't1')).toEqual(forged);
   });
 
-  it('re-signs on its own base a URL an earlier version stored, only when the signature is the gateway\'s', () => {
-    const stored = { url: oldInstance.url('tasks/t1/0.png', 99), forged: stranger.url('tasks/t1/0.png', 99), other: oldInstance.url('tasks/t2/0.png', 99), upstream: 'https://cdn.example/assets/x.png?exp=1&sig=y' };
+  it("re-signs on its own base a URL an earlier version stored, only when the signature is the gateway's", () => {
+    const stored = {
+      url: oldInstance.url('tasks/t1/0.png', 99),
+      forged: stranger.url('tasks/t1/0.png', 99),
+      other: oldInstance.url('tasks/t2/0.png', 99),
+      upstream: 'https://cdn.example/assets/x.png?exp=1&sig=y',
+    };
     expect(signAssetRefs(stored, signer, 't1')).toEqual({ ...stored, url: signer.url('tasks/t1/0.png', 99) });
   });
 });

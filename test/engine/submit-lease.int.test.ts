@@ -65,7 +65,11 @@ describe('the submit lease', () => {
     });
     await Promise.all(ids.flatMap((id) => [dispatchTask(instance('old-owner'), id), dispatchTask(instance('new-owner'), id)]));
     // Each task: one instance submitted, the other was told to look again.
-    for (const id of ids) expect(deferred.filter((d) => d.endsWith(`:${id}`)), id).toHaveLength(1);
+    for (const id of ids)
+      expect(
+        deferred.filter((d) => d.endsWith(`:${id}`)),
+        id,
+      ).toHaveLength(1);
     // Looking again (the holder may have left with the partition): it follows the recorded
     // submit instead of submitting, so a task is never orphaned between the two.
     for (const loser of deferred) {
@@ -77,14 +81,20 @@ describe('the submit lease', () => {
     for (const id of ids) {
       expect(submits.get(id), id).toBe(1);
       const stream = (await gw.gateway.deps.events.readStream(`task-${id}`)).map((e) => e.type);
-      expect(stream.filter((t) => t === 'UpstreamSubmitClaimed'), id).toHaveLength(1);
-      expect(stream.filter((t) => t === 'UpstreamSubmitted'), id).toHaveLength(1);
+      expect(
+        stream.filter((t) => t === 'UpstreamSubmitClaimed'),
+        id,
+      ).toHaveLength(1);
+      expect(
+        stream.filter((t) => t === 'UpstreamSubmitted'),
+        id,
+      ).toHaveLength(1);
     }
     // The lease holder follows its task; the task then completes and is charged once.
     for (const id of ids) expect(followed.filter((f) => f.endsWith(`:${id}`)).length, id).toBeGreaterThanOrEqual(1);
   });
 
-  it("a lease whose holder died (it ran out) is taken over: the new owner submits, once", async () => {
+  it('a lease whose holder died (it ran out) is taken over: the new owner submits, once', async () => {
     const admin = await adminClient(gw);
     const user = await newUser(admin, { credit: 1_000_000 });
     const api = new Client(gw.url, (await newToken(user.client)).key);
@@ -94,8 +104,16 @@ describe('the submit lease', () => {
     const { executeTask, readTask } = await import('../../src/engine/task-commands.js');
     const now = Math.floor(Date.now() / 1000);
     // A dead instance's claim, expired a second ago (it never recorded its submit).
-    await executeTask(gw.gateway.deps.events, id, { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 1, at: now - 91 } }, { at: new Date().toISOString() });
-    await dispatchTask({ ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined }, id);
+    await executeTask(
+      gw.gateway.deps.events,
+      id,
+      { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 1, at: now - 91 } },
+      { at: new Date().toISOString() },
+    );
+    await dispatchTask(
+      { ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined },
+      id,
+    );
     expect(submits.get(id)).toBe(1);
     const { state } = await readTask(gw.gateway.deps.events, id);
     expect(state.status).toBe('dispatched');

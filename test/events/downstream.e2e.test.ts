@@ -57,10 +57,15 @@ describe('downstream event streams', () => {
     await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
     await gw.gateway.publisher.caughtUp(await gw.gateway.deps.events.headPosition());
 
-    const seen = new Map<string, DeliveredMessage[]>([[TASK_TOPIC, []], [BILLING_TOPIC, []]]);
-    const consumers = await Promise.all([TASK_TOPIC, BILLING_TOPIC].map((topic) =>
-      gw.gateway.deps.bus.consume({ topic, groupId: `test-${topic}`, handle: async (m) => void seen.get(topic)!.push(m) }),
-    ));
+    const seen = new Map<string, DeliveredMessage[]>([
+      [TASK_TOPIC, []],
+      [BILLING_TOPIC, []],
+    ]);
+    const consumers = await Promise.all(
+      [TASK_TOPIC, BILLING_TOPIC].map((topic) =>
+        gw.gateway.deps.bus.consume({ topic, groupId: `test-${topic}`, handle: async (m) => void seen.get(topic)!.push(m) }),
+      ),
+    );
     try {
       const taskEvents = await eventually(async () => {
         const mine = seen.get(TASK_TOPIC)!.filter((m) => m.key === r.body.id);
@@ -72,11 +77,20 @@ describe('downstream event streams', () => {
       const positions = taskEvents.map((m) => BigInt((JSON.parse(m.value) as EventEnvelope).position));
       expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : 1)));
       const envelope = JSON.parse(taskEvents[0]!.value) as EventEnvelope;
-      expect(envelope).toMatchObject({ specversion: 'gateway.events.v1', topic: TASK_TOPIC, key: r.body.id, accountId: alice.accountId, stream: `task-${r.body.id}` });
+      expect(envelope).toMatchObject({
+        specversion: 'gateway.events.v1',
+        topic: TASK_TOPIC,
+        key: r.body.id,
+        accountId: alice.accountId,
+        stream: `task-${r.body.id}`,
+      });
       expect(taskEvents[0]!.id).toBe(envelope.id);
 
       const billing = await eventually(async () => {
-        const mine = seen.get(BILLING_TOPIC)!.filter((m) => m.key === alice.accountId).map((m) => (JSON.parse(m.value) as EventEnvelope).type);
+        const mine = seen
+          .get(BILLING_TOPIC)!
+          .filter((m) => m.key === alice.accountId)
+          .map((m) => (JSON.parse(m.value) as EventEnvelope).type);
         return mine.includes('QuotaSettled') ? mine : undefined;
       });
       expect(billing).toEqual(expect.arrayContaining(['AccountOpened', 'QuotaCredited', 'QuotaReserved', 'QuotaSettled']));
@@ -90,18 +104,31 @@ describe('downstream event streams', () => {
     await bob.api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'not for alice' });
     await waitForImageTask(alice.api, first.body.id);
     const headers = { cookie: alice.session.cookie! };
-    const all = await readSse(`${gw.url}/api/events/stream?from=beginning`, headers, (es) => es.some((e) => e.key === first.body.id && e.type === 'TaskSucceeded'));
+    const all = await readSse(`${gw.url}/api/events/stream?from=beginning`, headers, (es) =>
+      es.some((e) => e.key === first.body.id && e.type === 'TaskSucceeded'),
+    );
     expect(all.length).toBeGreaterThan(3);
     for (const e of all) expect(e.envelope.accountId).toBe(alice.accountId);
 
     const middle = all[Math.floor(all.length / 2)]!;
-    const resumed = await readSse(`${gw.url}/api/events/stream`, { ...headers, 'last-event-id': middle.id }, (es) => es.some((e) => e.key === first.body.id && e.type === 'TaskSucceeded'));
+    const resumed = await readSse(`${gw.url}/api/events/stream`, { ...headers, 'last-event-id': middle.id }, (es) =>
+      es.some((e) => e.key === first.body.id && e.type === 'TaskSucceeded'),
+    );
     expect(resumed[0]!.id).toBe(all[all.indexOf(middle) + 1]!.id);
-    expect(resumed.map((e) => e.id)).toEqual(all.slice(all.indexOf(middle) + 1).map((e) => e.id).slice(0, resumed.length));
+    expect(resumed.map((e) => e.id)).toEqual(
+      all
+        .slice(all.indexOf(middle) + 1)
+        .map((e) => e.id)
+        .slice(0, resumed.length),
+    );
   });
 
   it('an administrator sees every account', async () => {
-    const events = await readSse(`${gw.url}/api/events/stream?from=beginning`, { cookie: admin.cookie! }, (es) => new Set(es.map((e) => e.accountId)).size >= 2);
+    const events = await readSse(
+      `${gw.url}/api/events/stream?from=beginning`,
+      { cookie: admin.cookie! },
+      (es) => new Set(es.map((e) => e.accountId)).size >= 2,
+    );
     const accounts = new Set(events.map((e) => e.envelope.accountId));
     expect(accounts.has(alice.accountId) && accounts.has(bob.accountId)).toBe(true);
   });

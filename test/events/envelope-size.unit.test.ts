@@ -8,7 +8,15 @@ import type { RecordedDomainEvent } from '../../src/domain/recorded.js';
 import { envelopeOf, MAX_ENVELOPE_DATA_BYTES } from '../../src/engine/event-envelope.js';
 
 const event = (data: unknown): RecordedDomainEvent =>
-  ({ id: 'e1', type: 'TaskSubmitted', streamName: 'task-t1', revision: 0, position: 7n, data, metadata: { at: '2026-01-01T00:00:00.000Z', accountId: 'a1' } }) as unknown as RecordedDomainEvent;
+  ({
+    id: 'e1',
+    type: 'TaskSubmitted',
+    streamName: 'task-t1',
+    revision: 0,
+    position: 7n,
+    data,
+    metadata: { at: '2026-01-01T00:00:00.000Z', accountId: 'a1' },
+  }) as unknown as RecordedDomainEvent;
 
 describe('envelope size', () => {
   it('keeps the data of an ordinary event', () => {

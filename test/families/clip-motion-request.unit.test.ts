@@ -18,14 +18,37 @@ describe('clip request rules', () => {
       'text2video with every default sent upstream',
       'text2video',
       { model_name: 'clip-v1', prompt: 'p', external_task_id: 'ignored' },
-      { action: 'text2video', model: 'clip-v1', units: 5, tier: 'std', upstream: { model_name: 'clip-v1', prompt: 'p', mode: 'std', duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } },
+      {
+        action: 'text2video',
+        model: 'clip-v1',
+        units: 5,
+        tier: 'std',
+        upstream: { model_name: 'clip-v1', prompt: 'p', mode: 'std', duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 },
+      },
     ],
-    ['clip-v2-master defaults to pro', 'text2video', { model: 'clip-v2-master', prompt: 'p' }, { tier: 'pro', upstream: { model_name: 'clip-v2-master', prompt: 'p', mode: 'pro', duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } }],
+    [
+      'clip-v2-master defaults to pro',
+      'text2video',
+      { model: 'clip-v2-master', prompt: 'p' },
+      { tier: 'pro', upstream: { model_name: 'clip-v2-master', prompt: 'p', mode: 'pro', duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } },
+    ],
     [
       'image2video without prompt; frames and metadata forwarded unchanged',
       'image2video',
       { model_name: 'clip-v1-6', image: 'aGVsbG8=', image_tail: IMAGE, duration: 10, cfg_scale: 0, metadata: { k: [1] } },
-      { units: 10, upstream: { model_name: 'clip-v1-6', image: 'aGVsbG8=', image_tail: IMAGE, mode: 'std', duration: 10, aspect_ratio: '1:1', cfg_scale: 0, metadata: { k: [1] } } },
+      {
+        units: 10,
+        upstream: {
+          model_name: 'clip-v1-6',
+          image: 'aGVsbG8=',
+          image_tail: IMAGE,
+          mode: 'std',
+          duration: 10,
+          aspect_ratio: '1:1',
+          cfg_scale: 0,
+          metadata: { k: [1] },
+        },
+      },
     ],
   ];
 
@@ -85,7 +108,10 @@ describe('motion request rules', () => {
       'image: first_frame_url and last_frame_url make keyframes',
       'image',
       { model: 'motion2.2-kf2v-flash', first_frame_url: IMAGE, last_frame_url: LAST, prompt: 'p' },
-      { action: 'keyframes2video', upstream: { model: 'motion2.2-kf2v-flash', input: { prompt: 'p', first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } } },
+      {
+        action: 'keyframes2video',
+        upstream: { model: 'motion2.2-kf2v-flash', input: { prompt: 'p', first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } },
+      },
     ],
     ['image: media with images only', 'image', { model: 'motion2.6-i2v', media: [{ type: 'image', url: IMAGE }] }, { action: 'image2video' }],
     // Spec 4.15 sets no count on images or media and does not keep frames from media.
@@ -93,17 +119,33 @@ describe('motion request rules', () => {
       'image: images beyond two are checked, the first two are the frames',
       'image',
       { model: 'motion2.2-kf2v-flash', images: [IMAGE, LAST, IMAGE, LAST] },
-      { action: 'keyframes2video', upstream: { model: 'motion2.2-kf2v-flash', input: { first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } } },
+      {
+        action: 'keyframes2video',
+        upstream: { model: 'motion2.2-kf2v-flash', input: { first_frame_url: IMAGE, last_frame_url: LAST }, parameters: { duration: 5 } },
+      },
     ],
     [
       'image: a frame with media, both sent',
       'image',
       { model: 'motion2.6-i2v', image: IMAGE, media: [{ type: 'video', url: LAST }] },
-      { action: 'reference2video', upstream: { model: 'motion2.6-i2v', input: { img_url: IMAGE, media: [{ type: 'video', url: LAST }] }, parameters: { duration: 5 } } },
+      {
+        action: 'reference2video',
+        upstream: { model: 'motion2.6-i2v', input: { img_url: IMAGE, media: [{ type: 'video', url: LAST }] }, parameters: { duration: 5 } },
+      },
     ],
     ['image: media with audio only', 'image', { model: 'motion2.6-i2v', media: [{ type: 'audio', url: LAST }] }, { action: 'image2video' }],
-    ['image: 4 media videos', 'image', { model: 'motion2.6-i2v', media: Array.from({ length: 4 }, () => ({ type: 'video', url: IMAGE })) }, { action: 'reference2video' }],
-    ['image: empty images and media arrays with a frame elsewhere', 'image', { model: 'motion2.6-i2v', image: IMAGE, images: [], media: [] }, { action: 'image2video' }],
+    [
+      'image: 4 media videos',
+      'image',
+      { model: 'motion2.6-i2v', media: Array.from({ length: 4 }, () => ({ type: 'video', url: IMAGE })) },
+      { action: 'reference2video' },
+    ],
+    [
+      'image: empty images and media arrays with a frame elsewhere',
+      'image',
+      { model: 'motion2.6-i2v', image: IMAGE, images: [], media: [] },
+      { action: 'image2video' },
+    ],
   ];
 
   it.each(cases)('%s', (_name, path, body, expected) => {
@@ -111,13 +153,27 @@ describe('motion request rules', () => {
   });
 
   it('pixel sizes map to the smallest tier that holds them', () => {
-    expect([[832, 480], [624, 624], [1280, 720], [960, 960], [1088, 832], [1920, 1080], [1440, 1440], [2560, 1440]].map(([w, h]) => tierOfPixels(w!, h!))).toEqual([
-      '480P', '480P', '720P', '720P', '720P', '1080P', '1080P', undefined,
-    ]);
+    expect(
+      [
+        [832, 480],
+        [624, 624],
+        [1280, 720],
+        [960, 960],
+        [1088, 832],
+        [1920, 1080],
+        [1440, 1440],
+        [2560, 1440],
+      ].map(([w, h]) => tierOfPixels(w!, h!)),
+    ).toEqual(['480P', '480P', '720P', '720P', '720P', '1080P', '1080P', undefined]);
   });
 
   const refused: [string, MotionPath, unknown, string][] = [
-    ['metadata.parameters resolution unknown', 'text', { model: 'motion3.0-video', prompt: 'p', metadata: { parameters: { resolution: '2K' } } }, 'metadata.parameters.resolution'],
+    [
+      'metadata.parameters resolution unknown',
+      'text',
+      { model: 'motion3.0-video', prompt: 'p', metadata: { parameters: { resolution: '2K' } } },
+      'metadata.parameters.resolution',
+    ],
     ['resolution given as pixels', 'text', { model: 'motion3.0-video', prompt: 'p', resolution: '1280*720' }, 'resolution'],
     ['seed negative', 'text', { model: 'motion3.0-video', prompt: 'p', seed: -1 }, 'seed'],
     ['audio_url on the text path', 'text', { model: 'motion3.0-video', prompt: 'p', audio_url: IMAGE }, 'audio_url'],

@@ -53,7 +53,10 @@ beforeAll(async () => {
   session = user.client;
   api = new Client(gw.url, (await newToken(user.client)).key);
   // The simulator, reached through the recording pass-through, before the seeded channels.
-  for (const [family, models] of [['art', ['art_blend', 'art_describe']], ['images', ['anime-diffusion-4-5-full', 'pro-image']]] as const) {
+  for (const [family, models] of [
+    ['art', ['art_blend', 'art_describe']],
+    ['images', ['anime-diffusion-4-5-full', 'pro-image']],
+  ] as const) {
     const r = await admin.post('/api/channel/', { name: `recorded ${family}`, family, base_url: RECORDING_BASE, key: 'recorded', models, priority: 100 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
   }

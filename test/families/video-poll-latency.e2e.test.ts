@@ -19,7 +19,13 @@ afterAll(() => gw.close());
 describe('video polling starts fast', () => {
   it.each([
     ['Vid-H3', '/v1/videos', { model: 'Vid-H3', prompt: 'quick', seconds: 4, size: '768P' }, (b: any) => b.status === 'completed', (b: any) => b.id],
-    ['vidgen', '/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: 'quick', seconds: 2, metadata: { resolution: '480p' } }, (b: any) => b.data?.status === 'SUCCESS', (b: any) => b.id],
+    [
+      'vidgen',
+      '/v1/video/generations',
+      { model: 'vendor-vidgen-2-5-260628', prompt: 'quick', seconds: 2, metadata: { resolution: '480p' } },
+      (b: any) => b.data?.status === 'SUCCESS',
+      (b: any) => b.id,
+    ],
   ] as const)('%s: a video the upstream finishes at once is shown completed within 2.5 s', async (_name, path, body, done, idOf) => {
     const started = Date.now();
     const r = await api.post(path, body);

@@ -13,7 +13,12 @@ afterAll(() => world.gw.close());
 
 describe('a delivered video reported as 0 s long', () => {
   it('vidgen: charged the seconds asked for', async () => {
-    const r = await world.api.post('/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: 'instant [sim:dur=0]', seconds: 4, metadata: { resolution: '720p' } });
+    const r = await world.api.post('/v1/video/generations', {
+      model: 'vendor-vidgen-2-5-260628',
+      prompt: 'instant [sim:dur=0]',
+      seconds: 4,
+      metadata: { resolution: '720p' },
+    });
     expect(r.status).toBe(200);
     const done = await pollUntil(world.api, `/v1/video/generations/${r.body.id}`, (b) => b.data?.status === 'SUCCESS' || b.data?.status === 'FAILURE');
     expect(done.data.status).toBe('SUCCESS');

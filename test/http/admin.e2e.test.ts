@@ -24,7 +24,14 @@ describe('admin: channels, prices, credits', () => {
   });
 
   it('creates, updates and deletes a channel', async () => {
-    const created = await admin.post('/api/channel/', { name: 'extra', family: 'images', base_url: 'https://upstream.example/api', key: 'secret-key', models: ['pro-image'], priority: 5 });
+    const created = await admin.post('/api/channel/', {
+      name: 'extra',
+      family: 'images',
+      base_url: 'https://upstream.example/api',
+      key: 'secret-key',
+      models: ['pro-image'],
+      priority: 5,
+    });
     expect(created.status).toBe(200);
     const id = created.body.data.id;
     expect(created.body.data).toMatchObject({ name: 'extra', priority: 5, weight: 1, status: 1, groups: [], key_set: true });

@@ -60,9 +60,14 @@ async function finishTasks(gw: TestGateway, receiverUrl: string, received: () =>
   const user = await newUser(await adminClient(gw), { credit: 100_000_000 });
   const { key } = await newToken(user.client);
   const api = new Client(gw.url, key);
-  const image = (await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'a fox', n: 1, size: '832x1216' })).body.id as string;
+  const image = (await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'a fox', n: 1, size: '832x1216' })).body
+    .id as string;
   const pro = (await api.post('/v1/images/async/generations', { model: 'pro-image', prompt: 'a lighthouse', n: 1, size: '1024x1024' })).body.id as string;
-  const submitted = await api.post('/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: 'a boat', metadata: { callback_url: receiverUrl, resolution: '480p' } });
+  const submitted = await api.post('/v1/video/generations', {
+    model: 'vendor-vidgen-2-5-260628',
+    prompt: 'a boat',
+    metadata: { callback_url: receiverUrl, resolution: '480p' },
+  });
   expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
   const video = submitted.body.id as string;
   const call = await api.post('/v1/images/generations', { model: 'std-image', prompt: 'a kite', size: '1024x1024' });
@@ -71,10 +76,26 @@ async function finishTasks(gw: TestGateway, receiverUrl: string, received: () =>
   const imageBody = await waitForImageTask(api, image);
   const proBody = await waitForImageTask(api, pro);
   const videoBody = await pollUntil(api, `/v1/video/generations/${video}`, (b) => b.data.status === 'SUCCESS' || b.data.status === 'FAILURE');
-  const callback = await eventually(async () => received().map((b) => JSON.parse(b)).find((b) => b.data?.task_id === video), 15_000);
+  const callback = await eventually(
+    async () =>
+      received()
+        .map((b) => JSON.parse(b))
+        .find((b) => b.data?.task_id === video),
+    15_000,
+  );
   return {
-    key, image, pro, video, sync,
-    first: { image: imageBody.data[0].url, pro: proBody.data[0].b64_json, video: videoBody.data.result_url, callback: callback.data.result_url, sync: call.body.data[0].url },
+    key,
+    image,
+    pro,
+    video,
+    sync,
+    first: {
+      image: imageBody.data[0].url,
+      pro: proBody.data[0].b64_json,
+      video: videoBody.data.result_url,
+      callback: callback.data.result_url,
+      sync: call.body.data[0].url,
+    },
   };
 }
 
@@ -107,7 +128,8 @@ describe('result URLs are signed by the instance that answers', () => {
     firstBase = base;
     try {
       done = await finishTasks(gw, receiver.url, () => receiver.received.map((r) => r.body));
-      for (const [name, url] of Object.entries({ image: done.first.image, video: done.first.video, sync: done.first.sync })) bytes.set(name, await download(url));
+      for (const [name, url] of Object.entries({ image: done.first.image, video: done.first.video, sync: done.first.sync }))
+        bytes.set(name, await download(url));
     } finally {
       await gw.close();
     }
@@ -187,7 +209,10 @@ describe('the URL a worker signs', () => {
     // (A split worker or projector also needs KAFKA_BROKERS: test/reliability/role-bus.e2e.test.ts.)
     const KAFKA_BROKERS = '127.0.0.1:9092';
     expect(() => loadConfig({ ROLE: 'worker', KAFKA_BROKERS })).toThrow(/^invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker/);
-    expect(loadConfig({ ROLE: 'worker', PUBLIC_BASE_URL: 'http://localhost:3001', KAFKA_BROKERS })).toMatchObject({ role: 'worker', publicBaseUrl: 'http://localhost:3001' });
+    expect(loadConfig({ ROLE: 'worker', PUBLIC_BASE_URL: 'http://localhost:3001', KAFKA_BROKERS })).toMatchObject({
+      role: 'worker',
+      publicBaseUrl: 'http://localhost:3001',
+    });
     // The other roles keep the listen address as their default.
     for (const ROLE of ['all', 'api', 'projector']) expect(loadConfig({ ROLE, KAFKA_BROKERS }).publicBaseUrl).toBeUndefined();
   });
@@ -202,7 +227,9 @@ function asEarlierVersion(store: EventStore): EventStore {
   const old = (e: NewEvent): NewEvent => {
     if (e.type !== 'TaskSucceeded') return e;
     const data = e.data as EventDataOf<'TaskSucceeded'>;
-    const results = data.results.map(({ delivery, ...item }) => (delivery === 'url' && item.assetKey ? { ...item, url: signer.url(item.assetKey, data.assetsExpireAt) } : item));
+    const results = data.results.map(({ delivery, ...item }) =>
+      delivery === 'url' && item.assetKey ? { ...item, url: signer.url(item.assetKey, data.assetsExpireAt) } : item,
+    );
     return { ...e, data: { ...data, results } };
   };
   return withOverrides(store, { append: (stream, events, options) => store.append(stream, events.map(old), options) });
@@ -229,7 +256,7 @@ describe('stores written by earlier versions', () => {
     dir.remove();
   });
 
-  it('a TaskSucceeded that carries `url` answers on the reader\'s base, Base64 as Base64, and the URL downloads', async () => {
+  it("a TaskSucceeded that carries `url` answers on the reader's base, Base64 as Base64, and the URL downloads", async () => {
     const { gw, base } = await startOn(dir.path, '127.0.0.1');
     try {
       const stored = (await gw.gateway.deps.events.readStream(`task-${done.image}`)).find((e) => e.type === 'TaskSucceeded')!;
@@ -247,7 +274,7 @@ describe('stores written by earlier versions', () => {
     }
   });
 
-  it('a view document holding such a URL is answered on the reader\'s base; a URL not signed by the gateway is left as it is', async () => {
+  it("a view document holding such a URL is answered on the reader's base; a URL not signed by the gateway is left as it is", async () => {
     const { gw, base } = await startOn(dir.path, '127.0.0.1');
     try {
       const views = gw.gateway.deps.views;
@@ -257,7 +284,11 @@ describe('stores written by earlier versions', () => {
       const exp = Number(partsOf(done.first.image).exp);
       // As the earlier projection wrote it: the URL from the event, then one whose signature is not the gateway's.
       const data = [{ url: signer.url(path, exp) }, { url: `${WORKER_LOOPBACK}/assets/${path}?exp=${exp}&sig=forged` }];
-      await views.commit('image-tasks', [{ view: 'image-tasks', id: done.image, position: stored.position + 1n, doc: { ...stored.doc, body: { ...stored.doc.body, data } } }], undefined);
+      await views.commit(
+        'image-tasks',
+        [{ view: 'image-tasks', id: done.image, position: stored.position + 1n, doc: { ...stored.doc, body: { ...stored.doc.body, data } } }],
+        undefined,
+      );
       const body = (await new Client(gw.url, done.key).get(`/v1/images/async/generations/${done.image}`)).body;
       expect(partsOf(body.data[0].url)).toMatchObject({ origin: base, path: `/assets/${path}`, exp: String(exp) });
       expect((await download(body.data[0].url)).equals(bytes.get('image')!)).toBe(true);

@@ -89,7 +89,18 @@ describe('GET /v1/models (spec 4.2)', () => {
     const { key } = await newToken(user);
     const r = await modelsWith(key);
     const ids = r.body.data.map((m: { id: string }) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['pro-image', 'std-image', 'Vid-H3', 'vendor-vidgen-2-5-260628', 'tune_music', 'clip-v2-master', 'motion2.2-kf2v-flash', 'anime-diffusion-4-5-full']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'pro-image',
+        'std-image',
+        'Vid-H3',
+        'vendor-vidgen-2-5-260628',
+        'tune_music',
+        'clip-v2-master',
+        'motion2.2-kf2v-flash',
+        'anime-diffusion-4-5-full',
+      ]),
+    );
     for (const m of r.body.data) {
       expect(m).toEqual({ id: expect.any(String), object: 'model', created: expect.any(Number), owned_by: expect.any(String) });
     }
@@ -115,7 +126,13 @@ describe('GET /v1/models (spec 4.2)', () => {
 
   it('hides models whose channels do not serve the token group', async () => {
     const vip = await newUser(admin, { group: 'vip' });
-    const created = await admin.post('/api/channel/', { name: 'vip only', family: 'tune', base_url: 'http://127.0.0.1:1/_sim', models: ['vip-song'], groups: ['vip'] });
+    const created = await admin.post('/api/channel/', {
+      name: 'vip only',
+      family: 'tune',
+      base_url: 'http://127.0.0.1:1/_sim',
+      models: ['vip-song'],
+      groups: ['vip'],
+    });
     expect(created.status).toBe(200);
     await admin.put('/api/pricing', { models: { 'vip-song': { unit: 'request', price: 10 } } });
     const vipKey = (await newToken(vip.client)).key;

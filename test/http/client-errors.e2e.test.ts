@@ -84,7 +84,12 @@ describe('broken multipart is a 400 naming the body, never a 500', () => {
   });
 
   it('a picgen JSON form field nested deeper than 64 levels is refused naming it', async () => {
-    const r = await send('POST', '/v1/images/edits', { 'content-type': formType }, `${field('model', 'vendor-picgen-4-0-250828')}${field('tools', '['.repeat(65) + ']'.repeat(65))}--${B}--\r\n`);
+    const r = await send(
+      'POST',
+      '/v1/images/edits',
+      { 'content-type': formType },
+      `${field('model', 'vendor-picgen-4-0-250828')}${field('tools', '['.repeat(65) + ']'.repeat(65))}--${B}--\r\n`,
+    );
     expect(r.status).toBe(400);
     expect(r.body).toEqual(plainError('invalid_request', 'tools: JSON nested deeper than 64 levels', 'tools'));
   });
@@ -100,11 +105,14 @@ describe('GET /api/events/stream checks where it starts before answering 200', (
     return { status: res.status, body: (await res.json()) as ErrorBody };
   };
 
-  it.each([['9223372036854775808'], ['18446744073709551616'], ['99999999999999999999999'], ['-1'], ['1e3'], ['abc'], ['1, 2']])('Last-Event-ID %s is a 400 naming the header', async (id) => {
-    const r = await stream('', { 'last-event-id': id });
-    expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ success: false, code: 'invalid_request', message: expect.stringMatching(/^Last-Event-ID: /) });
-  });
+  it.each([['9223372036854775808'], ['18446744073709551616'], ['99999999999999999999999'], ['-1'], ['1e3'], ['abc'], ['1, 2']])(
+    'Last-Event-ID %s is a 400 naming the header',
+    async (id) => {
+      const r = await stream('', { 'last-event-id': id });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ success: false, code: 'invalid_request', message: expect.stringMatching(/^Last-Event-ID: /) });
+    },
+  );
 
   it('a position after the head was never an id of this stream: 400', async () => {
     const head = await gw.gateway.deps.events.headPosition();

@@ -86,7 +86,12 @@ describe('the official openai client reads the refusals of the {code, message} r
       name: 'images edits picgen (4.8): a mask',
       key: 'rich',
       call: async (c) =>
-        c.images.edit({ model: picgen, prompt: 'x', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), mask: await toFile(TINY_PNG, 'm.png', { type: 'image/png' }) }),
+        c.images.edit({
+          model: picgen,
+          prompt: 'x',
+          image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }),
+          mask: await toFile(TINY_PNG, 'm.png', { type: 'image/png' }),
+        }),
       raw: (api) => api.post('/v1/images/edits', { model: picgen, prompt: 'x', image: 'https://a.example/a.png', mask: 'https://a.example/m.png' }),
       ...{ status: 400, code: 'invalid_request', param: 'mask', message: /^mask: / },
     },
@@ -139,7 +144,9 @@ describe('the official openai client reads the refusals of the {code, message} r
 
 describe('a streamed call refused before its first frame answers an HTTP error with the JSON body', () => {
   it('chat completions, stream: true, on a balance that covers nothing: the client raises 402 with the reason', async () => {
-    const err = await thrown(() => openai(keys.broke).chat.completions.create({ model: 'std-image', messages: [{ role: 'user', content: 'x' }], stream: true }));
+    const err = await thrown(() =>
+      openai(keys.broke).chat.completions.create({ model: 'std-image', messages: [{ role: 'user', content: 'x' }], stream: true }),
+    );
     expect(err.status).toBe(402);
     expect(err.message).toMatch(/^402 quota: \d+ needed, 0 available$/);
     expect(err).toMatchObject({ code: 'insufficient_quota', param: '' });
@@ -152,7 +159,11 @@ describe('a streamed call refused before its first frame answers an HTTP error w
     expect(err.code).toBe('upstream_rejected');
     expect(err.message).toMatch(/^400 \S/);
 
-    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys.rich}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.rich}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await res.json()).toEqual(plainError('upstream_rejected', err.message.slice('400 '.length), ''));
@@ -176,11 +187,20 @@ describe('a refused async image or tune submit answers code invalid_request (spe
   const refusals: Array<[name: string, key: keyof typeof keys | 'none' | 'wrong', status: number, reason: string, param: string, message: RegExp]> = [
     ['no balance', 'broke', 402, 'insufficient_quota', '', /^quota: \d+ needed, 0 available$/],
     ['a model outside the key model_limits', 'limited', 403, 'model_not_allowed', 'model', /^model: this API key may not use /],
-    ['a key whose cap is below the price', 'capped', 403, 'token_quota_exhausted', 'Authorization', /^Authorization: the API key has \d+ quota left, \d+ needed$/],
+    [
+      'a key whose cap is below the price',
+      'capped',
+      403,
+      'token_quota_exhausted',
+      'Authorization',
+      /^Authorization: the API key has \d+ quota left, \d+ needed$/,
+    ],
     ['no Authorization header', 'none', 401, 'unauthorized', 'Authorization', /^Authorization: a Bearer API key is required$/],
     ['an unknown key', 'wrong', 401, 'invalid_api_key', 'Authorization', /^Authorization: the API key is not valid$/],
   ];
-  const cases = submits.flatMap(([path, body]) => refusals.map(([name, key, status, reason, param, message]) => ({ path, body, name, key, status, reason, param, message })));
+  const cases = submits.flatMap(([path, body]) =>
+    refusals.map(([name, key, status, reason, param, message]) => ({ path, body, name, key, status, reason, param, message })),
+  );
 
   it.each(cases)('$path, $name → $status invalid_request (reason $reason), nothing appended', async (c) => {
     const bearer = c.key === 'none' ? undefined : c.key === 'wrong' ? 'sk-not-a-key' : keys[c.key];
@@ -197,7 +217,7 @@ describe('a refused async image or tune submit answers code invalid_request (spe
     expect(r.body).toEqual(submitError('invalid_request', expect.stringMatching(/^\w+: /)));
   });
 
-  it('a refusal before the route (headers over Node\'s limit) on a submit path is in the submit shape too', async () => {
+  it("a refusal before the route (headers over Node's limit) on a submit path is in the submit shape too", async () => {
     const res = await fetch(`${gw.url}/tune/submit/MUSIC`, { method: 'POST', headers: { 'x-padding': 'a'.repeat(20_000) }, body: '{}' });
     expect(res.status).toBe(431);
     expect(await res.json()).toEqual(submitError('headers_too_large', 'headers: larger than this server accepts', 'headers'));

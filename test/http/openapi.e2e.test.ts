@@ -12,7 +12,10 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 
 let gw: TestGateway;
 let dir: string;
-let doc: { paths: Record<string, Record<string, { operationId?: string; summary?: string; security?: unknown[]; responses?: Record<string, unknown> }>>; servers?: unknown[] };
+let doc: {
+  paths: Record<string, Record<string, { operationId?: string; summary?: string; security?: unknown[]; responses?: Record<string, unknown> }>>;
+  servers?: unknown[];
+};
 const bin = (name: string) => resolve('node_modules/.bin', name);
 
 beforeAll(async () => {
@@ -53,11 +56,17 @@ describe('the OpenAPI document', () => {
   });
 
   it('Redocly lint (recommended rules) finds no error but the trailing slashes the spec asks for', () => {
-    const run = spawnSync(bin('redocly'), ['lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], { encoding: 'utf8', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
-    const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as { problems: { ruleId: string; severity: string; location: { pointer: string }[]; message: string }[] };
+    const run = spawnSync(bin('redocly'), ['lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], {
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+    const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
+      problems: { ruleId: string; severity: string; location: { pointer: string }[]; message: string }[];
+    };
     const errors = report.problems.filter((p) => p.severity === 'error');
     const unexpected = errors.filter(
-      (p) => !(p.ruleId === 'no-path-trailing-slash' && TRAILING_SLASH_EXCEPTIONS.some((path) => p.location[0]?.pointer === `#/paths/${path.replace(/\//g, '~1')}`)),
+      (p) =>
+        !(p.ruleId === 'no-path-trailing-slash' && TRAILING_SLASH_EXCEPTIONS.some((path) => p.location[0]?.pointer === `#/paths/${path.replace(/\//g, '~1')}`)),
     );
     expect(unexpected.map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)).toEqual([]);
   }, 60_000);
@@ -81,13 +90,26 @@ describe('the OpenAPI document', () => {
       ['/vendor/api/v1/services/aigc/video-generation/video-synthesis', 'post'],
       ['/vendor/api/v1/tasks/{task_id}', 'get'],
     ];
-    const calls = families.map(([path, method], i) => `const op${i}: paths[${JSON.stringify(path)}][${JSON.stringify(method)}] = {} as never;\nvoid op${i}.responses;`).join('\n');
+    const calls = families
+      .map(([path, method], i) => `const op${i}: paths[${JSON.stringify(path)}][${JSON.stringify(method)}] = {} as never;\nvoid op${i}.responses;`)
+      .join('\n');
     writeFileSync(join(dir, 'calls.ts'), `import type { paths } from './openapi.js';\n${calls}\n`);
-    const tsc = spawnSync(bin('tsc'), ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', join(dir, 'calls.ts')], { encoding: 'utf8' });
+    const tsc = spawnSync(
+      bin('tsc'),
+      ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', join(dir, 'calls.ts')],
+      { encoding: 'utf8' },
+    );
     expect(tsc.stdout + tsc.stderr).toBe('');
     // And it would fail: a path the document lacks does not type-check.
-    writeFileSync(join(dir, 'missing.ts'), `import type { paths } from './openapi.js';\nconst op: paths['/v1/no-such-family']['post'] = {} as never;\nvoid op;\n`);
-    const missing = spawnSync(bin('tsc'), ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', join(dir, 'missing.ts')], { encoding: 'utf8' });
+    writeFileSync(
+      join(dir, 'missing.ts'),
+      `import type { paths } from './openapi.js';\nconst op: paths['/v1/no-such-family']['post'] = {} as never;\nvoid op;\n`,
+    );
+    const missing = spawnSync(
+      bin('tsc'),
+      ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', join(dir, 'missing.ts')],
+      { encoding: 'utf8' },
+    );
     expect(missing.stdout).toMatch(/no-such-family/);
   }, 120_000);
 });

@@ -17,7 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-interface Entry { model: string; unit: string; price: number; tiers: Record<string, number>; extras: Record<string, number> }
+interface Entry {
+  model: string;
+  unit: string;
+  price: number;
+  tiers: Record<string, number>;
+  extras: Record<string, number>;
+}
 
 describe('price list', () => {
   it('with an API key: every model the key may use, priced for its group; a submit charges the listed price', async () => {

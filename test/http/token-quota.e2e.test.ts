@@ -27,10 +27,14 @@ describe('token quota caps', () => {
     const { key } = await createToken({ name: 'capped', remain_quota: 25_000 });
     const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const created = await client.videos.create({ model: 'Vid-H3', prompt: 'a paid-for video', seconds: '5' as never, size: '768P' as never });
-    const video = await eventually(async () => {
-      const v = await client.videos.retrieve(created.id);
-      return v.status === 'completed' ? v : undefined;
-    }, 20_000, 100);
+    const video = await eventually(
+      async () => {
+        const v = await client.videos.retrieve(created.id);
+        return v.status === 'completed' ? v : undefined;
+      },
+      20_000,
+      100,
+    );
     expect(video.id).toBe(created.id);
     const tokens = await eventually(async () => {
       const list = (await user.client.get('/api/token/')).body.data.items as Array<{ name: string; remain_quota: number }>;
@@ -41,7 +45,11 @@ describe('token quota caps', () => {
     // Reading goes on: the task, its content, the model list.
     expect((await client.videos.retrieve(created.id)).status).toBe('completed');
     const content = await client.videos.downloadContent(created.id);
-    expect(Buffer.from(await content.arrayBuffer()).subarray(4, 8).toString('latin1')).toBe('ftyp');
+    expect(
+      Buffer.from(await content.arrayBuffer())
+        .subarray(4, 8)
+        .toString('latin1'),
+    ).toBe('ftyp');
     expect((await client.models.list()).data.length).toBeGreaterThan(0);
     // Spending does not.
     const refused = await client.videos.create({ model: 'Vid-H3', prompt: 'one more', seconds: '5' as never, size: '768P' as never }).catch((e: unknown) => e);

@@ -18,7 +18,18 @@ describe('token management (spec 4.1)', () => {
     expect(reply.body.success).toBe(true);
     const t = reply.body.data;
     expect(t.key).toMatch(/^sk-[0-9A-Za-z]{48}$/);
-    expect(t).toMatchObject({ name: 'ci', status: 1, expired_time: -1, remain_quota: 5000, unlimited_quota: false, used_quota: 0, model_limits: ['anime-diffusion-4-5-full'], group: 'default', allow_ips: [], channel_id: null });
+    expect(t).toMatchObject({
+      name: 'ci',
+      status: 1,
+      expired_time: -1,
+      remain_quota: 5000,
+      unlimited_quota: false,
+      used_quota: 0,
+      model_limits: ['anime-diffusion-4-5-full'],
+      group: 'default',
+      allow_ips: [],
+      channel_id: null,
+    });
     const list = await client.get('/api/token/');
     expect(list.body.data.total).toBe(1);
     const listed = list.body.data.items[0];

@@ -20,7 +20,11 @@ describe('users and sessions', () => {
   });
 
   it('login sets an httpOnly SameSite session cookie', async () => {
-    const res = await fetch(`${gw.url}/api/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    const res = await fetch(`${gw.url}/api/user/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+    });
     const cookie = res.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/^gw_session=\w+/);
     expect(cookie).toMatch(/HttpOnly/i);

@@ -44,7 +44,28 @@ describe('projections: given events, then document', () => {
 
   it('tokens: settlements charged with a token lower its remaining quota', () => {
     const docs = given(tokensProjection, [
-      ['token-k1', { type: 'TokenCreated', data: { tokenId: 'k1', accountId: 'a1', userId: 'u1', keyHash: 'h', keyTail: 'abcd', name: 'n', status: 1, expiredTime: -1, remainQuota: 50, unlimitedQuota: false, modelLimits: [], group: 'default', allowIps: [], channelId: null } }],
+      [
+        'token-k1',
+        {
+          type: 'TokenCreated',
+          data: {
+            tokenId: 'k1',
+            accountId: 'a1',
+            userId: 'u1',
+            keyHash: 'h',
+            keyTail: 'abcd',
+            name: 'n',
+            status: 1,
+            expiredTime: -1,
+            remainQuota: 50,
+            unlimitedQuota: false,
+            modelLimits: [],
+            group: 'default',
+            allowIps: [],
+            channelId: null,
+          },
+        },
+      ],
       ...history,
     ]);
     expect(docs.get('k1')).toMatchObject({ remainQuota: 40, usedQuota: 10 });

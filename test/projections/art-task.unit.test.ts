@@ -11,8 +11,19 @@ const at = (i: number) => Date.parse(`2026-01-01T00:00:0${i}Z`);
 
 function submitted(action: string, request: Record<string, unknown>, family = 'art'): readonly [string, DomainEvent] {
   const data: EventDataOf<'TaskSubmitted'> = {
-    taskId: 'j1', family, action, model: 'art_imagine', accountId: 'a1', tokenId: 'k1', group: 'default',
-    channelCandidates: ['sim-art'], request, reservationId: 'res_j1', reserved: 25_000, basis, createdAt: 1_700_000_000,
+    taskId: 'j1',
+    family,
+    action,
+    model: 'art_imagine',
+    accountId: 'a1',
+    tokenId: 'k1',
+    group: 'default',
+    channelCandidates: ['sim-art'],
+    request,
+    reservationId: 'res_j1',
+    reserved: 25_000,
+    basis,
+    createdAt: 1_700_000_000,
   };
   return [S, { type: 'TaskSubmitted', data }];
 }
@@ -34,9 +45,27 @@ const record = (events: readonly (readonly [string, DomainEvent])[]) => given(ar
 describe('art task record: given events, then document', () => {
   it('right after submit: IN_PROGRESS at 0%, quota, state, description, submitTime in ms', () => {
     expect(record([submitted('IMAGINE', { prompt: 'a cat', state: 's' })])).toEqual({
-      id: 'j1', action: 'IMAGINE', prompt: 'a cat', description: '/imagine a cat', state: 's', status: 'IN_PROGRESS', progress: '0%', failReason: '',
-      imageUrl: '', cdnImage: '', images: [], components: [], width: 0, height: 0, seed: 0, quota: '25000', assetsExpireAt: 0, assetRetentionNotice: '',
-      submitTime: at(0), startTime: 0, finishTime: 0,
+      id: 'j1',
+      action: 'IMAGINE',
+      prompt: 'a cat',
+      description: '/imagine a cat',
+      state: 's',
+      status: 'IN_PROGRESS',
+      progress: '0%',
+      failReason: '',
+      imageUrl: '',
+      cdnImage: '',
+      images: [],
+      components: [],
+      width: 0,
+      height: 0,
+      seed: 0,
+      quota: '25000',
+      assetsExpireAt: 0,
+      assetRetentionNotice: '',
+      submitTime: at(0),
+      startTime: 0,
+      finishTime: 0,
     });
   });
 
@@ -45,12 +74,28 @@ describe('art task record: given events, then document', () => {
   });
 
   it('startTime when it went upstream, progress as a percentage', () => {
-    expect(record([submitted('IMAGINE', { prompt: 'x' }), dispatched, progressed(40)])).toMatchObject({ status: 'IN_PROGRESS', progress: '40%', startTime: at(1) });
+    expect(record([submitted('IMAGINE', { prompt: 'x' }), dispatched, progressed(40)])).toMatchObject({
+      status: 'IN_PROGRESS',
+      progress: '40%',
+      startTime: at(1),
+    });
   });
 
   it('grid SUCCESS: imageUrl = cdnImage = the grid, four images, components, size and seed, retention notice', () => {
     const r = record([submitted('IMAGINE', { prompt: 'x' }), dispatched, progressed(50), succeeded(gridDone)]);
-    expect(r).toMatchObject({ status: 'SUCCESS', progress: '100%', imageUrl: url('grid'), cdnImage: url('grid'), images: ['0', '1', '2', '3'].map(url), components: [...GRID_COMPONENTS], width: 1024, height: 1024, seed: 42, assetsExpireAt: 1_700_007_299, finishTime: at(3) });
+    expect(r).toMatchObject({
+      status: 'SUCCESS',
+      progress: '100%',
+      imageUrl: url('grid'),
+      cdnImage: url('grid'),
+      images: ['0', '1', '2', '3'].map(url),
+      components: [...GRID_COMPONENTS],
+      width: 1024,
+      height: 1024,
+      seed: 42,
+      assetsExpireAt: 1_700_007_299,
+      finishTime: at(3),
+    });
     expect(r!.assetRetentionNotice).toMatch(/kept for 2 hours .*2023-11-15T00:14:59\.000Z/);
   });
 
@@ -61,15 +106,36 @@ describe('art task record: given events, then document', () => {
   });
 
   it('an event of an earlier version (a signed URL next to the key) folds to the same references', () => {
-    const old = { ...gridDone, results: ['grid', '0', '1', '2', '3'].map((n) => ({ kind: 'image' as const, assetKey: key(n), url: `http://127.0.0.1:3000/assets/${key(n)}?exp=1700007299&sig=x` })) };
+    const old = {
+      ...gridDone,
+      results: ['grid', '0', '1', '2', '3'].map((n) => ({
+        kind: 'image' as const,
+        assetKey: key(n),
+        url: `http://127.0.0.1:3000/assets/${key(n)}?exp=1700007299&sig=x`,
+      })),
+    };
     const r = record([submitted('IMAGINE', { prompt: 'x' }), dispatched, succeeded(old)]);
     expect(r).toMatchObject({ imageUrl: url('grid'), cdnImage: url('grid'), images: ['0', '1', '2', '3'].map(url) });
   });
 
   it('DESCRIBE SUCCESS: the prompts go in prompt, no images', () => {
-    const done: EventDataOf<'TaskSucceeded'> = { results: [{ kind: 'text', text: '1. a\n\n2. b' }], usage: { units: 1 }, assetsExpireAt: 0, completedAt: 1_700_000_100 };
+    const done: EventDataOf<'TaskSucceeded'> = {
+      results: [{ kind: 'text', text: '1. a\n\n2. b' }],
+      usage: { units: 1 },
+      assetsExpireAt: 0,
+      completedAt: 1_700_000_100,
+    };
     const r = record([submitted('DESCRIBE', { base64: 'data:…' }), dispatched, succeeded(done)]);
-    expect(r).toMatchObject({ status: 'SUCCESS', prompt: '1. a\n\n2. b', description: '/describe', imageUrl: '', images: [], components: [], assetsExpireAt: 0, assetRetentionNotice: '' });
+    expect(r).toMatchObject({
+      status: 'SUCCESS',
+      prompt: '1. a\n\n2. b',
+      description: '/describe',
+      imageUrl: '',
+      images: [],
+      components: [],
+      assetsExpireAt: 0,
+      assetRetentionNotice: '',
+    });
   });
 
   it('BLEND: the description counts the images', () => {
@@ -78,7 +144,12 @@ describe('art task record: given events, then document', () => {
 
   it('FAILURE keeps the progress reached; later progress changes nothing', () => {
     const failed: readonly [string, DomainEvent] = [S, { type: 'TaskFailed', data: { code: 'upstream_failed', reason: 'boom', completedAt: 1_700_000_050 } }];
-    expect(record([submitted('IMAGINE', { prompt: 'x' }), dispatched, progressed(25), failed, progressed(75)])).toMatchObject({ status: 'FAILURE', progress: '25%', failReason: 'upstream_failed: boom', finishTime: at(3) });
+    expect(record([submitted('IMAGINE', { prompt: 'x' }), dispatched, progressed(25), failed, progressed(75)])).toMatchObject({
+      status: 'FAILURE',
+      progress: '25%',
+      failReason: 'upstream_failed: boom',
+      finishTime: at(3),
+    });
   });
 
   it('AssetsExpired empties images, imageUrl and cdnImage; status and assetsExpireAt stay', () => {

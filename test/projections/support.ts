@@ -6,7 +6,14 @@ import type { Projection } from '../../projections/projection.js';
 export function given<D>(projection: Projection<D>, events: readonly (readonly [string, DomainEvent])[]): Map<string, D> {
   const docs = new Map<string, D>();
   events.forEach(([streamName, event], i) => {
-    const recorded = { ...event, id: `e${i}`, streamName, revision: i, position: BigInt(i + 1), metadata: { at: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` } } as RecordedDomainEvent;
+    const recorded = {
+      ...event,
+      id: `e${i}`,
+      streamName,
+      revision: i,
+      position: BigInt(i + 1),
+      metadata: { at: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` },
+    } as RecordedDomainEvent;
     if (!projection.handles.includes(recorded.type)) return;
     const id = projection.documentId(recorded);
     if (id === undefined) return;

@@ -10,12 +10,31 @@ import { given } from './support.js';
 const T = 'task-t1';
 /** `given` stamps event i at 2026-01-01T00:00:0i Z. */
 const AT0 = Date.parse('2026-01-01T00:00:00Z') / 1000;
-const basis = (tier: string, units: number): PriceBasis => ({ model: 'm', group: 'default', unit: 'second', unitPrice: 10, groupRatioPermille: 1000, units, tier });
+const basis = (tier: string, units: number): PriceBasis => ({
+  model: 'm',
+  group: 'default',
+  unit: 'second',
+  unitPrice: 10,
+  groupRatioPermille: 1000,
+  units,
+  tier,
+});
 
 function submitted(family: string, model: string, tier: string, units: number, action = 'text2video'): Given {
   const data: EventDataOf<'TaskSubmitted'> = {
-    taskId: 't1', family, action, model, accountId: 'a1', tokenId: 'k1', group: 'default', channelCandidates: ['c1'],
-    request: {}, reservationId: 'r1', reserved: 100, basis: basis(tier, units), createdAt: AT0,
+    taskId: 't1',
+    family,
+    action,
+    model,
+    accountId: 'a1',
+    tokenId: 'k1',
+    group: 'default',
+    channelCandidates: ['c1'],
+    request: {},
+    reservationId: 'r1',
+    reserved: 100,
+    basis: basis(tier, units),
+    createdAt: AT0,
   };
   return [T, { type: 'TaskSubmitted', data }];
 }
@@ -42,15 +61,30 @@ const expired = on({ type: 'AssetsExpired', data: { assetKeys: ['tasks/t1/0.mp4'
 
 describe('vidgen envelope: given events, then document', () => {
   it('submitted: NOT_START, data.id the position of TaskSubmitted, the reservation in properties', () => {
-    const doc = given(vidgenTaskProjection, [on({ type: 'AccountOpened', data: { accountId: 'x', userId: 'u', group: 'g' } }), submitted('vidgen', 'v-1', '1080p', 5)]).get('t1');
+    const doc = given(vidgenTaskProjection, [
+      on({ type: 'AccountOpened', data: { accountId: 'x', userId: 'u', group: 'g' } }),
+      submitted('vidgen', 'v-1', '1080p', 5),
+    ]).get('t1');
     expect(doc).toEqual({
       accountId: 'a1',
       body: {
-        code: 'success', message: '',
+        code: 'success',
+        message: '',
         data: {
-          id: 2, task_id: 't1', platform: 'vidgen', status: 'NOT_START', progress: '0%', fail_reason: '', result_url: '',
-          created_at: AT0, updated_at: AT0, submit_time: AT0, start_time: 0, finish_time: 0,
-          properties: { origin_model_name: 'v-1', resolution: '1080p', seconds: 5, reserved_resolution: '1080p', reserved_seconds: 5 }, data: {},
+          id: 2,
+          task_id: 't1',
+          platform: 'vidgen',
+          status: 'NOT_START',
+          progress: '0%',
+          fail_reason: '',
+          result_url: '',
+          created_at: AT0,
+          updated_at: AT0,
+          submit_time: AT0,
+          start_time: 0,
+          finish_time: 0,
+          properties: { origin_model_name: 'v-1', resolution: '1080p', seconds: 5, reserved_resolution: '1080p', reserved_seconds: 5 },
+          data: {},
         },
       },
     });
@@ -62,13 +96,21 @@ describe('vidgen envelope: given events, then document', () => {
     expect(mid).toMatchObject({ status: 'IN_PROGRESS', progress: '50%', start_time: AT0 + 3, updated_at: AT0 + 3, data: { status: 'running' } });
     const done = given(vidgenTaskProjection, events).get('t1')!.body.data;
     expect(done).toMatchObject({
-      status: 'SUCCESS', progress: '100%', start_time: AT0 + 3, finish_time: AT0 + 5, result_url: VIDEO_REF,
+      status: 'SUCCESS',
+      progress: '100%',
+      start_time: AT0 + 3,
+      finish_time: AT0 + 5,
+      result_url: VIDEO_REF,
       data: { status: 'succeeded', duration: 6, resolution: '720p' },
     });
   });
 
   it('failed: FAILURE with fail_reason; late progress is ignored; expiry empties result_url', () => {
-    expect(given(vidgenTaskProjection, [submitted('vidgen', 'v', '720p', 5), failed, running]).get('t1')!.body.data).toMatchObject({ status: 'FAILURE', fail_reason: 'upstream_failed: boom', finish_time: AT0 + 4 });
+    expect(given(vidgenTaskProjection, [submitted('vidgen', 'v', '720p', 5), failed, running]).get('t1')!.body.data).toMatchObject({
+      status: 'FAILURE',
+      fail_reason: 'upstream_failed: boom',
+      finish_time: AT0 + 4,
+    });
     expect(given(vidgenTaskProjection, [submitted('vidgen', 'v', '720p', 5), succeeded(5, '720p'), expired]).get('t1')!.body.data.result_url).toBe('');
   });
 
@@ -82,7 +124,19 @@ describe('Vid-H3 video object: given events, then document', () => {
     const events = [submitted('vid-h3', 'Vid-H3', '2K', 8), running, succeeded(10, '768P')];
     expect(given(vidH3VideoProjection, events.slice(0, 1)).get('t1')).toEqual({
       accountId: 'a1',
-      body: { id: 't1', object: 'video', model: 'Vid-H3', status: 'queued', progress: 0, created_at: AT0, completed_at: 0, expires_at: null, seconds: '8', size: '2K', error: null },
+      body: {
+        id: 't1',
+        object: 'video',
+        model: 'Vid-H3',
+        status: 'queued',
+        progress: 0,
+        created_at: AT0,
+        completed_at: 0,
+        expires_at: null,
+        seconds: '8',
+        size: '2K',
+        error: null,
+      },
     });
     expect(given(vidH3VideoProjection, events.slice(0, 2)).get('t1')!.body).toMatchObject({ status: 'in_progress', progress: 50 });
     expect(given(vidH3VideoProjection, events).get('t1')).toMatchObject({
@@ -92,7 +146,11 @@ describe('Vid-H3 video object: given events, then document', () => {
   });
 
   it('failed carries an error object; expiry marks the document', () => {
-    expect(given(vidH3VideoProjection, [submitted('vid-h3', 'Vid-H3', '768P', 5), failed]).get('t1')!.body).toMatchObject({ status: 'failed', completed_at: AT0 + 4, error: { code: 'upstream_failed', message: 'boom' } });
+    expect(given(vidH3VideoProjection, [submitted('vid-h3', 'Vid-H3', '768P', 5), failed]).get('t1')!.body).toMatchObject({
+      status: 'failed',
+      completed_at: AT0 + 4,
+      error: { code: 'upstream_failed', message: 'boom' },
+    });
     expect(given(vidH3VideoProjection, [submitted('vid-h3', 'Vid-H3', '768P', 5), succeeded(5, '768P'), expired]).get('t1')!.expired).toBe(true);
   });
 });
@@ -105,8 +163,18 @@ describe('clip task: given events, then document', () => {
       action: 'image2video',
       basis: expect.objectContaining({ unit: 'second', units: 5, tier: 'std' }),
       body: {
-        code: 0, message: 'SUCCEED', request_id: '',
-        data: { task_id: 't1', task_status: 'submitted', task_status_msg: '', created_at: AT0 * 1000, updated_at: AT0 * 1000, task_result: { videos: [] }, final_unit_deduction: 0 },
+        code: 0,
+        message: 'SUCCEED',
+        request_id: '',
+        data: {
+          task_id: 't1',
+          task_status: 'submitted',
+          task_status_msg: '',
+          created_at: AT0 * 1000,
+          updated_at: AT0 * 1000,
+          task_result: { videos: [] },
+          final_unit_deduction: 0,
+        },
       },
     });
     expect(given(clipTaskProjection, events.slice(0, 2)).get('t1')!.body.data).toMatchObject({ task_status: 'processing', updated_at: (AT0 + 1) * 1000 });
@@ -118,8 +186,13 @@ describe('clip task: given events, then document', () => {
   });
 
   it('failed has task_status_msg; expiry empties the videos', () => {
-    expect(given(clipTaskProjection, [submitted('clip', 'clip-v1', 'std', 5), failed]).get('t1')!.body.data).toMatchObject({ task_status: 'failed', task_status_msg: 'upstream_failed: boom' });
-    expect(given(clipTaskProjection, [submitted('clip', 'clip-v1', 'std', 5), succeeded(5, 'std'), expired]).get('t1')!.body.data.task_result.videos).toEqual([]);
+    expect(given(clipTaskProjection, [submitted('clip', 'clip-v1', 'std', 5), failed]).get('t1')!.body.data).toMatchObject({
+      task_status: 'failed',
+      task_status_msg: 'upstream_failed: boom',
+    });
+    expect(given(clipTaskProjection, [submitted('clip', 'clip-v1', 'std', 5), succeeded(5, 'std'), expired]).get('t1')!.body.data.task_result.videos).toEqual(
+      [],
+    );
   });
 });
 
@@ -130,19 +203,30 @@ describe('motion task: given events, then document', () => {
       accountId: 'a1',
       body: { request_id: '', output: { task_id: 't1', task_status: 'PENDING', submit_time: '2026-01-01 00:00:00.000' } },
     });
-    expect(given(motionTaskProjection, events.slice(0, 3)).get('t1')!.body.output).toMatchObject({ task_status: 'RUNNING', scheduled_time: '2026-01-01 00:00:02.000' });
+    expect(given(motionTaskProjection, events.slice(0, 3)).get('t1')!.body.output).toMatchObject({
+      task_status: 'RUNNING',
+      scheduled_time: '2026-01-01 00:00:02.000',
+    });
     expect(given(motionTaskProjection, events).get('t1')!.body).toEqual({
       request_id: '',
       output: {
-        task_id: 't1', task_status: 'SUCCEEDED', submit_time: '2026-01-01 00:00:00.000', scheduled_time: '2026-01-01 00:00:02.000',
-        end_time: '2026-01-01 00:00:03.000', video_url: VIDEO_REF,
+        task_id: 't1',
+        task_status: 'SUCCEEDED',
+        submit_time: '2026-01-01 00:00:00.000',
+        scheduled_time: '2026-01-01 00:00:02.000',
+        end_time: '2026-01-01 00:00:03.000',
+        video_url: VIDEO_REF,
       },
       usage: { video_duration: 7, video_count: 1, SR: 720 },
     });
   });
 
   it('FAILED with code and message; expiry removes video_url', () => {
-    expect(given(motionTaskProjection, [submitted('motion', 'm', '720P', 5), failed]).get('t1')!.body.output).toMatchObject({ task_status: 'FAILED', code: 'upstream_failed', message: 'boom' });
+    expect(given(motionTaskProjection, [submitted('motion', 'm', '720P', 5), failed]).get('t1')!.body.output).toMatchObject({
+      task_status: 'FAILED',
+      code: 'upstream_failed',
+      message: 'boom',
+    });
     expect(given(motionTaskProjection, [submitted('motion', 'm', '720P', 5), succeeded(5, '720P'), expired]).get('t1')!.body.output.video_url).toBeUndefined();
   });
 });

@@ -19,7 +19,13 @@ interface Setup {
   api: Client;
 }
 async function setup(graceSeconds: number): Promise<Setup> {
-  const gw = await startGateway({ SIM_STEP_MS: '20', POLL_INTERVAL_MS: '20', RESERVATION_GRACE_SECONDS: String(graceSeconds), ALLOW_LOOPBACK_OUTBOUND: '1', CALLBACK_CHECK_MS: '100' });
+  const gw = await startGateway({
+    SIM_STEP_MS: '20',
+    POLL_INTERVAL_MS: '20',
+    RESERVATION_GRACE_SECONDS: String(graceSeconds),
+    ALLOW_LOOPBACK_OUTBOUND: '1',
+    CALLBACK_CHECK_MS: '100',
+  });
   const user = await newUser(await adminClient(gw), { credit: 1_000_000 });
   const token = await newToken(user.client);
   return { gw, user, token, api: new Client(gw.url, token.key) };
@@ -44,7 +50,10 @@ async function orphanReservation(s: Setup, taskId: string, at: string): Promise<
   const priced = quote(s.gw.gateway.deps.catalog.prices(), { model: 'anime-diffusion-4-5-full', group: 'default', units: 1 });
   await s.gw.gateway.deps.accounts.execute(
     s.user.accountId,
-    { type: 'ReserveQuota', data: { reservationId: `res_${taskId}`, taskId, amount: priced.amount, model: 'anime-diffusion-4-5-full', tokenId: s.token.id, basis: priced.basis } },
+    {
+      type: 'ReserveQuota',
+      data: { reservationId: `res_${taskId}`, taskId, amount: priced.amount, model: 'anime-diffusion-4-5-full', tokenId: s.token.id, basis: priced.basis },
+    },
     { at, accountId: s.user.accountId, correlationId: taskId },
   );
   return priced.amount;
@@ -64,11 +73,27 @@ describe('background processes in a started gateway', () => {
     } finally {
       await receiver.close();
     }
-    const expected = ['projections', 'settler', 'poller', 'dispatcher', 'redispatch', 'expiry', 'deadlines', 'callback-scheduler', 'callbacks', 'reconciler', 'publisher'];
-    const processes = await eventually(async () => {
-      const body = (await (await fetch(`${gw.url}/readyz`)).json()) as { processes: Record<string, { last_pass: string | null }> };
-      return expected.every((name) => body.processes[name]?.last_pass) ? body.processes : undefined;
-    }, 10_000, 100);
+    const expected = [
+      'projections',
+      'settler',
+      'poller',
+      'dispatcher',
+      'redispatch',
+      'expiry',
+      'deadlines',
+      'callback-scheduler',
+      'callbacks',
+      'reconciler',
+      'publisher',
+    ];
+    const processes = await eventually(
+      async () => {
+        const body = (await (await fetch(`${gw.url}/readyz`)).json()) as { processes: Record<string, { last_pass: string | null }> };
+        return expected.every((name) => body.processes[name]?.last_pass) ? body.processes : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(Object.keys(processes).sort()).toEqual([...expected].sort());
     for (const name of expected) expect(Date.now() - Date.parse(processes[name]!.last_pass!), name).toBeLessThan(30_000);
   });
@@ -79,7 +104,9 @@ describe('background processes in a started gateway', () => {
     const amount = await orphanReservation(short, taskId, new Date().toISOString());
     expect(await reservedOf(short)).toBe(before + amount);
     await eventually(async () => ((await reservedOf(short)) === before ? true : undefined), (GRACE_SECONDS + 5) * 1000, 100);
-    const released = (await short.gw.gateway.deps.events.readStream(`account-${short.user.accountId}`)).find((e) => e.type === 'QuotaReleased' && (e.data as { reservationId: string }).reservationId === `res_${taskId}`);
+    const released = (await short.gw.gateway.deps.events.readStream(`account-${short.user.accountId}`)).find(
+      (e) => e.type === 'QuotaReleased' && (e.data as { reservationId: string }).reservationId === `res_${taskId}`,
+    );
     expect(released?.data).toMatchObject({ reason: 'task_never_submitted' });
   });
 
@@ -98,7 +125,10 @@ describe('background processes in a started gateway', () => {
     await eventually(async () => ((await api.get(`/v1/images/async/generations/${taskId}`)).body.status === 'completed' ? true : undefined), 10_000);
     await eventually(async () => ((await reservedOf(long)) === 0 ? true : undefined), 10_000);
     const account = await gw.gateway.deps.events.readStream(`account-${long.user.accountId}`);
-    expect(account.filter((e) => (e.data as { reservationId?: string }).reservationId === `res_${taskId}`).map((e) => e.type)).toEqual(['QuotaReserved', 'QuotaSettled']);
+    expect(account.filter((e) => (e.data as { reservationId?: string }).reservationId === `res_${taskId}`).map((e) => e.type)).toEqual([
+      'QuotaReserved',
+      'QuotaSettled',
+    ]);
     const again = await api.post('/v1/images/async/generations', body('resumed'), { 'idempotency-key': 'died-after-reserve' });
     expect(again.body.id).toBe(taskId);
     expect((await api.post('/v1/images/async/generations', body('another body'), { 'idempotency-key': 'died-after-reserve' })).status).toBe(409);
@@ -141,9 +171,12 @@ describe('background processes in a started gateway', () => {
 describe('/readyz when a store stops answering', () => {
   it('answers 503 within a few seconds naming the store, instead of hanging', async () => {
     let hang = false;
-    const gw = await startGateway({}, {
-      wrapEventStore: (store) => withOverrides(store, { ping: () => (hang ? new Promise<void>(() => undefined) : store.ping()) }),
-    });
+    const gw = await startGateway(
+      {},
+      {
+        wrapEventStore: (store) => withOverrides(store, { ping: () => (hang ? new Promise<void>(() => undefined) : store.ping()) }),
+      },
+    );
     try {
       expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
       hang = true;

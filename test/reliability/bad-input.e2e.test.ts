@@ -92,10 +92,14 @@ describe('generated bad input on the assembled gateway', () => {
     const refused = new Map(batch.filter((o) => o.status >= 400).map((o) => [o.id, o]));
     await quiet();
     const caused = (await events.readAll({ after: head })).filter((e) => refused.has(String(e.metadata.requestId)));
-    const describeEvent = (e: (typeof caused)[number]) => `${e.type} on ${e.streamName} by ${String(e.metadata.requestId)} (${refused.get(String(e.metadata.requestId))?.status})`;
+    const describeEvent = (e: (typeof caused)[number]) =>
+      `${e.type} on ${e.streamName} by ${String(e.metadata.requestId)} (${refused.get(String(e.metadata.requestId))?.status})`;
     // Idempotency-key claims are judged by the next test, so this one names everything else.
     claimsOfRefusals = caused.filter((e) => e.streamName.startsWith('idem-')).map(describeEvent);
-    const report = caused.filter((e) => !e.streamName.startsWith('idem-')).slice(0, 10).map(describeEvent);
+    const report = caused
+      .filter((e) => !e.streamName.startsWith('idem-'))
+      .slice(0, 10)
+      .map(describeEvent);
     expect(failures.length, failureReport(SEED, failures)).toBe(0);
     expect(report, `refusals appended (seed ${SEED})`).toEqual([]);
   }, 240_000);

@@ -20,10 +20,14 @@ describe('deadline backstop', () => {
     const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'never dispatched', n: 1 });
     expect(r.status).toBe(200);
     expect((await user.client.get('/api/user/self')).body.data.reserved_quota).toBeGreaterThan(0);
-    const done = await eventually(async () => {
-      const t = (await api.get(`/v1/images/async/generations/${r.body.id}`)).body;
-      return t.status === 'failed' ? t : undefined;
-    }, 15_000, 100);
+    const done = await eventually(
+      async () => {
+        const t = (await api.get(`/v1/images/async/generations/${r.body.id}`)).body;
+        return t.status === 'failed' ? t : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(JSON.stringify(done)).toContain('timeout');
     await eventually(async () => ((await user.client.get('/api/user/self')).body.data.reserved_quota === 0 ? true : undefined), 10_000, 100);
     const task = await gw.gateway.deps.events.readStream(`task-${r.body.id}`);

@@ -48,7 +48,10 @@ beforeAll(async () => {
     },
   });
   expect(prices.status, JSON.stringify(prices.body)).toBe(200);
-  for (const [family, models] of [['images', [IMAGE_MODEL, SYNC_MODEL]], ['vidgen', [VIDEO_MODEL]]] as const) {
+  for (const [family, models] of [
+    ['images', [IMAGE_MODEL, SYNC_MODEL]],
+    ['vidgen', [VIDEO_MODEL]],
+  ] as const) {
     const channel = await admin.post('/api/channel/', { name: `hostile ${family}`, family, base_url: upstream.url, key: 'hostile-key', models });
     expect(channel.status, JSON.stringify(channel.body)).toBe(200);
   }
@@ -149,7 +152,7 @@ describe('a task ends failed by its maximum age, whatever the upstream does', ()
     ended.forEach((e, i) => {
       expect(e.status, scenarios[i]).toBe('failed');
       expect(e.body.error?.message, scenarios[i]).toMatch(/^no_channel_available: /);
-      expect(e.elapsedMs, scenarios[i]).toBeLessThan(MAX_AGE_S * 1000 / 2);
+      expect(e.elapsedMs, scenarios[i]).toBeLessThan((MAX_AGE_S * 1000) / 2);
     });
     for (const e of ended) await expectReleased(e.id);
   });
@@ -160,7 +163,7 @@ describe('result files', () => {
     const e = await asyncImage('redirect-private');
     expect(e.status).toBe('failed');
     expect(e.body.error?.message).toMatch(/^result_unavailable: .*169\.254\.169\.254 is a linkLocal address/);
-    expect(e.elapsedMs).toBeLessThan(MAX_AGE_S * 1000 / 2);
+    expect(e.elapsedMs).toBeLessThan((MAX_AGE_S * 1000) / 2);
     expect(upstream.fileRequests).toContain('to-metadata');
     await expectReleased(e.id);
   });
@@ -169,7 +172,7 @@ describe('result files', () => {
     const e = await asyncImage('declared-huge');
     expect(e.status).toBe('failed');
     expect(e.body.error?.message).toMatch(/^result_unavailable: .*629145600 bytes is over the \d+ byte limit/);
-    expect(e.elapsedMs).toBeLessThan(MAX_AGE_S * 1000 / 2);
+    expect(e.elapsedMs).toBeLessThan((MAX_AGE_S * 1000) / 2);
     await expectReleased(e.id);
   });
 
@@ -185,7 +188,11 @@ describe('result files', () => {
     expect(settled?.data).toMatchObject({ reserved: IMAGE_PRICE, actual: IMAGE_PRICE, charged: IMAGE_PRICE, deliveredUnits: 50, basis: { units: 1 } });
     const ledger = await session.get(`/api/billing/ledger?task_id=${e.id}`);
     const entry = ledger.body.data.items.find((i: { type: string }) => i.type === 'QuotaSettled');
-    expect(entry).toMatchObject({ balance_delta: -IMAGE_PRICE, delivered_units: 50, note: expect.stringContaining('upstream delivered 50 × image where 1 were asked for; charged for 1') });
+    expect(entry).toMatchObject({
+      balance_delta: -IMAGE_PRICE,
+      delivered_units: 50,
+      note: expect.stringContaining('upstream delivered 50 × image where 1 were asked for; charged for 1'),
+    });
   });
 });
 
@@ -250,20 +257,30 @@ describe('synchronous calls and video', () => {
       const started = Date.now();
       const r = await call<{ code?: string }>('POST', '/v1/images/generations', { model: SYNC_MODEL, prompt: `scenario:${scenario}`, n: 1 });
       expect(r.status, scenario).toBe(502);
-      expect(Date.now() - started, scenario).toBeLessThan(MAX_AGE_S * 1000 / 2);
+      expect(Date.now() - started, scenario).toBeLessThan((MAX_AGE_S * 1000) / 2);
     }
     expect(upstream.largestAnswer.get('sync-huge')).toBeLessThan(96 * MiB);
   });
 
   it('a sync call answered with 50 images for n=1 returns and charges one', async () => {
-    const r = await call<{ data: unknown[] }>('POST', '/v1/images/generations', { model: SYNC_MODEL, prompt: 'scenario:sync-over-deliver', n: 1, response_format: 'b64_json' });
+    const r = await call<{ data: unknown[] }>('POST', '/v1/images/generations', {
+      model: SYNC_MODEL,
+      prompt: 'scenario:sync-over-deliver',
+      n: 1,
+      response_format: 'b64_json',
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data).toHaveLength(1);
   });
 
   it('a 30 s 1080p video for 5 s at 720p: charged 5 s at the 1080p price delivered, the 30 s recorded', async () => {
     const started = Date.now();
-    const submitted = await call<{ id: string }>('POST', '/v1/video/generations', { model: VIDEO_MODEL, prompt: 'scenario:video-over', seconds: 5, metadata: { resolution: '720p' } });
+    const submitted = await call<{ id: string }>('POST', '/v1/video/generations', {
+      model: VIDEO_MODEL,
+      prompt: 'scenario:video-over',
+      seconds: 5,
+      metadata: { resolution: '720p' },
+    });
     expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
     const id: string = submitted.body.id;
     let status = '';
@@ -274,7 +291,12 @@ describe('synchronous calls and video', () => {
     }
     expect(status).toBe('SUCCESS');
     const settled = (await moneyEvents(id)).find((e) => e.type === 'QuotaSettled');
-    expect(settled?.data).toMatchObject({ reserved: 5 * VIDEO_TIERS['720p'], actual: 5 * VIDEO_TIERS['1080p'], basis: { units: 5, tier: '1080p' }, deliveredUnits: 30 });
+    expect(settled?.data).toMatchObject({
+      reserved: 5 * VIDEO_TIERS['720p'],
+      actual: 5 * VIDEO_TIERS['1080p'],
+      basis: { units: 5, tier: '1080p' },
+      deliveredUnits: 30,
+    });
   });
 });
 

@@ -83,7 +83,14 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   const hang = () => undefined;
 
   const scenarioOf = (body: Record<string, unknown>): string => /scenario:([a-z0-9-]+)/.exec(String(body.prompt ?? ''))?.[1] ?? 'ok';
-  const imageTask = (id: string, extra: Record<string, unknown>) => ({ id, task_id: id, object: 'image.task', created_at: Math.floor(Date.now() / 1000), progress: '100%', ...extra });
+  const imageTask = (id: string, extra: Record<string, unknown>) => ({
+    id,
+    task_id: id,
+    object: 'image.task',
+    created_at: Math.floor(Date.now() / 1000),
+    progress: '100%',
+    ...extra,
+  });
   const urls = (names: string[]) => names.map((name) => ({ url: `${origin}/files/${name}` }));
 
   const submitImages: Handler = (_req, res, body) => {

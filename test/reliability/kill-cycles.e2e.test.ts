@@ -43,13 +43,17 @@ const ENV = {
 const keyBody = (key: string) => ({ model: 'anime-diffusion-4-5-full', prompt: `idempotent ${key}`, n: 1 });
 
 type Op =
-  | { kind: 'image'; marker: string; n: number }
-  | { kind: 'keyed'; key: string }
-  | { kind: 'lyrics' }
-  | { kind: 'refusal'; which: 'model' | 'n' | 'garbage' };
+  { kind: 'image'; marker: string; n: number } | { kind: 'keyed'; key: string } | { kind: 'lyrics' } | { kind: 'refusal'; which: 'model' | 'n' | 'garbage' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('image' as const), marker: fc.constantFrom('', '', '[sim:fail]', '[sim:slow]', '[sim:partial]', '[sim:reject]'), n: fc.integer({ min: 1, max: 2 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('image' as const),
+      marker: fc.constantFrom('', '', '[sim:fail]', '[sim:slow]', '[sim:partial]', '[sim:reject]'),
+      n: fc.integer({ min: 1, max: 2 }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('keyed' as const), key: fc.constantFrom('k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('lyrics' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('refusal' as const), which: fc.constantFrom('model' as const, 'n' as const, 'garbage' as const) }) },
@@ -103,7 +107,12 @@ describe('kill -9 at random moments of a mixed load', () => {
         } else if (op.kind === 'lyrics') {
           reply = await api.post('/tune/submit/LYRICS', { prompt: `a song ${requests}`, hookUrl: receiver.url });
         } else {
-          const body = op.which === 'model' ? { model: 'no-such-model', prompt: 'x' } : op.which === 'n' ? { model: 'anime-diffusion-4-5-full', prompt: 'x', n: 0 } : '{"prompt":';
+          const body =
+            op.which === 'model'
+              ? { model: 'no-such-model', prompt: 'x' }
+              : op.which === 'n'
+                ? { model: 'anime-diffusion-4-5-full', prompt: 'x', n: 0 }
+                : '{"prompt":';
           reply = await api.post('/v1/images/async/generations', body);
         }
         count(String(reply.status));
@@ -177,26 +186,38 @@ describe('kill -9 at random moments of a mixed load', () => {
       }
       invariants += cutKeys.length;
 
-      await eventually(async () => {
-        const finals = await Promise.all([...acks.values()].map((a) => finalOf(after, a)));
-        return finals.every((f) => f !== undefined) ? true : undefined;
-      }, 60_000, 200);
+      await eventually(
+        async () => {
+          const finals = await Promise.all([...acks.values()].map((a) => finalOf(after, a)));
+          return finals.every((f) => f !== undefined) ? true : undefined;
+        },
+        60_000,
+        200,
+      );
       invariants += acks.size;
 
       // Every finished task with a hook was delivered at least once.
-      await eventually(async () => {
-        const delivered = new Set(receiver.received.map((r) => (JSON.parse(r.body) as { data?: { task_id?: string } }).data?.task_id));
-        return [...acks.values()].filter((a) => a.hooked).every((a) => delivered.has(a.id)) ? true : undefined;
-      }, 30_000, 200);
+      await eventually(
+        async () => {
+          const delivered = new Set(receiver.received.map((r) => (JSON.parse(r.body) as { data?: { task_id?: string } }).data?.task_id));
+          return [...acks.values()].filter((a) => a.hooked).every((a) => delivered.has(a.id)) ? true : undefined;
+        },
+        30_000,
+        200,
+      );
       invariants++;
 
       // After the grace period nothing is reserved, and the balance dropped by the used quota.
       const self = new Client(running.url);
       self.cookie = cookie;
-      const account = await eventually(async () => {
-        const data = (await self.get('/api/user/self')).body.data as { quota: number; used_quota: number; reserved_quota: number };
-        return data.reserved_quota === 0 ? data : undefined;
-      }, (GRACE_SECONDS + 20) * 1000, 200);
+      const account = await eventually(
+        async () => {
+          const data = (await self.get('/api/user/self')).body.data as { quota: number; used_quota: number; reserved_quota: number };
+          return data.reserved_quota === 0 ? data : undefined;
+        },
+        (GRACE_SECONDS + 20) * 1000,
+        200,
+      );
       expect(CREDIT - account.quota, `cycle ${cycle}: balance drop vs used quota`).toBe(account.used_quota);
       invariants += 2;
     }
@@ -216,7 +237,10 @@ describe('kill -9 at random moments of a mixed load', () => {
         if (e.type === 'QuotaSettled' || e.type === 'QuotaReleased') closes.set(e.data.reservationId, (closes.get(e.data.reservationId) ?? 0) + 1);
         if (e.type === 'QuotaSettled') settledTotal += e.data.charged;
       }
-      expect([...reserved].filter((id) => closes.get(id) !== 1), 'reservations not closed exactly once').toEqual([]);
+      expect(
+        [...reserved].filter((id) => closes.get(id) !== 1),
+        'reservations not closed exactly once',
+      ).toEqual([]);
       const state = foldAccount(recorded);
       expect(state.reserved).toBe(0);
       expect(state.balance).toBe(CREDIT - settledTotal);
@@ -238,13 +262,18 @@ describe('kill -9 at random moments of a mixed load', () => {
     invariants++;
 
     recordReliability({ suite: 'kill-cycles', seed: SEED, killCycles: CYCLES, requests, statuses, invariants });
-    console.log(`[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}`);
+    console.log(
+      `[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}`,
+    );
   }, 600_000);
 });
 
 function runAudit(dataDir: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], { env: { ...embeddedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], {
+      env: { ...embeddedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

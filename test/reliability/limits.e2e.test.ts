@@ -120,7 +120,11 @@ describe('login throttling (TRUST_PROXY=127.0.0.1, LOGIN_RATE_LIMIT=4, LOGIN_RAT
     const started = Date.now();
     const limited = await login(gw, { username: username.toUpperCase(), password }, { 'x-forwarded-for': '198.51.100.4' });
     expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ success: false, message: expect.stringMatching(/too many login attempts for this username: retry in \d+ s/), code: 'rate_limited' });
+    expect(limited.body).toEqual({
+      success: false,
+      message: expect.stringMatching(/too many login attempts for this username: retry in \d+ s/),
+      code: 'rate_limited',
+    });
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);

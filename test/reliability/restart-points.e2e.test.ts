@@ -51,7 +51,10 @@ async function produceEveryKind(gw: TestGateway): Promise<void> {
   const admin = await adminClient(gw);
   const failing = await startReceiver(() => 500);
   const receiving = await startReceiver(() => 200);
-  cleanups.push(() => failing.close(), () => receiving.close());
+  cleanups.push(
+    () => failing.close(),
+    () => receiving.close(),
+  );
   const user = await newUser(admin, { credit: 1_000_000 });
   const token = await newToken(user.client);
   const api = new Client(gw.url, token.key);
@@ -66,13 +69,20 @@ async function produceEveryKind(gw: TestGateway): Promise<void> {
 
   const ids: string[] = [];
   for (const prompt of ['fine', 'fails [sim:fail]', 'first channel down [sim:5xx]']) {
-    ids.push((await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 }, { 'idempotency-key': `k-${prompt}` })).body.id);
+    ids.push(
+      (await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 }, { 'idempotency-key': `k-${prompt}` })).body.id,
+    );
   }
   // A store an earlier version wrote holds idempotency claims no projection folds.
-  await appendEvents(gw.gateway.deps.events, 'idem-0123abcd', [{ type: 'IdempotencyKeyClaimed', data: { taskId: 'task_fromanolderversion0000', requestHash: 'h', tokenId: 'tok' } }], {
-    expectedRevision: 'no_stream',
-    metadata: { at: new Date().toISOString() },
-  });
+  await appendEvents(
+    gw.gateway.deps.events,
+    'idem-0123abcd',
+    [{ type: 'IdempotencyKeyClaimed', data: { taskId: 'task_fromanolderversion0000', requestHash: 'h', tokenId: 'tok' } }],
+    {
+      expectedRevision: 'no_stream',
+      metadata: { at: new Date().toISOString() },
+    },
+  );
   // Callbacks: one delivered, one dead-lettered after its single retry.
   await api.post('/tune/submit/LYRICS', { prompt: 'a delivered song', hookUrl: receiving.url });
   await api.post('/tune/submit/LYRICS', { prompt: 'an undeliverable song', hookUrl: failing.url });
@@ -82,10 +92,14 @@ async function produceEveryKind(gw: TestGateway): Promise<void> {
     return states.every((s) => s === 'completed' || s === 'failed') ? true : undefined;
   }, 20_000);
   const types = async () => new Set((await gw.gateway.deps.events.readAll()).map((e) => e.type));
-  await eventually(async () => {
-    const seen = await types();
-    return ['AssetsExpired', 'CallbackDelivered', 'CallbackDeadLettered'].every((t) => seen.has(t)) ? true : undefined;
-  }, 20_000, 100);
+  await eventually(
+    async () => {
+      const seen = await types();
+      return ['AssetsExpired', 'CallbackDelivered', 'CallbackDeadLettered'].every((t) => seen.has(t)) ? true : undefined;
+    },
+    20_000,
+    100,
+  );
   await user.client.post('/api/user/logout');
 }
 
@@ -94,10 +108,15 @@ describe('restart with each kind of event the newest in the store', () => {
     const dir = tempDir();
     dirs.push(dir);
     const first = await startGateway(ENV, { dataDir: dir.path, keepData: true });
-    await appendEvents(first.gateway.deps.events, 'idem-0123abcd', [{ type: 'IdempotencyKeyClaimed', data: { taskId: 'task_fromanolderversion0000', requestHash: 'h', tokenId: 'tok' } }], {
-      expectedRevision: 'no_stream',
-      metadata: { at: new Date().toISOString() },
-    });
+    await appendEvents(
+      first.gateway.deps.events,
+      'idem-0123abcd',
+      [{ type: 'IdempotencyKeyClaimed', data: { taskId: 'task_fromanolderversion0000', requestHash: 'h', tokenId: 'tok' } }],
+      {
+        expectedRevision: 'no_stream',
+        metadata: { at: new Date().toISOString() },
+      },
+    );
     expect((await first.gateway.deps.events.readAll()).at(-1)!.type).toBe('IdempotencyKeyClaimed');
     await first.close();
 
@@ -120,7 +139,36 @@ describe('restart with each kind of event the newest in the store', () => {
     const kinds = lastOfType.map((r) => r.type);
     // Everything the product appends in normal use (QuotaDebited has no route yet, and
     // IdempotencyKeyReleased is only in stores an earlier version wrote).
-    for (const expected of ['IdempotencyKeyClaimed', 'TaskSubmitted', 'UpstreamSubmitted', 'UpstreamSubmitFailed', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaReserved', 'QuotaSettled', 'QuotaReleased', 'QuotaCredited', 'AccountOpened', 'UserRegistered', 'UserSessionStarted', 'UserSessionEnded', 'TokenCreated', 'TokenUpdated', 'TokenDeleted', 'ChannelCreated', 'ChannelUpdated', 'ChannelDeleted', 'PricesSet', 'CallbackScheduled', 'CallbackAttempted', 'CallbackDelivered', 'CallbackDeadLettered', 'WebhookSecretRotated']) {
+    for (const expected of [
+      'IdempotencyKeyClaimed',
+      'TaskSubmitted',
+      'UpstreamSubmitted',
+      'UpstreamSubmitFailed',
+      'TaskProgressed',
+      'TaskSucceeded',
+      'TaskFailed',
+      'AssetsExpired',
+      'QuotaReserved',
+      'QuotaSettled',
+      'QuotaReleased',
+      'QuotaCredited',
+      'AccountOpened',
+      'UserRegistered',
+      'UserSessionStarted',
+      'UserSessionEnded',
+      'TokenCreated',
+      'TokenUpdated',
+      'TokenDeleted',
+      'ChannelCreated',
+      'ChannelUpdated',
+      'ChannelDeleted',
+      'PricesSet',
+      'CallbackScheduled',
+      'CallbackAttempted',
+      'CallbackDelivered',
+      'CallbackDeadLettered',
+      'WebhookSecretRotated',
+    ]) {
       expect(kinds, `the first run produced no ${expected}`).toContain(expected);
     }
 

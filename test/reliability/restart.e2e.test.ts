@@ -36,10 +36,14 @@ describe('restart with tasks in flight', () => {
 
     running = await startChildGateway(dir.path, env);
     api = new Client(running.url, key);
-    const finals = await eventually(async () => {
-      const states = await Promise.all(ids.map(async (id) => (await api.get(`/v1/images/async/generations/${id}`)).body.status as string));
-      return states.every((s) => s === 'completed' || s === 'failed') ? states : undefined;
-    }, 30_000, 200);
+    const finals = await eventually(
+      async () => {
+        const states = await Promise.all(ids.map(async (id) => (await api.get(`/v1/images/async/generations/${id}`)).body.status as string));
+        return states.every((s) => s === 'completed' || s === 'failed') ? states : undefined;
+      },
+      30_000,
+      200,
+    );
     expect(finals.filter((s) => s === 'failed')).toHaveLength(8);
     expect(finals.filter((s) => s === 'completed')).toHaveLength(16);
 

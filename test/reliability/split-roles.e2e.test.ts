@@ -86,10 +86,12 @@ const texts = (value: unknown, path: string, field: string): string[] => {
   return Array.isArray(list) ? list.map((item) => text(item, field)) : [];
 };
 /** `ok` / `failed` when the status at `path` is one of the two, else undefined. */
-const outcomeAt = (path: string, succeeded: string, failed: string) => (body: unknown): Outcome => {
-  const status = at(body, path);
-  return status === succeeded ? 'ok' : status === failed ? 'failed' : undefined;
-};
+const outcomeAt =
+  (path: string, succeeded: string, failed: string) =>
+  (body: unknown): Outcome => {
+    const status = at(body, path);
+    return status === succeeded ? 'ok' : status === failed ? 'failed' : undefined;
+  };
 
 /** Promise.all that lets every start finish (so afterAll stops what did start) before failing. */
 async function settleAll<T>(work: readonly Promise<T>[]): Promise<T[]> {
@@ -108,7 +110,8 @@ async function ok(reply: Promise<{ status: number; body: unknown }>): Promise<un
 const FAMILIES: Family[] = [
   {
     name: 'async images',
-    submit: async (api, m) => text(await ok(api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: `a fox ${m}`, n: 1, size: '832x1216' })), 'id'),
+    submit: async (api, m) =>
+      text(await ok(api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: `a fox ${m}`, n: 1, size: '832x1216' })), 'id'),
     query: (id) => `/v1/images/async/generations/${id}`,
     outcome: outcomeAt('status', 'completed', 'failed'),
     urls: (b) => texts(b, 'data', 'url'),
@@ -116,7 +119,18 @@ const FAMILIES: Family[] = [
   },
   {
     name: 'vidgen',
-    submit: async (api, m, hook) => text(await ok(api.post('/v1/video/generations', { model: 'vendor-vidgen-2-5-260628', prompt: `a boat ${m}`, seconds: 4, metadata: { callback_url: hook, resolution: '480p' } })), 'id'),
+    submit: async (api, m, hook) =>
+      text(
+        await ok(
+          api.post('/v1/video/generations', {
+            model: 'vendor-vidgen-2-5-260628',
+            prompt: `a boat ${m}`,
+            seconds: 4,
+            metadata: { callback_url: hook, resolution: '480p' },
+          }),
+        ),
+        'id',
+      ),
     query: (id) => `/v1/video/generations/${id}`,
     outcome: outcomeAt('data.status', 'SUCCESS', 'FAILURE'),
     urls: (b) => [text(b, 'data.result_url')],
@@ -124,7 +138,8 @@ const FAMILIES: Family[] = [
   },
   {
     name: 'Vid-H3',
-    submit: async (api, m, hook) => text(await ok(api.post('/v1/videos', { model: 'Vid-H3', prompt: `a lighthouse ${m}`, seconds: 4, metadata: { callback_url: hook } })), 'id'),
+    submit: async (api, m, hook) =>
+      text(await ok(api.post('/v1/videos', { model: 'Vid-H3', prompt: `a lighthouse ${m}`, seconds: 4, metadata: { callback_url: hook } })), 'id'),
     query: (id) => `/v1/videos/${id}`,
     outcome: outcomeAt('status', 'completed', 'failed'),
     urls: () => [],
@@ -141,7 +156,11 @@ const FAMILIES: Family[] = [
   },
   {
     name: 'motion',
-    submit: async (api, m) => text(await ok(api.post('/vendor/api/v1/services/aigc/video-generation/video-synthesis', { model: 'motion3.0-video', prompt: `waves ${m}`, duration: 4 })), 'output.task_id'),
+    submit: async (api, m) =>
+      text(
+        await ok(api.post('/vendor/api/v1/services/aigc/video-generation/video-synthesis', { model: 'motion3.0-video', prompt: `waves ${m}`, duration: 4 })),
+        'output.task_id',
+      ),
     query: (id) => `/vendor/api/v1/tasks/${id}`,
     outcome: outcomeAt('output.task_status', 'SUCCEEDED', 'FAILED'),
     urls: (b) => [text(b, 'output.video_url')],
@@ -149,7 +168,8 @@ const FAMILIES: Family[] = [
   },
   {
     name: 'tune',
-    submit: async (api, m, hook) => text(await ok(api.post('/tune/submit/MUSIC', { prompt: `[Verse] moon ${m}`, title: 'Moon', tags: 'folk', callback_url: hook })), 'data'),
+    submit: async (api, m, hook) =>
+      text(await ok(api.post('/tune/submit/MUSIC', { prompt: `[Verse] moon ${m}`, title: 'Moon', tags: 'folk', callback_url: hook })), 'data'),
     query: (id) => `/tune/fetch/${id}`,
     outcome: outcomeAt('data.status', 'SUCCESS', 'FAILURE'),
     urls: (b) => texts(b, 'data.data', 'audio_url'),
@@ -213,11 +233,15 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
    */
   async function startWorker(name: string): Promise<Role> {
     const role = await start(name, { ROLE: 'worker', PUBLIC_BASE_URL: api1Base });
-    await eventually(async () => {
-      if (role.child.process.exitCode !== null) throw new Error(`${name} exited with ${role.child.process.exitCode}: ${role.log.join('')}`);
-      const body = (await (await fetch(`${role.child.url}/readyz`)).json()) as { processes: Record<string, { last_pass: string | null }> };
-      return body.processes.poller?.last_pass && body.processes['callback-scheduler']?.last_pass ? true : undefined;
-    }, 60_000, 100).catch((err: unknown) => {
+    await eventually(
+      async () => {
+        if (role.child.process.exitCode !== null) throw new Error(`${name} exited with ${role.child.process.exitCode}: ${role.log.join('')}`);
+        const body = (await (await fetch(`${role.child.url}/readyz`)).json()) as { processes: Record<string, { last_pass: string | null }> };
+        return body.processes.poller?.last_pass && body.processes['callback-scheduler']?.last_pass ? true : undefined;
+      },
+      60_000,
+      100,
+    ).catch((err: unknown) => {
       throw new Error(`${name} did not take part: ${String(err)}\n${role.log.join('').slice(-4000)}`);
     });
     return role;
@@ -309,11 +333,15 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
       // Polled through both apis until final; each answers its URLs on its own base.
       const finals = await Promise.all(
         [api1, api2].map((api) =>
-          eventually(async () => {
-            const r = await client(api).get<unknown>(family.query(id));
-            if (r.status !== 200) throw new Error(`${family.name} ${api.name} answered ${r.status}: ${JSON.stringify(r.body)}`);
-            return family.outcome(r.body) ? r.body : undefined;
-          }, 30_000, 50),
+          eventually(
+            async () => {
+              const r = await client(api).get<unknown>(family.query(id));
+              if (r.status !== 200) throw new Error(`${family.name} ${api.name} answered ${r.status}: ${JSON.stringify(r.body)}`);
+              return family.outcome(r.body) ? r.body : undefined;
+            },
+            30_000,
+            50,
+          ),
         ),
       );
       for (const [index, api] of [api1, api2].entries()) {
@@ -337,11 +365,15 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
 
     // Callbacks: one per hooked task, its URLs on the workers' base (api-1), downloadable.
     const hooked = submitted.filter((s) => s.family.hooked);
-    const callbacks = await eventually(async () => {
-      const bodies = receiver.received.map((r) => r.body);
-      const found = hooked.map((s) => bodies.filter((b) => b.includes(s.id)));
-      return found.every((f) => f.length > 0) ? found : undefined;
-    }, 30_000, 100);
+    const callbacks = await eventually(
+      async () => {
+        const bodies = receiver.received.map((r) => r.body);
+        const found = hooked.map((s) => bodies.filter((b) => b.includes(s.id)));
+        return found.every((f) => f.length > 0) ? found : undefined;
+      },
+      30_000,
+      100,
+    );
     for (const [index, bodies] of callbacks.entries()) {
       expect(bodies, `callbacks of ${hooked[index]!.family.name}`).toHaveLength(1);
       const urls = assetUrls(JSON.parse(bodies[0]!) as unknown);
@@ -355,13 +387,20 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
     // Each task submitted upstream once, recorded once, and settled once.
     for (const { family, id, marker } of submitted) {
       expect(submitsOf(marker), `${family.name} upstream submits`).toHaveLength(1);
-      expect((await taskEvents(id)).filter((e) => e.type === 'UpstreamSubmitted'), `${family.name} UpstreamSubmitted`).toHaveLength(1);
+      expect(
+        (await taskEvents(id)).filter((e) => e.type === 'UpstreamSubmitted'),
+        `${family.name} UpstreamSubmitted`,
+      ).toHaveLength(1);
     }
     expect(submitsOf(syncMarker)).toHaveLength(1);
-    await eventually(async () => {
-      await expectSettledOnce([...submitted.map((s) => s.id), syncId]);
-      return true;
-    }, 15_000, 100);
+    await eventually(
+      async () => {
+        await expectSettledOnce([...submitted.map((s) => s.id), syncId]);
+        return true;
+      },
+      15_000,
+      100,
+    );
   }, 60_000);
 
   interface Submitted {
@@ -384,17 +423,31 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
 
   async function expectFinished(tasks: readonly Submitted[], timeoutMs: number): Promise<void> {
     const [api1, api2] = apis();
-    await eventually(async () => {
-      const outcomes = await Promise.all(tasks.map(async (t, i) => FAMILIES[0]!.outcome((await client(i % 2 ? api2 : api1).get<unknown>(FAMILIES[0]!.query(t.id))).body)));
-      return outcomes.every((o) => o !== undefined) ? outcomes : undefined;
-    }, timeoutMs, 200).then((outcomes) => expect(outcomes.every((o) => o === 'ok'), JSON.stringify(outcomes)).toBe(true));
+    await eventually(
+      async () => {
+        const outcomes = await Promise.all(
+          tasks.map(async (t, i) => FAMILIES[0]!.outcome((await client(i % 2 ? api2 : api1).get<unknown>(FAMILIES[0]!.query(t.id))).body)),
+        );
+        return outcomes.every((o) => o !== undefined) ? outcomes : undefined;
+      },
+      timeoutMs,
+      200,
+    ).then((outcomes) =>
+      expect(
+        outcomes.every((o) => o === 'ok'),
+        JSON.stringify(outcomes),
+      ).toBe(true),
+    );
   }
 
   /** One submit upstream per task (tap), one recorded (`UpstreamSubmitted`). */
   async function expectSubmittedOnce(tasks: readonly Submitted[]): Promise<void> {
     for (const t of tasks) {
       expect(submitsOf(t.marker), `upstream submits of ${t.id}`).toHaveLength(1);
-      expect((await taskEvents(t.id)).filter((e) => e.type === 'UpstreamSubmitted'), `UpstreamSubmitted of ${t.id}`).toHaveLength(1);
+      expect(
+        (await taskEvents(t.id)).filter((e) => e.type === 'UpstreamSubmitted'),
+        `UpstreamSubmitted of ${t.id}`,
+      ).toHaveLength(1);
     }
   }
 
@@ -407,10 +460,14 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
     const workers = [...roles.values()].filter((r) => r.name.startsWith('worker-'));
     expect(workers).toHaveLength(2);
     const running = await settleAll(Array.from({ length: 8 }, (_, i) => submitImage(`${label}-running`, i, true)));
-    const upstreamIds = await eventually(async () => {
-      const ids = await Promise.all(running.map((t) => upstreamIdOf(t.id)));
-      return ids.every((u): u is string => u !== undefined && pollsOf(u).length > 0) ? ids : undefined;
-    }, 20_000, 50);
+    const upstreamIds = await eventually(
+      async () => {
+        const ids = await Promise.all(running.map((t) => upstreamIdOf(t.id)));
+        return ids.every((u): u is string => u !== undefined && pollsOf(u).length > 0) ? ids : undefined;
+      },
+      20_000,
+      50,
+    );
     const polledBy = (name: string) => running.filter((_, i) => pollsOf(upstreamIds[i]!).some((r) => r.who === name));
     const [victim, survivor] = polledBy(workers[0]!.name).length >= polledBy(workers[1]!.name).length ? [workers[0]!, workers[1]!] : [workers[1]!, workers[0]!];
     const victimTasks = polledBy(victim.name);
@@ -434,16 +491,26 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
     await expectFinished([...running, ...after], finishWithinMs);
     for (const t of orphans) {
       const upstreamId = (await upstreamIdOf(t.id))!;
-      expect(pollsOf(upstreamId).some((r) => r.who === survivor.name && r.at >= goneAt), `${survivor.name} followed ${t.id} after ${victim.name} went`).toBe(true);
+      expect(
+        pollsOf(upstreamId).some((r) => r.who === survivor.name && r.at >= goneAt),
+        `${survivor.name} followed ${t.id} after ${victim.name} went`,
+      ).toBe(true);
     }
     for (const t of after) {
-      expect(submitsOf(t.marker).map((r) => r.who), `who submitted ${t.id}`).toEqual([survivor.name]);
+      expect(
+        submitsOf(t.marker).map((r) => r.who),
+        `who submitted ${t.id}`,
+      ).toEqual([survivor.name]);
     }
     await expectSubmittedOnce([...running, ...after]);
-    await eventually(async () => {
-      await expectSettledOnce([...running, ...after].map((t) => t.id));
-      return true;
-    }, 15_000, 100);
+    await eventually(
+      async () => {
+        await expectSettledOnce([...running, ...after].map((t) => t.id));
+        return true;
+      },
+      15_000,
+      100,
+    );
   }
 
   it('a worker stopped with SIGTERM: the other takes over its partitions, nothing is submitted twice, all finish and settle once', async () => {

@@ -58,45 +58,116 @@ const URL_CASES: UrlCase[] = [
   { param: 'images.1', alsoNamed: 'images', path: IMAGES, shape: 'plain', body: (u) => ({ model: 'vis-imagine-1.0-edit', prompt: 'p', images: [PUBLIC, u] }) },
   { param: 'image', path: IMAGES, shape: 'plain', body: (u) => ({ model: 'picgen-4-0-250828', prompt: 'p', image: u }) },
   { param: 'images.1', alsoNamed: 'images', path: IMAGES, shape: 'plain', body: (u) => ({ model: 'picgen-4-0-250828', prompt: 'p', images: [PUBLIC, u] }) },
-  { param: 'metadata.extra.refs.0', path: IMAGES, shape: 'plain', body: (u) => ({ model: 'picgen-4-0-250828', prompt: 'p', metadata: { extra: { refs: [u] } } }) },
-  // vidgen (4.3)
-  { param: 'metadata.content.0.image_url.url', path: VIDGEN, shape: 'openai', body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('image_url', 'reference_image', u)] } }) },
-  { param: 'metadata.content.0.video_url.url', path: VIDGEN, shape: 'openai', body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('video_url', 'reference_video', u)] } }) },
   {
-    param: 'metadata.content.1.audio_url.url', path: VIDGEN, shape: 'openai',
-    body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('image_url', 'reference_image', PUBLIC), item('audio_url', 'reference_audio', u)] } }),
+    param: 'metadata.extra.refs.0',
+    path: IMAGES,
+    shape: 'plain',
+    body: (u) => ({ model: 'picgen-4-0-250828', prompt: 'p', metadata: { extra: { refs: [u] } } }),
   },
-  { param: 'metadata.callback_url', callback: true, path: VIDGEN, shape: 'openai', body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: u } }) },
+  // vidgen (4.3)
+  {
+    param: 'metadata.content.0.image_url.url',
+    path: VIDGEN,
+    shape: 'openai',
+    body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('image_url', 'reference_image', u)] } }),
+  },
+  {
+    param: 'metadata.content.0.video_url.url',
+    path: VIDGEN,
+    shape: 'openai',
+    body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('video_url', 'reference_video', u)] } }),
+  },
+  {
+    param: 'metadata.content.1.audio_url.url',
+    path: VIDGEN,
+    shape: 'openai',
+    body: (u) => ({
+      model: VIDGEN_MODEL,
+      prompt: 'p',
+      metadata: { content: [item('image_url', 'reference_image', PUBLIC), item('audio_url', 'reference_audio', u)] },
+    }),
+  },
+  {
+    param: 'metadata.callback_url',
+    callback: true,
+    path: VIDGEN,
+    shape: 'openai',
+    body: (u) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: u } }),
+  },
   // Vid-H3 (4.13)
   { param: 'input_reference', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', input_reference: u }) },
   { param: 'input_reference.image_url', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', input_reference: { image_url: u } }) },
   { param: 'image', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', image: u }) },
   { param: 'images.1', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', images: [PUBLIC, u] }) },
   { param: 'metadata.first_frame_image', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { first_frame_image: u } }) },
-  { param: 'metadata.last_frame_image', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { first_frame_image: PUBLIC, last_frame_image: u } }) },
-  { param: 'metadata.content.0.url', path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { content: [{ type: 'reference_image', url: u }] } }) },
-  { param: 'metadata.callback_url', callback: true, path: VID_H3, shape: 'openai', body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { callback_url: u } }) },
+  {
+    param: 'metadata.last_frame_image',
+    path: VID_H3,
+    shape: 'openai',
+    body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { first_frame_image: PUBLIC, last_frame_image: u } }),
+  },
+  {
+    param: 'metadata.content.0.url',
+    path: VID_H3,
+    shape: 'openai',
+    body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { content: [{ type: 'reference_image', url: u }] } }),
+  },
+  {
+    param: 'metadata.callback_url',
+    callback: true,
+    path: VID_H3,
+    shape: 'openai',
+    body: (u) => ({ model: 'Vid-H3', prompt: 'p', metadata: { callback_url: u } }),
+  },
   // clip (4.12)
   { param: 'image', path: CLIP, shape: 'openai', body: (u) => ({ model_name: 'clip-v1', image: u }) },
   { param: 'image_tail', path: CLIP, shape: 'openai', body: (u) => ({ model_name: 'clip-v1', image: PUBLIC, image_tail: u }) },
   { param: 'metadata.source', path: CLIP, shape: 'openai', body: (u) => ({ model_name: 'clip-v1', image: PUBLIC, metadata: { source: u } }) },
   // motion (4.15)
-  ...['image', 'img_url', 'image_url', 'first_frame_url'].map((key): UrlCase => ({ param: key, path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', [key]: u }) })),
+  ...['image', 'img_url', 'image_url', 'first_frame_url'].map((key): UrlCase => ({
+    param: key,
+    path: MOTION_IMAGE,
+    shape: 'plain',
+    body: (u) => ({ model: 'motion2.6-i2v', [key]: u }),
+  })),
   { param: 'last_frame_url', path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', image: PUBLIC, last_frame_url: u }) },
   { param: 'images.1', path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', images: [PUBLIC, u] }) },
   { param: 'media.0.url', path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', media: [{ type: 'image', url: u }] }) },
   { param: 'audio_url', path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', image: PUBLIC, audio_url: u }) },
-  { param: 'metadata.input.img_url', path: MOTION_IMAGE, shape: 'plain', body: (u) => ({ model: 'motion2.6-i2v', image: PUBLIC, metadata: { input: { img_url: u } } }) },
-  { param: 'metadata.input.media.0.url', path: MOTION_TEXT, shape: 'plain', body: (u) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: { input: { media: [{ type: 'image', url: u }] } } }) },
-  { param: 'metadata.parameters.mask_url', path: MOTION_TEXT, shape: 'plain', body: (u) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: { parameters: { mask_url: u } } }) },
+  {
+    param: 'metadata.input.img_url',
+    path: MOTION_IMAGE,
+    shape: 'plain',
+    body: (u) => ({ model: 'motion2.6-i2v', image: PUBLIC, metadata: { input: { img_url: u } } }),
+  },
+  {
+    param: 'metadata.input.media.0.url',
+    path: MOTION_TEXT,
+    shape: 'plain',
+    body: (u) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: { input: { media: [{ type: 'image', url: u }] } } }),
+  },
+  {
+    param: 'metadata.parameters.mask_url',
+    path: MOTION_TEXT,
+    shape: 'plain',
+    body: (u) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: { parameters: { mask_url: u } } }),
+  },
   // tune (4.11) and art (4.14): callbacks only
   { param: 'hookUrl', callback: true, path: '/tune/submit/LYRICS', shape: 'plain', body: (u) => ({ prompt: 'a theme', hookUrl: u }) },
   { param: 'callback_url', callback: true, path: '/tune/submit/MUSIC', shape: 'plain', body: (u) => ({ prompt: 'la la la', tags: 'pop', callback_url: u }) },
   { param: 'notifyHook', callback: true, path: '/art/submit/imagine', shape: 'art', body: (u) => ({ prompt: 'a castle', notifyHook: u }) },
   // synchronous images (4.5, 4.8)
-  { param: 'messages.0.content.1.image_url.url', path: '/v1/chat/completions', shape: 'plain', body: (u) => chat({ type: 'image_url', image_url: { url: u } }) },
   {
-    param: 'messages.0.content.1.image_url', alsoNamed: 'messages.0.content.1.image_url.url', path: '/v1/chat/completions', shape: 'plain',
+    param: 'messages.0.content.1.image_url.url',
+    path: '/v1/chat/completions',
+    shape: 'plain',
+    body: (u) => chat({ type: 'image_url', image_url: { url: u } }),
+  },
+  {
+    param: 'messages.0.content.1.image_url',
+    alsoNamed: 'messages.0.content.1.image_url.url',
+    path: '/v1/chat/completions',
+    shape: 'plain',
     body: (u) => chat({ type: 'image_url', image_url: u }),
   },
   { param: 'image', path: '/v1/images/edits', shape: 'plain', body: (u) => ({ model: V40, prompt: 'p', image: u }) },
@@ -176,16 +247,24 @@ describe('every URL field of every family refuses non-public targets (nothing ap
 
   it('more than 64 URLs in one request are refused before any is resolved', async () => {
     const refs = Array.from({ length: 65 }, (_, i) => `https://media.example.com/${i}.png`);
-    await expectRefused({ path: IMAGES, shape: 'plain', param: 'metadata.refs.64' }, { model: 'picgen-4-0-250828', prompt: 'p', metadata: { refs } }, '65 URLs');
+    await expectRefused(
+      { path: IMAGES, shape: 'plain', param: 'metadata.refs.64' },
+      { model: 'picgen-4-0-250828', prompt: 'p', metadata: { refs } },
+      '65 URLs',
+    );
   });
 
   it('a callback URL longer than 2048 characters is refused', async () => {
     const long = `https://hooks.example.com/${'a'.repeat(2048)}`;
-    await expectRefused({ path: VIDGEN, shape: 'openai', param: 'metadata.callback_url' }, { model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: long } }, 'long callback');
+    await expectRefused(
+      { path: VIDGEN, shape: 'openai', param: 'metadata.callback_url' },
+      { model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: long } },
+      'long callback',
+    );
   });
 });
 
-describe('public-looking URLs are accepted; the gateway\'s own signed asset URL only as a reference', () => {
+describe("public-looking URLs are accepted; the gateway's own signed asset URL only as a reference", () => {
   it.each(URL_CASES.map((c) => [`${c.path} ${c.param}`, c] as const))('%s', async (_name, c) => {
     const reply = await api.post(c.path, c.body(c.callback ? HOOK : PUBLIC));
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
@@ -203,7 +282,12 @@ describe('public-looking URLs are accepted; the gateway\'s own signed asset URL 
     // Accepted tasks of earlier tests still run: only the request's own events are looked for.
     await expectRefused(reference, asReference(signer.url('tasks/task_x/0.png', Math.floor(Date.now() / 1000) - 1)), 'expired', false);
     await expectRefused(reference, asReference(signed.replace('/assets/tasks/task_x/', '/assets/tasks/task_y/')), 'another key', false);
-    await expectRefused({ path: VIDGEN, shape: 'openai', param: 'metadata.callback_url' }, { model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: signed } }, 'as a callback', false);
+    await expectRefused(
+      { path: VIDGEN, shape: 'openai', param: 'metadata.callback_url' },
+      { model: VIDGEN_MODEL, prompt: 'p', metadata: { callback_url: signed } },
+      'as a callback',
+      false,
+    );
   });
 });
 
@@ -218,41 +302,131 @@ interface TextCase {
 
 const P = 32_000;
 const TEXT_CASES: TextCase[] = [
-  ...['pro-image', 'anime-diffusion-4-5-full', 'vis-imagine-1.0', 'picgen-4-0-250828'].map((model): TextCase => ({ name: `async ${model} prompt`, path: IMAGES, shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model, prompt: t }) })),
+  ...['pro-image', 'anime-diffusion-4-5-full', 'vis-imagine-1.0', 'picgen-4-0-250828'].map((model): TextCase => ({
+    name: `async ${model} prompt`,
+    path: IMAGES,
+    shape: 'plain',
+    param: 'prompt',
+    max: P,
+    body: (t) => ({ model, prompt: t }),
+  })),
   { name: 'std-image prompt', path: '/v1/images/generations', shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model: 'std-image', prompt: t }) },
   { name: 'picgen sync prompt', path: '/v1/images/generations', shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model: V40, prompt: t }) },
   { name: 'picgen edit prompt', path: '/v1/images/edits', shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model: V40, prompt: t, image: PUBLIC }) },
-  { name: 'chat message', path: '/v1/chat/completions', shape: 'plain', param: 'messages.0.content', max: P, body: (t) => ({ model: 'std-image', messages: [{ role: 'user', content: t }] }) },
   {
-    name: 'chat text part', path: '/v1/chat/completions', shape: 'plain', param: 'messages.0.content.0.text', max: P,
+    name: 'chat message',
+    path: '/v1/chat/completions',
+    shape: 'plain',
+    param: 'messages.0.content',
+    max: P,
+    body: (t) => ({ model: 'std-image', messages: [{ role: 'user', content: t }] }),
+  },
+  {
+    name: 'chat text part',
+    path: '/v1/chat/completions',
+    shape: 'plain',
+    param: 'messages.0.content.0.text',
+    max: P,
     body: (t) => ({ model: 'std-image', messages: [{ role: 'user', content: [{ type: 'text', text: t }] }] }),
   },
   {
     // Messages of at most P characters each, alternating user / assistant (the last is a user's).
-    name: 'chat conversation', path: '/v1/chat/completions', shape: 'plain', param: 'messages', max: 4 * P,
-    body: (t) => ({ model: 'std-image', messages: Array.from({ length: Math.ceil(t.length / P) }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t.slice(i * P, (i + 1) * P) })) }),
+    name: 'chat conversation',
+    path: '/v1/chat/completions',
+    shape: 'plain',
+    param: 'messages',
+    max: 4 * P,
+    body: (t) => ({
+      model: 'std-image',
+      messages: Array.from({ length: Math.ceil(t.length / P) }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t.slice(i * P, (i + 1) * P) })),
+    }),
   },
   { name: 'vidgen prompt', path: VIDGEN, shape: 'openai', param: 'prompt', max: P, body: (t) => ({ model: VIDGEN_MODEL, prompt: t }) },
   { name: 'Vid-H3 prompt', path: VID_H3, shape: 'openai', param: 'prompt', max: P, body: (t) => ({ model: 'Vid-H3', prompt: t }) },
   {
-    name: 'Vid-H3 content text', path: VID_H3, shape: 'openai', param: 'metadata.content.1.text', max: P,
-    body: (t) => ({ model: 'Vid-H3', metadata: { content: [{ type: 'reference_image', url: PUBLIC }, { type: 'text', text: t }] } }),
+    name: 'Vid-H3 content text',
+    path: VID_H3,
+    shape: 'openai',
+    param: 'metadata.content.1.text',
+    max: P,
+    body: (t) => ({
+      model: 'Vid-H3',
+      metadata: {
+        content: [
+          { type: 'reference_image', url: PUBLIC },
+          { type: 'text', text: t },
+        ],
+      },
+    }),
   },
   { name: 'clip prompt', path: '/clip/v1/videos/text2video', shape: 'openai', param: 'prompt', max: P, body: (t) => ({ model_name: 'clip-v1', prompt: t }) },
-  { name: 'clip negative_prompt', path: '/clip/v1/videos/text2video', shape: 'openai', param: 'negative_prompt', max: P, body: (t) => ({ model_name: 'clip-v1', prompt: 'p', negative_prompt: t }) },
-  { name: 'clip metadata (JSON)', path: '/clip/v1/videos/text2video', shape: 'openai', param: 'metadata', max: 65_536, body: (t) => ({ model_name: 'clip-v1', prompt: 'p', metadata: sized(t, (note) => ({ note })) }) },
-  { name: 'motion prompt', path: MOTION_TEXT, shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model: 'motion2.6-t2v', prompt: t }) },
-  { name: 'motion negative_prompt', path: MOTION_TEXT, shape: 'plain', param: 'negative_prompt', max: P, body: (t) => ({ model: 'motion2.6-t2v', prompt: 'p', negative_prompt: t }) },
-  { name: 'motion metadata.input.prompt', path: MOTION_TEXT, shape: 'plain', param: 'metadata.input.prompt', max: P, body: (t) => ({ model: 'motion2.6-t2v', metadata: { input: { prompt: t } } }) },
-  { name: 'motion metadata (JSON)', path: MOTION_TEXT, shape: 'plain', param: 'metadata', max: 65_536, body: (t) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: sized(t, (note) => ({ note })) }) },
-  { name: 'picgen async metadata (JSON)', path: IMAGES, shape: 'plain', param: 'metadata', max: 65_536, body: (t) => ({ model: 'picgen-4-0-250828', prompt: 'p', metadata: sized(t, (note) => ({ note })) }) },
   {
-    name: 'picgen tools (JSON)', path: '/v1/images/generations', shape: 'plain', param: 'tools', max: 65_536,
+    name: 'clip negative_prompt',
+    path: '/clip/v1/videos/text2video',
+    shape: 'openai',
+    param: 'negative_prompt',
+    max: P,
+    body: (t) => ({ model_name: 'clip-v1', prompt: 'p', negative_prompt: t }),
+  },
+  {
+    name: 'clip metadata (JSON)',
+    path: '/clip/v1/videos/text2video',
+    shape: 'openai',
+    param: 'metadata',
+    max: 65_536,
+    body: (t) => ({ model_name: 'clip-v1', prompt: 'p', metadata: sized(t, (note) => ({ note })) }),
+  },
+  { name: 'motion prompt', path: MOTION_TEXT, shape: 'plain', param: 'prompt', max: P, body: (t) => ({ model: 'motion2.6-t2v', prompt: t }) },
+  {
+    name: 'motion negative_prompt',
+    path: MOTION_TEXT,
+    shape: 'plain',
+    param: 'negative_prompt',
+    max: P,
+    body: (t) => ({ model: 'motion2.6-t2v', prompt: 'p', negative_prompt: t }),
+  },
+  {
+    name: 'motion metadata.input.prompt',
+    path: MOTION_TEXT,
+    shape: 'plain',
+    param: 'metadata.input.prompt',
+    max: P,
+    body: (t) => ({ model: 'motion2.6-t2v', metadata: { input: { prompt: t } } }),
+  },
+  {
+    name: 'motion metadata (JSON)',
+    path: MOTION_TEXT,
+    shape: 'plain',
+    param: 'metadata',
+    max: 65_536,
+    body: (t) => ({ model: 'motion2.6-t2v', prompt: 'p', metadata: sized(t, (note) => ({ note })) }),
+  },
+  {
+    name: 'picgen async metadata (JSON)',
+    path: IMAGES,
+    shape: 'plain',
+    param: 'metadata',
+    max: 65_536,
+    body: (t) => ({ model: 'picgen-4-0-250828', prompt: 'p', metadata: sized(t, (note) => ({ note })) }),
+  },
+  {
+    name: 'picgen tools (JSON)',
+    path: '/v1/images/generations',
+    shape: 'plain',
+    param: 'tools',
+    max: 65_536,
     body: (t) => ({ model: 'vendor-picgen-5-0-260128', prompt: 'p', tools: sized(t, (note) => [{ type: 'web_search', note }]) }),
   },
   { name: 'tune lyrics prompt', path: '/tune/submit/LYRICS', shape: 'plain', param: 'prompt', max: 3000, body: (t) => ({ prompt: t }) },
   { name: 'tune music lyrics', path: '/tune/submit/MUSIC', shape: 'plain', param: 'prompt', max: 5000, body: (t) => ({ prompt: t, tags: 'pop' }) },
-  { name: 'tune music description', path: '/tune/submit/MUSIC', shape: 'plain', param: 'ai_description_prompt', max: 3000, body: (t) => ({ ai_description_prompt: t }) },
+  {
+    name: 'tune music description',
+    path: '/tune/submit/MUSIC',
+    shape: 'plain',
+    param: 'ai_description_prompt',
+    max: 3000,
+    body: (t) => ({ ai_description_prompt: t }),
+  },
   { name: 'art prompt', path: '/art/submit/imagine', shape: 'art', param: 'prompt', max: 6000, body: (t) => ({ prompt: t }) },
   { name: 'art state', path: '/art/submit/imagine', shape: 'art', param: 'state', max: 1024, body: (t) => ({ prompt: 'p', state: t }) },
 ];
@@ -292,7 +466,11 @@ describe('ALLOW_LOOPBACK_OUTBOUND=1 (tests) still lets loopback through, and not
   afterAll(() => open.close());
 
   it('loopback references and callbacks are accepted; metadata and private addresses are not', async () => {
-    const body = (ref: string, hook: string) => ({ model: VIDGEN_MODEL, prompt: 'p', metadata: { content: [item('image_url', 'reference_image', ref)], callback_url: hook } });
+    const body = (ref: string, hook: string) => ({
+      model: VIDGEN_MODEL,
+      prompt: 'p',
+      metadata: { content: [item('image_url', 'reference_image', ref)], callback_url: hook },
+    });
     expect((await openApi.post(VIDGEN, body('http://0x7f000001:9/x.png', 'http://localhost:9/hook'))).status).toBe(200);
     const meta = await openApi.post(VIDGEN, body('http://169.254.169.254/latest', HOOK));
     expect(meta.status).toBe(400);
@@ -322,8 +500,12 @@ describe('callback delivery: the address is checked on the connection itself, no
 
   it('a name resolving to loopback at connect time is refused, and nothing reaches the receiver', async () => {
     const before = receiver.received.length;
-    await expect(guardedPost(`http://localhost:${port}/hook`, '{}', { 'content-type': 'application/json' }, closed)).rejects.toBeInstanceOf(OutboundRefusedError);
-    await expect(guardedPost(`http://127.0.0.1:${port}/hook`, '{}', { 'content-type': 'application/json' }, closed)).rejects.toBeInstanceOf(OutboundRefusedError);
+    await expect(guardedPost(`http://localhost:${port}/hook`, '{}', { 'content-type': 'application/json' }, closed)).rejects.toBeInstanceOf(
+      OutboundRefusedError,
+    );
+    await expect(guardedPost(`http://127.0.0.1:${port}/hook`, '{}', { 'content-type': 'application/json' }, closed)).rejects.toBeInstanceOf(
+      OutboundRefusedError,
+    );
     expect(receiver.received.length).toBe(before);
   });
 
@@ -368,15 +550,25 @@ describe('callback delivery: the address is checked on the connection itself, no
       const caller = await authenticate(request, strict.gateway.deps.tokens, new Date());
       // Recorded directly: a callback that passed the submit check and now points at loopback.
       const task = await submitTask(strict.gateway.deps, {
-        family: 'image', channelFamily: 'images', action: 'anime/generate', model: 'anime-diffusion-4-5-full', caller,
-        request: { model: 'anime-diffusion-4-5-full', prompt: 'p', n: 1, size: '1024x1024' }, units: 1,
-        callbackUrl: `http://localhost:${port}/hook`, metadata: { at: new Date().toISOString() },
+        family: 'image',
+        channelFamily: 'images',
+        action: 'anime/generate',
+        model: 'anime-diffusion-4-5-full',
+        caller,
+        request: { model: 'anime-diffusion-4-5-full', prompt: 'p', n: 1, size: '1024x1024' },
+        units: 1,
+        callbackUrl: `http://localhost:${port}/hook`,
+        metadata: { at: new Date().toISOString() },
       });
       const before = receiver.received.length;
-      const record = await eventually(async () => {
-        const r = await user.api.get(`/api/callbacks/${task.taskId}`);
-        return r.body.data?.state === 'dead' ? r.body.data : undefined;
-      }, 15_000, 100);
+      const record = await eventually(
+        async () => {
+          const r = await user.api.get(`/api/callbacks/${task.taskId}`);
+          return r.body.data?.state === 'dead' ? r.body.data : undefined;
+        },
+        15_000,
+        100,
+      );
       expect(record.attempts).toHaveLength(2);
       for (const a of record.attempts) expect(a).toMatchObject({ status: 0, error: expect.stringMatching(/localhost resolves to a refused address/) });
       expect(receiver.received.length).toBe(before);

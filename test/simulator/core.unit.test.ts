@@ -8,7 +8,12 @@ import { finishTime, resolveStepMs, timeline } from '../../src/simulator/timelin
 describe('parseMarkers', () => {
   it('finds every marker case-insensitively anywhere in the text and ignores unknown ones', () => {
     expect(parseMarkers('a [SIM:Fail] b [sim:slow][sim:PARTIAL] [sim:4xx-poll] [sim:5xx] [sim:reject] [sim:nope]')).toEqual({
-      fail: true, reject: true, unavailable: true, slow: true, partial: true, lostOnPoll: true,
+      fail: true,
+      reject: true,
+      unavailable: true,
+      slow: true,
+      partial: true,
+      lostOnPoll: true,
     });
     expect(parseMarkers('no markers [sim fail] sim:fail')).toEqual(NO_MARKERS);
     expect(parseMarkers(undefined)).toEqual(NO_MARKERS);

@@ -28,7 +28,14 @@ describe('async image upstream: submit and poll', () => {
     const server = await sim({ stepMs: STEP, now: clock.now });
     const { status, json } = await postJson(`${server.base}${SUBMIT}`, { model: 'anime-diffusion-4-5-full', prompt: 'a cat', n: 2 });
     expect(status).toBe(200);
-    expect(json).toMatchObject({ object: 'image.task', model: 'anime-diffusion-4-5-full', status: 'queued', progress: '0%', created_at: Math.floor(clock.now() / 1000), data: [] });
+    expect(json).toMatchObject({
+      object: 'image.task',
+      model: 'anime-diffusion-4-5-full',
+      status: 'queued',
+      progress: '0%',
+      created_at: Math.floor(clock.now() / 1000),
+      data: [],
+    });
     expect(json.id).toMatch(/^sim_[\w-]+\.[\w-]+$/);
     expect(json.task_id).toBe(json.id);
   });
@@ -166,7 +173,10 @@ describe('async image upstream: markers', () => {
 
   it('[sim:partial] returns n-1 images when n > 1 and still one image when n = 1', async () => {
     const server = await sim({ stepMs: 0 });
-    for (const [n, expected] of [[3, 2], [1, 1]] as const) {
+    for (const [n, expected] of [
+      [3, 2],
+      [1, 1],
+    ] as const) {
       const id = await submit(server, { model: 'anime-diffusion-4-5-full', prompt: 'p [sim:partial]', n });
       const { json } = await getJson(`${server.base}${SUBMIT}/${id}`);
       expect((json.data as Item[]).length).toBe(expected);
@@ -195,7 +205,9 @@ describe('async image upstream: ids, auth and requests', () => {
     const other = await sim({ stepMs: 0, secret: 'another-secret' });
     const id = await submit(server, { model: 'anime-diffusion-4-5-full', prompt: 'p', n: 1 });
     const [body, tag] = id.slice(4).split('.') as [string, string];
-    const forged = Buffer.from(JSON.stringify({ ...(JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>), n: 9 })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...(JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>), n: 9 })).toString(
+      'base64url',
+    );
     const candidates = [`sim_${forged}.${tag}`, `${id}x`, id.slice(0, -1), 'sim_abc.def', 'task_123'];
     for (const bad of candidates) {
       const { status, json } = await getJson(`${server.base}${SUBMIT}/${bad}`);

@@ -49,7 +49,7 @@ describe('makeWav', () => {
 /** Top-level boxes of an ISO BMFF file, and a box found by path. */
 function boxes(buf: Buffer, start = 0, end = buf.length): Array<{ type: string; start: number; end: number }> {
   const out: Array<{ type: string; start: number; end: number }> = [];
-  for (let at = start; at + 8 <= end; ) {
+  for (let at = start; at + 8 <= end;) {
     const size = buf.readUInt32BE(at);
     out.push({ type: buf.toString('ascii', at + 4, at + 8), start: at, end: at + size });
     expect(size).toBeGreaterThanOrEqual(8);

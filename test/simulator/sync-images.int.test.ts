@@ -26,7 +26,12 @@ describe('sync images upstream: POST /v1/images/generations', () => {
     expect(items).toHaveLength(1);
     expect(items[0]!.revised_prompt).toBe('a blue whale');
     expect(expectPng(Buffer.from(items[0]!.b64_json!, 'base64'))).toEqual({ width: 1024, height: 1536 });
-    const usage = json.usage as { total_tokens: number; input_tokens: number; output_tokens: number; input_tokens_details: { text_tokens: number; image_tokens: number } };
+    const usage = json.usage as {
+      total_tokens: number;
+      input_tokens: number;
+      output_tokens: number;
+      input_tokens_details: { text_tokens: number; image_tokens: number };
+    };
     expect(usage.input_tokens_details).toEqual({ text_tokens: 3, image_tokens: 0 });
     expect(usage.input_tokens).toBe(3);
     expect(usage.output_tokens).toBeGreaterThan(0);
@@ -35,7 +40,13 @@ describe('sync images upstream: POST /v1/images/generations', () => {
 
   it('answers url items pointing at downloadable PNG files for std-image, counting reference images as image tokens', async () => {
     const server = await sim();
-    const { json } = await postJson(`${server.base}${IMAGES}`, { model: 'std-image', prompt: 'p', n: 2, size: '256x128', images: ['https://example.com/a.png'] });
+    const { json } = await postJson(`${server.base}${IMAGES}`, {
+      model: 'std-image',
+      prompt: 'p',
+      n: 2,
+      size: '256x128',
+      images: ['https://example.com/a.png'],
+    });
     const items = json.data as Item[];
     expect(items).toHaveLength(2);
     for (const [index, item] of items.entries()) {
@@ -90,7 +101,13 @@ describe('sync images upstream: POST /v1/chat/completions', () => {
       size: '512x512',
       messages: [
         { role: 'system', content: 'you draw' },
-        { role: 'user', content: [{ type: 'text', text: 'a lighthouse at dusk' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a lighthouse at dusk' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
       ],
     });
     expect(status).toBe(200);
@@ -112,7 +129,11 @@ describe('sync images upstream: POST /v1/chat/completions', () => {
 
   it('maps markers in the user message to 400, 503 and 500', async () => {
     const server = await sim();
-    for (const [marker, status] of [['[sim:reject]', 400], ['[sim:5xx]', 503], ['[sim:fail]', 500]] as const) {
+    for (const [marker, status] of [
+      ['[sim:reject]', 400],
+      ['[sim:5xx]', 503],
+      ['[sim:fail]', 500],
+    ] as const) {
       const res = await postJson(`${server.base}${CHAT}`, { model: 'pro-image', messages: [{ role: 'user', content: `cat ${marker}` }] });
       expect(res.status).toBe(status);
     }
@@ -120,7 +141,10 @@ describe('sync images upstream: POST /v1/chat/completions', () => {
 
   it('rejects a conversation without user prompt text as 400 invalid_request', async () => {
     const server = await sim();
-    const res = await postJson(`${server.base}${CHAT}`, { model: 'pro-image', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] });
+    const res = await postJson(`${server.base}${CHAT}`, {
+      model: 'pro-image',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }],
+    });
     expect(res.status).toBe(400);
     expect(res.json.code).toBe('invalid_request');
   });

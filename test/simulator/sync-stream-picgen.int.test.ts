@@ -18,16 +18,35 @@ async function stream(url: string, body: unknown) {
   const frames = text
     .split('\n\n')
     .filter((b) => b.trim())
-    .map((b) => ({ event: /^event: (.*)$/m.exec(b)?.[1], data: b.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('') }));
+    .map((b) => ({
+      event: /^event: (.*)$/m.exec(b)?.[1],
+      data: b
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join(''),
+    }));
   return { status: res.status, type: res.headers.get('content-type'), frames };
 }
 
 describe('streaming images', () => {
   it('per image a partial_image preview, then completed events whose usages add up', async () => {
     const server = await sim(10);
-    const r = await stream(`${server.base}/v1/images/generations`, { model: 'pro-image', prompt: 'a fox', n: 2, size: '256x128', stream: true, images: ['https://x/1.png'] });
+    const r = await stream(`${server.base}/v1/images/generations`, {
+      model: 'pro-image',
+      prompt: 'a fox',
+      n: 2,
+      size: '256x128',
+      stream: true,
+      images: ['https://x/1.png'],
+    });
     expect(r.type).toMatch(/^text\/event-stream/);
-    expect(r.frames.map((f) => f.event)).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed', 'image_generation.completed']);
+    expect(r.frames.map((f) => f.event)).toEqual([
+      'image_generation.partial_image',
+      'image_generation.partial_image',
+      'image_generation.completed',
+      'image_generation.completed',
+    ]);
     const events = r.frames.map((f) => JSON.parse(f.data));
     expect(expectPng(Buffer.from(events[0].b64_json, 'base64'))).toEqual({ width: 32, height: 16 });
     expect(expectPng(Buffer.from(events[2].b64_json, 'base64'))).toEqual({ width: 256, height: 128 });
@@ -71,9 +90,21 @@ describe('picgen', () => {
 
   it('sequential auto returns max_images (capped by 15 minus references); layers return three; b64_json on request', async () => {
     const server = await sim();
-    const seq = await postJson(`${server.base}/v1/images/edits`, { model: 'vendor-picgen-5-0-260128', prompt: 'p', image: Array.from({ length: 13 }, (_, i) => `https://x/${i}.png`), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 5 } });
+    const seq = await postJson(`${server.base}/v1/images/edits`, {
+      model: 'vendor-picgen-5-0-260128',
+      prompt: 'p',
+      image: Array.from({ length: 13 }, (_, i) => `https://x/${i}.png`),
+      sequential_image_generation: 'auto',
+      sequential_image_generation_options: { max_images: 5 },
+    });
     expect((seq.json.data as unknown[]).length).toBe(2);
-    const layers = await postJson(`${server.base}/v1/images/edits`, { model: 'vendor-picgen-5-0-pro-260628', image: 'https://x/1.png', layer_decomposition: true, response_format: 'b64_json', size: 'auto' });
+    const layers = await postJson(`${server.base}/v1/images/edits`, {
+      model: 'vendor-picgen-5-0-pro-260628',
+      image: 'https://x/1.png',
+      layer_decomposition: true,
+      response_format: 'b64_json',
+      size: 'auto',
+    });
     const items = layers.json.data as Array<{ b64_json: string }>;
     expect(items).toHaveLength(3);
     expectPng(Buffer.from(items[0]!.b64_json, 'base64'));
@@ -83,7 +114,9 @@ describe('picgen', () => {
     const server = await sim();
     expect((await postJson(`${server.base}/v1/images/edits`, { model: 'vendor-picgen-4-0-250828', prompt: 'p' })).status).toBe(400);
     expect((await postJson(`${server.base}/v1/images/generations`, { model: 'vendor-picgen-4-0-250828', prompt: ' ' })).status).toBe(400);
-    expect((await postJson(`${server.base}/v1/images/edits`, { model: 'vendor-picgen-4-0-250828', prompt: 'p', image: 'https://x/1.png' }, {})).status).toBe(401);
+    expect((await postJson(`${server.base}/v1/images/edits`, { model: 'vendor-picgen-4-0-250828', prompt: 'p', image: 'https://x/1.png' }, {})).status).toBe(
+      401,
+    );
   });
 
   it('[sim:private-url] answers a URL that redirects to the metadata address; [sim:broken-url] one that is 404', async () => {

@@ -32,7 +32,11 @@ describe('tune upstream simulator', () => {
     const { server, clock } = await sim();
     const submit = await postJson(`${server.base}/tune/submit/MUSIC`, { prompt: 'la la', title: 'T', tags: 'pop', mv: 'tune-v4' });
     clock.advance(4 * STEP);
-    const record = (await getJson(`${server.base}/tune/fetch/${String(submit.json.data)}`)).json.data as { status: string; result_url: string; data: { audio_url: string; title: string; mv: string }[] };
+    const record = (await getJson(`${server.base}/tune/fetch/${String(submit.json.data)}`)).json.data as {
+      status: string;
+      result_url: string;
+      data: { audio_url: string; title: string; mv: string }[];
+    };
     expect(record.status).toBe('SUCCESS');
     expect(record.data).toHaveLength(2);
     expect(record.data[0]).toMatchObject({ title: 'T', mv: 'tune-v4' });
@@ -50,7 +54,10 @@ describe('tune upstream simulator', () => {
     const failed = await postJson(`${server.base}/tune/submit/MUSIC`, { ai_description_prompt: 'x [sim:fail]' });
     const lost = await postJson(`${server.base}/tune/submit/MUSIC`, { ai_description_prompt: 'x [sim:4xx-poll]' });
     clock.advance(4 * STEP);
-    expect((await getJson(`${server.base}/tune/fetch/${String(failed.json.data)}`)).json.data).toMatchObject({ status: 'FAILURE', fail_reason: expect.stringContaining('sim:fail') });
+    expect((await getJson(`${server.base}/tune/fetch/${String(failed.json.data)}`)).json.data).toMatchObject({
+      status: 'FAILURE',
+      fail_reason: expect.stringContaining('sim:fail'),
+    });
     expect((await getJson(`${server.base}/tune/fetch/${String(lost.json.data)}`)).status).toBe(404);
   });
 });
@@ -90,6 +97,9 @@ describe('art upstream simulator', () => {
   it('markers in state: reject → 400 code 4, 5xx → 503 code 9', async () => {
     const { server } = await sim();
     expect(await postJson(`${server.base}/art/submit/describe`, { base64: IMG, state: '[sim:reject]' })).toMatchObject({ status: 400, json: { code: 4 } });
-    expect(await postJson(`${server.base}/art/submit/blend`, { base64Array: [IMG, IMG], state: '[sim:5xx]' })).toMatchObject({ status: 503, json: { code: 9 } });
+    expect(await postJson(`${server.base}/art/submit/blend`, { base64Array: [IMG, IMG], state: '[sim:5xx]' })).toMatchObject({
+      status: 503,
+      json: { code: 9 },
+    });
   });
 });

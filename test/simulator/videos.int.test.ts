@@ -52,7 +52,10 @@ const upstreams: SimUpstream[] = [
   },
   {
     name: 'motion',
-    submit: (prompt) => ['/vendor/api/v1/services/aigc/video-generation/video-synthesis', { model: 'motion3.0-video', input: { prompt }, parameters: { duration: 4, size: '832*480' } }],
+    submit: (prompt) => [
+      '/vendor/api/v1/services/aigc/video-generation/video-synthesis',
+      { model: 'motion3.0-video', input: { prompt }, parameters: { duration: 4, size: '832*480' } },
+    ],
     idOf: (json) => json.output.task_id,
     taskPath: (id) => `/vendor/api/v1/tasks/${id}`,
     status: (json) => json.output.task_status,
@@ -112,7 +115,12 @@ describe('video simulator helpers', () => {
 
   it('names resolutions in 16:9 pixels', () => {
     expect(['480p', '720P', '768P', '1080p', '2K', '4k'].map(pixelsOf)).toEqual([
-      { width: 854, height: 480 }, { width: 1280, height: 720 }, { width: 1366, height: 768 }, { width: 1920, height: 1080 }, { width: 2560, height: 1440 }, { width: 3840, height: 2160 },
+      { width: 854, height: 480 },
+      { width: 1280, height: 720 },
+      { width: 1366, height: 768 },
+      { width: 1920, height: 1080 },
+      { width: 2560, height: 1440 },
+      { width: 3840, height: 2160 },
     ]);
   });
 });

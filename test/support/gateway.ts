@@ -46,7 +46,10 @@ export interface Reply<T = any> {
 /** A client holding one session cookie (like a browser) and optionally a bearer key. */
 export class Client {
   cookie: string | undefined;
-  constructor(readonly baseUrl: string, public bearer?: string) {}
+  constructor(
+    readonly baseUrl: string,
+    public bearer?: string,
+  ) {}
 
   async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
     const h: Record<string, string> = { ...headers };
@@ -54,7 +57,11 @@ export class Client {
     if (typeof body === 'string') h['content-type'] ??= 'application/json';
     if (this.cookie) h.cookie = this.cookie;
     if (this.bearer) h.authorization = `Bearer ${this.bearer}`;
-    const res = await fetch(this.baseUrl + path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(this.baseUrl + path, {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     const setCookie = res.headers.get('set-cookie');
     if (setCookie) {
       const [pair] = setCookie.split(';');

@@ -4,11 +4,15 @@ export const FAST_ENGINE = { SIM_STEP_MS: '20', POLL_INTERVAL_MS: '20' };
 
 /** Polls an image task until it is completed or failed. */
 export async function waitForImageTask(client: Client, id: string, timeoutMs = 15_000) {
-  return eventually(async () => {
-    const r = await client.get(`/v1/images/async/generations/${id}`);
-    if (r.status !== 200) throw new Error(`poll answered ${r.status}: ${JSON.stringify(r.body)}`);
-    return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
-  }, timeoutMs, 30);
+  return eventually(
+    async () => {
+      const r = await client.get(`/v1/images/async/generations/${id}`);
+      if (r.status !== 200) throw new Error(`poll answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
+    },
+    timeoutMs,
+    30,
+  );
 }
 
 /** Reads a PNG's width and height from its IHDR chunk. */

@@ -30,12 +30,19 @@ export default function setup(): () => void {
   process.env[ENV] = file;
   return () => {
     if (!existsSync(file)) return;
-    const all = readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as ReliabilityFigures);
+    const all = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as ReliabilityFigures);
     rmSync(file, { force: true });
     const statuses: Record<string, number> = {};
     for (const f of all) for (const [k, v] of Object.entries(f.statuses ?? {})) statuses[k] = (statuses[k] ?? 0) + v;
     const sum = (key: 'requests' | 'killCycles' | 'invariants') => all.reduce((n, f) => n + (f[key] ?? 0), 0);
-    const seeds = all.filter((f) => f.seed !== undefined).map((f) => `${f.suite}=${f.seed}`).join(',');
+    const seeds = all
+      .filter((f) => f.seed !== undefined)
+      .map((f) => `${f.suite}=${f.seed}`)
+      .join(',');
     console.log(
       `[reliability] suites=${all.map((f) => f.suite).join(',')} seeds=${seeds} kill-cycles=${sum('killCycles')} requests=${sum('requests')} statuses=${JSON.stringify(statuses)} invariants=${sum('invariants')}`,
     );

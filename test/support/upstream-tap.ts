@@ -55,10 +55,14 @@ export async function startUpstreamTap(): Promise<UpstreamTap> {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"no simulator behind the tap yet"}');
       return;
     }
-    const upstream = httpRequest(`${tap.target}${path}`, { method: req.method, headers: { ...req.headers, 'content-length': String(body.length) } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      `${tap.target}${path}`,
+      { method: req.method, headers: { ...req.headers, 'content-length': String(body.length) } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: err.message }));

@@ -29,11 +29,15 @@ export async function otherCaller(world: VideoWorld, credit = 10_000_000): Promi
 
 /** Polls `path` until `isFinal(body)`; fails on any non-200 answer. */
 export async function pollUntil(api: Client, path: string, isFinal: (body: any) => boolean, timeoutMs = 15_000): Promise<any> {
-  return eventually(async () => {
-    const r = await api.get(path);
-    if (r.status !== 200) throw new Error(`poll ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
-    return isFinal(r.body) ? r.body : undefined;
-  }, timeoutMs, 30);
+  return eventually(
+    async () => {
+      const r = await api.get(path);
+      if (r.status !== 200) throw new Error(`poll ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return isFinal(r.body) ? r.body : undefined;
+    },
+    timeoutMs,
+    30,
+  );
 }
 
 /** Calls `request`, expecting a refusal that appends nothing to the event store. */
@@ -64,7 +68,16 @@ export async function moneyOf(gw: TestGateway, accountId: string, taskId: string
   return {
     reserved: reserved.amount,
     basis: reserved.basis,
-    ...(settled ? { settled: { actual: settled.actual, charged: settled.charged, basis: settled.basis, ...(settled.deliveredUnits !== undefined ? { deliveredUnits: settled.deliveredUnits } : {}) } } : {}),
+    ...(settled
+      ? {
+          settled: {
+            actual: settled.actual,
+            charged: settled.charged,
+            basis: settled.basis,
+            ...(settled.deliveredUnits !== undefined ? { deliveredUnits: settled.deliveredUnits } : {}),
+          },
+        }
+      : {}),
     ...(released ? { released: released.amount } : {}),
   };
 }
@@ -97,8 +110,12 @@ export function mp4Info(bytes: Buffer): { seconds: number; width: number; height
 
 /** Waits until every reservation of the account is closed (all its tasks ended and settled). */
 export async function nothingReserved(gw: TestGateway, accountId: string, timeoutMs = 20_000): Promise<void> {
-  await eventually(async () => {
-    const doc = await gw.gateway.deps.views.get<{ reserved: number }>('accounts', accountId);
-    return doc?.doc.reserved === 0 ? true : undefined;
-  }, timeoutMs, 50);
+  await eventually(
+    async () => {
+      const doc = await gw.gateway.deps.views.get<{ reserved: number }>('accounts', accountId);
+      return doc?.doc.reserved === 0 ? true : undefined;
+    },
+    timeoutMs,
+    50,
+  );
 }

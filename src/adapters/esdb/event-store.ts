@@ -94,10 +94,7 @@ export function createEsdbEventStore(options: EsdbEventStoreOptions): EventStore
 }
 
 /** The adapter on a client made elsewhere (the tests use an in-memory stand-in); close() disposes it. */
-export function esdbEventStoreOnClient(
-  client: EventStoreDBClient,
-  options: Omit<EsdbEventStoreOptions, 'connectionString'> = {},
-): EventStore {
+export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit<EsdbEventStoreOptions, 'connectionString'> = {}): EventStore {
   const defaultBatchSize = Math.max(1, Math.trunc(options.batchSize ?? 500));
   const subscriptions = new Set<Subscription>();
   let closed = false;
@@ -123,9 +120,7 @@ export function esdbEventStoreOnClient(
   async function scanAll(from: Position | typeof START, visit: (event: RecordedEvent) => boolean): Promise<void> {
     let cursor: Position | undefined;
     for (;;) {
-      const page = await collectAll(
-        client.readAll({ direction: FORWARDS, fromPosition: cursor ?? from, maxCount: PAGE, resolveLinkTos: false }),
-      );
+      const page = await collectAll(client.readAll({ direction: FORWARDS, fromPosition: cursor ?? from, maxCount: PAGE, resolveLinkTos: false }));
       let fresh = 0;
       for (const resolved of page) {
         const event = resolved.event;
@@ -212,9 +207,7 @@ export function esdbEventStoreOnClient(
       // The last event that is not EventStoreDB's own (statistics, metadata, links).
       let from: Position | typeof END = END;
       for (;;) {
-        const page = await collectAll(
-          client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: PAGE, resolveLinkTos: false }),
-        );
+        const page = await collectAll(client.readAll({ direction: BACKWARDS, fromPosition: from, maxCount: PAGE, resolveLinkTos: false }));
         for (const resolved of page) {
           const event = resolved.event;
           if (event && !isSystemEvent(event)) return toRecordedEvent(event).position;
@@ -244,9 +237,7 @@ export function esdbEventStoreOnClient(
 
     async ping() {
       assertOpen();
-      await collectAll(
-        client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, deadline: options.pingTimeoutMs ?? 5000 }),
-      );
+      await collectAll(client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, deadline: options.pingTimeoutMs ?? 5000 }));
     },
 
     async close() {

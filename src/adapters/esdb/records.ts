@@ -135,7 +135,6 @@ export function validExpectedRevision(expected: ExpectedRevision): ExpectedRevis
   return expected;
 }
 
-
 export function isCommandErrorOf(error: unknown, ...types: ErrorType[]): boolean {
   return error instanceof Error && isCommandError(error) && types.includes(error.type);
 }

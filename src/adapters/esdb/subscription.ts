@@ -22,15 +22,7 @@ import {
   type Position,
 } from '@eventstore/db-client';
 import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
-import {
-  comparePositions,
-  fullPosition,
-  isCommandErrorOf,
-  isSystemEvent,
-  matchesPrefixes,
-  toEsdbPosition,
-  toRecordedEvent,
-} from './records.js';
+import { comparePositions, fullPosition, isCommandErrorOf, isSystemEvent, matchesPrefixes, toEsdbPosition, toRecordedEvent } from './records.js';
 import { pullSubscription } from '../pull-subscription.js';
 import { backoffDelay } from '../../lib/backoff.js';
 

@@ -14,12 +14,7 @@ const KEY = /^[A-Za-z0-9._-]+(?:\/[A-Za-z0-9._-]+)*$/;
 const CONTENT_TYPE = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 
 export function assertValidAssetKey(key: unknown): asserts key is string {
-  const valid =
-    typeof key === 'string' &&
-    key.length <= 1024 &&
-    KEY.test(key) &&
-    !key.includes('..') &&
-    key.split('/').every((segment) => segment !== '.');
+  const valid = typeof key === 'string' && key.length <= 1024 && KEY.test(key) && !key.includes('..') && key.split('/').every((segment) => segment !== '.');
   if (!valid) throw new InvalidAssetKeyError(key);
 }
 

@@ -24,8 +24,7 @@ const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 /** Temp files older than this are leftovers of a crashed put. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
-const codeOf = (error: unknown): string | undefined =>
-  error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+const codeOf = (error: unknown): string | undefined => (error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined);
 
 export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
   const objects = join(dir, 'objects');
@@ -80,7 +79,12 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
    * and renames it over the target: a failed or oversized source leaves only a temp file, which
    * is removed, so a partial asset never becomes visible.
    */
-  async function putFrom(key: string, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, contentType: string, maxBytes: number | undefined): Promise<StoredAsset> {
+  async function putFrom(
+    key: string,
+    source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+    contentType: string,
+    maxBytes: number | undefined,
+  ): Promise<StoredAsset> {
     const target = pathOf(key);
     assertValidContentType(contentType);
     const part = join(temp, `${randomUUID()}.part`);

@@ -74,9 +74,7 @@ export function openBusLog(path: string): BusLog {
   const endStmt = db.prepare<[string, number], { next: number }>(
     'SELECT COALESCE(MAX(offset_no) + 1, 0) AS next FROM bus_messages WHERE topic = ? AND partition_no = ?',
   );
-  const insertStmt = db.prepare(
-    'INSERT INTO bus_messages (topic, partition_no, offset_no, id, msg_key, value, headers) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insertStmt = db.prepare('INSERT INTO bus_messages (topic, partition_no, offset_no, id, msg_key, value, headers) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const readStmt = db.prepare<[string, number, number, number], MessageRow>(
     `SELECT partition_no, offset_no, id, msg_key, value, headers FROM bus_messages
      WHERE topic = ? AND partition_no = ? AND offset_no >= ? ORDER BY offset_no LIMIT ?`,
@@ -92,20 +90,18 @@ export function openBusLog(path: string): BusLog {
 
   const endOffset = (topic: string, partition: number): number => endStmt.get(topic, partition)?.next ?? 0;
 
-  const appendTx = db.transaction(
-    (topic: string, messages: ReadonlyArray<BusMessage & { partition: number }>): LoggedMessage[] => {
-      const next = new Map<number, number>();
-      return messages.map((m) => {
-        const offset = next.get(m.partition) ?? endOffset(topic, m.partition);
-        next.set(m.partition, offset + 1);
-        const headers = m.headers === undefined ? null : JSON.stringify(m.headers);
-        insertStmt.run(topic, m.partition, offset, m.id, m.key, m.value, headers);
-        const logged: LoggedMessage = { id: m.id, key: m.key, value: m.value, partition: m.partition, offset };
-        if (m.headers !== undefined) logged.headers = { ...m.headers };
-        return logged;
-      });
-    },
-  );
+  const appendTx = db.transaction((topic: string, messages: ReadonlyArray<BusMessage & { partition: number }>): LoggedMessage[] => {
+    const next = new Map<number, number>();
+    return messages.map((m) => {
+      const offset = next.get(m.partition) ?? endOffset(topic, m.partition);
+      next.set(m.partition, offset + 1);
+      const headers = m.headers === undefined ? null : JSON.stringify(m.headers);
+      insertStmt.run(topic, m.partition, offset, m.id, m.key, m.value, headers);
+      const logged: LoggedMessage = { id: m.id, key: m.key, value: m.value, partition: m.partition, offset };
+      if (m.headers !== undefined) logged.headers = { ...m.headers };
+      return logged;
+    });
+  });
 
   return {
     append: (topic, messages) => appendTx(topic, messages),

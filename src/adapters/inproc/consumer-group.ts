@@ -34,7 +34,10 @@ export function rangeAssign(memberIds: readonly number[], partitions: number): M
   let next = 0;
   memberIds.forEach((id, i) => {
     const count = Math.floor(partitions / n) + (i < partitions % n ? 1 : 0);
-    result.set(id, Array.from({ length: count }, (_, k) => next + k));
+    result.set(
+      id,
+      Array.from({ length: count }, (_, k) => next + k),
+    );
     next += count;
   });
   return result;

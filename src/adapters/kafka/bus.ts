@@ -86,9 +86,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers,
-    ...(options.onLog
-      ? { logLevel: logLevel.INFO, logCreator: () => (entry: LogEntry) => forward(entry, options.onLog) }
-      : { logLevel: logLevel.ERROR }),
+    ...(options.onLog ? { logLevel: logLevel.INFO, logCreator: () => (entry: LogEntry) => forward(entry, options.onLog) } : { logLevel: logLevel.ERROR }),
   });
   const members = new Set<Consumer>();
   let producer: Promise<Producer> | undefined;

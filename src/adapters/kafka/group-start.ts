@@ -19,13 +19,7 @@ const NO_MEMBERS = new Set(['Empty', 'Dead']);
  * "loading" while `__consumer_offsets` is created, and kafkajs's admin `fetchOffsets` does not
  * retry that itself, so the process failed to start. Every step here can be repeated.
  */
-export async function fixGroupStartAtEnd(
-  kafka: Kafka,
-  admin: Admin,
-  groupId: string,
-  topic: string,
-  timeoutMs: number,
-): Promise<void> {
+export async function fixGroupStartAtEnd(kafka: Kafka, admin: Admin, groupId: string, topic: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
     try {

@@ -113,9 +113,7 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
         await payload.heartbeat();
       }
     }
-    await instance.commitOffsets([
-      { topic: payload.topic, partition: payload.partition, offset: (message.offset + 1n).toString() },
-    ]);
+    await instance.commitOffsets([{ topic: payload.topic, partition: payload.partition, offset: (message.offset + 1n).toString() }]);
   }
 
   async function launch(): Promise<void> {

@@ -27,11 +27,7 @@ export class TopicPartitionMismatchError extends Error {
   }
 }
 
-export function createTopicGuard(
-  admin: () => Promise<Admin>,
-  partitions: number,
-  replicationFactor: number | undefined,
-): TopicGuard {
+export function createTopicGuard(admin: () => Promise<Admin>, partitions: number, replicationFactor: number | undefined): TopicGuard {
   const ready = new Map<string, Promise<void>>();
 
   async function ensure(topic: string): Promise<void> {

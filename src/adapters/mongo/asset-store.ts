@@ -84,7 +84,12 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
    * GridFS writes the `files` document only when the stream ends, so until then no reader sees
    * the file; a failed or oversized source aborts the upload, which deletes the chunks written.
    */
-  async function putFrom(key: string, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, contentType: string, maxBytes: number | undefined): Promise<StoredAsset> {
+  async function putFrom(
+    key: string,
+    source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+    contentType: string,
+    maxBytes: number | undefined,
+  ): Promise<StoredAsset> {
     const filename = keyOf(key);
     assertValidContentType(contentType);
     const upload = bucket.openUploadStream(filename, { metadata: { contentType } });

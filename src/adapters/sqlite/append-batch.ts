@@ -4,12 +4,7 @@
  * revisions follow EventStoreDB; a retried append whose ids are exactly the stream's last
  * events succeeds with the stored result and writes nothing.
  */
-import {
-  expectationHolds,
-  WrongExpectedRevisionError,
-  type AppendResult,
-  type ExpectedRevision,
-} from '../../ports/event-store.js';
+import { expectationHolds, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
 import type { SqliteDatabase } from './database.js';
 import type { JobOutcome } from './group-commit.js';
 
@@ -44,9 +39,7 @@ interface StoredId {
 
 export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJob[]) => AppendBatchResult {
   const lastOfStream = db
-    .prepare<[string], StreamHead>(
-      'SELECT revision, position FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
-    )
+    .prepare<[string], StreamHead>('SELECT revision, position FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1')
     .safeIntegers(true);
   const byId = db.prepare<[string], StoredId>('SELECT stream, revision FROM events WHERE event_id = ?').safeIntegers(true);
   const insert = db
@@ -65,8 +58,7 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
     if (storedCount > 0) {
       const firstRevision = current - job.events.length + 1;
       const isRetry =
-        storedCount === job.events.length &&
-        stored.every((row, index) => row?.stream === job.stream && Number(row.revision) === firstRevision + index);
+        storedCount === job.events.length && stored.every((row, index) => row?.stream === job.stream && Number(row.revision) === firstRevision + index);
       if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, wrote: false };
       throw conflict();
     }
@@ -103,4 +95,3 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
 
   return (jobs) => inTransaction.immediate(jobs);
 }
-

@@ -69,20 +69,15 @@ export interface EventQueries {
 
 export function prepareEventQueries(db: SqliteDatabase): EventQueries {
   const byStream = db
-    .prepare<[string, number, number], EventRow>(
-      `SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`,
-    )
+    .prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`)
     .safeIntegers(true);
   const head = db.prepare<[], { head: bigint | null }>('SELECT MAX(position) AS head FROM events').safeIntegers(true);
   const byPrefixCount = new Map<number, ReturnType<typeof prepareRange>>();
 
   function prepareRange(prefixCount: number) {
-    const filter =
-      prefixCount === 0 ? '' : ` AND (${Array.from({ length: prefixCount }, () => 'instr(stream, ?) = 1').join(' OR ')})`;
+    const filter = prefixCount === 0 ? '' : ` AND (${Array.from({ length: prefixCount }, () => 'instr(stream, ?) = 1').join(' OR ')})`;
     return db
-      .prepare<unknown[], EventRow>(
-        `SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ?${filter} ORDER BY position LIMIT ?`,
-      )
+      .prepare<unknown[], EventRow>(`SELECT ${COLUMNS} FROM events WHERE position > ? AND position <= ?${filter} ORDER BY position LIMIT ?`)
       .safeIntegers(true);
   }
 

@@ -98,12 +98,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 
     async readAll(readOptions: ReadAllOptions = {}): Promise<RecordedEvent[]> {
       assertOpen();
-      const rows = queries.readRange(
-        readOptions.after ?? 0n,
-        MAX_POSITION,
-        sqlLimit(readOptions.maxCount),
-        readOptions.streamPrefixes ?? [],
-      );
+      const rows = queries.readRange(readOptions.after ?? 0n, MAX_POSITION, sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? []);
       return rows.map(toRecordedEvent);
     },
 

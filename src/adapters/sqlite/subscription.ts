@@ -61,6 +61,5 @@ export function createCatchUpSubscription(options: CatchUpOptions): Subscription
     options.onClose?.();
   }
 
-
   return pullSubscription(pull, close);
 }

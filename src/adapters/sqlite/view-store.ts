@@ -41,9 +41,7 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
   db.exec(VIEWS_SCHEMA);
 
   const getOne = db.prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id = ?`).safeIntegers(true);
-  const getSome = db
-    .prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id IN (SELECT value FROM json_each(?))`)
-    .safeIntegers(true);
+  const getSome = db.prepare<[string, string], DocumentRow>(`SELECT id, position, doc ${LIVE} AND id IN (SELECT value FROM json_each(?))`).safeIntegers(true);
   const upsert = db.prepare<[string, string, bigint, string | null]>(
     `INSERT INTO view_documents (view, id, position, doc) VALUES (?, ?, ?, ?)
      ON CONFLICT (view, id) DO UPDATE SET position = excluded.position, doc = excluded.doc
@@ -54,26 +52,22 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
      ON CONFLICT (projection) DO UPDATE SET position = excluded.position
      WHERE excluded.position > view_checkpoints.position`,
   );
-  const readCheckpoint = db
-    .prepare<[string], { position: bigint }>('SELECT position FROM view_checkpoints WHERE projection = ?')
-    .safeIntegers(true);
+  const readCheckpoint = db.prepare<[string], { position: bigint }>('SELECT position FROM view_checkpoints WHERE projection = ?').safeIntegers(true);
   const dropView = db.prepare<[string]>('DELETE FROM view_documents WHERE view = ?');
   const dropCheckpoint = db.prepare<[string]>('DELETE FROM view_checkpoints WHERE projection = ?');
   const pingStatement = db.prepare('SELECT 1');
   const findStatements = boundedCache<Database.Statement<unknown[], DocumentRow>>(256);
   const countStatements = boundedCache<Database.Statement<unknown[], { n: number }>>(256);
 
-  const commitTransaction = db.transaction(
-    (projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
-      let applied = 0;
-      for (const write of writes) {
-        const doc = write.doc === null ? null : JSON.stringify(write.doc);
-        applied += upsert.run(write.view, write.id, write.position, doc).changes;
-      }
-      if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
-      return applied;
-    },
-  );
+  const commitTransaction = db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
+    let applied = 0;
+    for (const write of writes) {
+      const doc = write.doc === null ? null : JSON.stringify(write.doc);
+      applied += upsert.run(write.view, write.id, write.position, doc).changes;
+    }
+    if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
+    return applied;
+  });
   const resetTransaction = db.transaction((view: string, projection: string) => {
     dropView.run(view);
     dropCheckpoint.run(projection);
@@ -100,9 +94,7 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
       const filter = whereClause(where);
       const order = orderClause(findOptions);
       const statement = findStatements.get(`${filter.shape}|${order.shape}`, () =>
-        db
-          .prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${LIVE}${filter.sql}${order.sql} LIMIT ? OFFSET ?`)
-          .safeIntegers(true),
+        db.prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${LIVE}${filter.sql}${order.sql} LIMIT ? OFFSET ?`).safeIntegers(true),
       );
       const limit = findOptions.limit === undefined ? -1 : Math.max(0, Math.trunc(findOptions.limit));
       const offset = Math.max(0, Math.trunc(findOptions.offset ?? 0));
@@ -111,9 +103,7 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
 
     async count(view, where) {
       const filter = whereClause(where);
-      const statement = countStatements.get(filter.shape, () =>
-        db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`),
-      );
+      const statement = countStatements.get(filter.shape, () => db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`));
       return statement.get(view, ...filter.params)?.n ?? 0;
     },
 

@@ -23,9 +23,12 @@ export async function changeParent(deps: GatewayDeps, taskId: string, accountId:
   const { state } = await readTask(deps.events, taskId);
   if (state.status === 'none' || state.family !== ART_FAMILY || state.accountId !== accountId) throw refused('task_no_found');
   if (state.status !== 'succeeded' && state.status !== 'expired') {
-    throw refused(state.status === 'failed' ? 'the task failed; only a finished task can be changed' : 'the task is not finished yet; change it once its status is SUCCESS');
+    throw refused(
+      state.status === 'failed' ? 'the task failed; only a finished task can be changed' : 'the task is not finished yet; change it once its status is SUCCESS',
+    );
   }
-  if (!GRID_ACTIONS.includes(state.action)) throw refused(`a ${state.action} result cannot be changed with ${action}; only IMAGINE, BLEND, VARIATION and REROLL grids can`);
+  if (!GRID_ACTIONS.includes(state.action))
+    throw refused(`a ${state.action} result cannot be changed with ${action}; only IMAGINE, BLEND, VARIATION and REROLL grids can`);
   if (!state.upstreamTaskId || !state.channelId) throw refused('the task has no upstream job to change');
   const prompt = state.request.prompt;
   return { upstreamTaskId: state.upstreamTaskId, channelId: state.channelId, prompt: typeof prompt === 'string' ? prompt : '' };

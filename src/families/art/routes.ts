@@ -43,8 +43,10 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'art');
 
     for (const kind of ART_SUBMITS) {
-      app.post(`/art/submit/${kind}`, { schema: { tags: ['art'], summary: `Submit an art ${kind.toUpperCase()} task (billed as art_${kind})` } }, async (request) =>
-        submit(deps, request, kind),
+      app.post(
+        `/art/submit/${kind}`,
+        { schema: { tags: ['art'], summary: `Submit an art ${kind.toUpperCase()} task (billed as art_${kind})` } },
+        async (request) => submit(deps, request, kind),
       );
     }
 

@@ -12,7 +12,18 @@ import type { FastifyInstance } from 'fastify';
 import { PNG } from 'pngjs';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
-import { fileUrl, notFound, parseWith, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import {
+  fileUrl,
+  notFound,
+  parseWith,
+  refuseByMarkers,
+  requestMarkers,
+  requestOrigin,
+  requireBearer,
+  SimHttpError,
+  useSimErrorShape,
+  wildcardParam,
+} from '../../simulator/http.js';
 import { markersFromFlags, markersToFlags, type SimMarkers } from '../../simulator/markers.js';
 import { makePng, seedColour, type Rgb } from '../../simulator/media.js';
 import { timeline, type TimelineState } from '../../simulator/timeline.js';
@@ -21,8 +32,17 @@ const DATA_URI = z.string().regex(/^data:image\/[\w.+-]+;base64,/);
 const Common = { state: z.string().optional() };
 const ImagineBody = z.looseObject({ prompt: z.string().min(1), base64Array: z.array(DATA_URI).max(5).optional(), ...Common });
 const DescribeBody = z.looseObject({ base64: DATA_URI, ...Common });
-const BlendBody = z.looseObject({ base64Array: z.array(DATA_URI).min(2).max(5), dimensions: z.enum(['PORTRAIT', 'SQUARE', 'LANDSCAPE']).optional(), ...Common });
-const ChangeBody = z.looseObject({ taskId: z.string().min(1), action: z.enum(['UPSCALE', 'VARIATION', 'REROLL']), index: z.number().int().min(1).max(4).optional(), ...Common });
+const BlendBody = z.looseObject({
+  base64Array: z.array(DATA_URI).min(2).max(5),
+  dimensions: z.enum(['PORTRAIT', 'SQUARE', 'LANDSCAPE']).optional(),
+  ...Common,
+});
+const ChangeBody = z.looseObject({
+  taskId: z.string().min(1),
+  action: z.enum(['UPSCALE', 'VARIATION', 'REROLL']),
+  index: z.number().int().min(1).max(4).optional(),
+  ...Common,
+});
 
 const ACTIONS = { I: 'IMAGINE', D: 'DESCRIBE', B: 'BLEND', U: 'UPSCALE', V: 'VARIATION', R: 'REROLL' } as const;
 const GRID_KINDS = ['I', 'B', 'V', 'R'];
@@ -74,7 +94,10 @@ const STYLES = ['watercolor', 'cinematic lighting', 'isometric render', 'oil pai
 export function describePrompts(id: string): string {
   const h = hex(id);
   return [0, 1, 2, 3]
-    .map((i) => `${i + 1}. ${SUBJECTS[parseInt(h.slice(i * 2, i * 2 + 2), 16) % SUBJECTS.length]}, ${STYLES[parseInt(h.slice(8 + i * 2, 10 + i * 2), 16) % STYLES.length]} --ar 1:1`)
+    .map(
+      (i) =>
+        `${i + 1}. ${SUBJECTS[parseInt(h.slice(i * 2, i * 2 + 2), 16) % SUBJECTS.length]}, ${STYLES[parseInt(h.slice(8 + i * 2, 10 + i * 2), 16) % STYLES.length]} --ar 1:1`,
+    )
     .join('\n\n');
 }
 
@@ -144,7 +167,8 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
   });
   app.post('/art/submit/change', async (request) => {
     const body = parseWith(ChangeBody, request.body);
-    if ((body.action === 'REROLL') !== (body.index === undefined)) throw new SimHttpError(400, 'invalid_request', 'index: required for UPSCALE and VARIATION, not for REROLL');
+    if ((body.action === 'REROLL') !== (body.index === undefined))
+      throw new SimHttpError(400, 'invalid_request', 'index: required for UPSCALE and VARIATION, not for REROLL');
     const markers = requestMarkers(request, [body.state]);
     const parent = parentOf(body.taskId, ctx);
     const p = parent.p !== undefined ? { p: parent.p } : {};

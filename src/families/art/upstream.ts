@@ -38,8 +38,14 @@ function submitPathOf(action: string): string {
 function submitBody(task: SubmittedTaskData, channelId: string): Record<string, unknown> {
   const r = task.request;
   if (submitPathOf(task.action) !== 'change') return r;
-  if (r.parentChannelId !== channelId) throw new UpstreamError(`submit: the task ${str(r.taskId)} was made on channel ${str(r.parentChannelId)}; only it can change it`, true);
-  return { taskId: r.parentUpstreamTaskId, action: r.action, ...(r.index !== undefined ? { index: r.index } : {}), ...(r.state !== undefined ? { state: r.state } : {}) };
+  if (r.parentChannelId !== channelId)
+    throw new UpstreamError(`submit: the task ${str(r.taskId)} was made on channel ${str(r.parentChannelId)}; only it can change it`, true);
+  return {
+    taskId: r.parentUpstreamTaskId,
+    action: r.action,
+    ...(r.index !== undefined ? { index: r.index } : {}),
+    ...(r.state !== undefined ? { state: r.state } : {}),
+  };
 }
 
 function succeeded(task: SubmittedTaskData, record: UpstreamArtRecord): UpstreamStatus {

@@ -11,7 +11,19 @@
 import { clipModels } from './catalog.js';
 import { isImageDataUri } from '../kit/fields.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { type Body, checkForwarded, field, isHttpUrl, isOneOf, readBody, readEnum, readObject, readOptionalString, readWholeSeconds, refuse } from '../kit/fields.js';
+import {
+  type Body,
+  checkForwarded,
+  field,
+  isHttpUrl,
+  isOneOf,
+  readBody,
+  readEnum,
+  readObject,
+  readOptionalString,
+  readWholeSeconds,
+  refuse,
+} from '../kit/fields.js';
 import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
 import { planned } from '../kit/plan.js';
 
@@ -33,7 +45,8 @@ export const CLIP_BASE64_FIELDS: readonly string[] = ['image', 'image_tail'];
 
 function readModel(body: Body): (typeof clipModels)[number] {
   // `model_name` is the family's field; `model` the compatibility alias it wins over.
-  const given = field(body, 'model_name') !== undefined ? { param: 'model_name', value: field(body, 'model_name') } : { param: 'model', value: field(body, 'model') };
+  const given =
+    field(body, 'model_name') !== undefined ? { param: 'model_name', value: field(body, 'model_name') } : { param: 'model', value: field(body, 'model') };
   if (given.value === undefined) refuse('model_name', `required, one of ${clipModels.join(', ')}`);
   if (!isOneOf(clipModels, given.value)) refuse(given.param, `must be one of ${clipModels.join(', ')}`);
   return given.value;

@@ -18,7 +18,13 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     for (const action of CLIP_ACTIONS) {
       app.post(`${CLIP_PATH}/${action}`, { schema: { tags: ['video'], summary: `Submit a clip ${action} task` } }, async (request) => {
-        const { task } = await submitFamilyTask(deps, request, { family: CLIP_FAMILY, channelFamily: 'clip', plan: (body) => planClipRequest(body, action), urlFields: CLIP_URL_FIELDS, base64Fields: CLIP_BASE64_FIELDS });
+        const { task } = await submitFamilyTask(deps, request, {
+          family: CLIP_FAMILY,
+          channelFamily: 'clip',
+          plan: (body) => planClipRequest(body, action),
+          urlFields: CLIP_URL_FIELDS,
+          base64Fields: CLIP_BASE64_FIELDS,
+        });
         return clipSubmitResponse(task, request.id);
       });
 

@@ -10,7 +10,16 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../../simulator/context.js';
 import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
-import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../../simulator/video-common.js';
+import {
+  decodeVideoTask,
+  mintVideoTask,
+  openaiErrorBody,
+  videoFileOf,
+  videoFileUrl,
+  videoMarkers,
+  videoTaskState,
+  type VideoTaskPayload,
+} from '../../simulator/video-common.js';
 
 const FAMILY = 'clip';
 const PATH = '/clip/v1/videos';
@@ -58,7 +67,14 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
       const seconds = Number(body.duration ?? DEFAULT_SECONDS);
       // The "resolution" of a clip task is its mode; `[sim:res=…]` does not apply here.
       const durationOnly = render.seconds !== undefined ? { seconds: render.seconds } : {};
-      const { id, task } = mintVideoTask(ctx, FAMILY, { model: body.model_name, seconds, resolution: body.mode ?? 'std', markers, render: durationOnly, extra: action });
+      const { id, task } = mintVideoTask(ctx, FAMILY, {
+        model: body.model_name,
+        seconds,
+        resolution: body.mode ?? 'std',
+        markers,
+        render: durationOnly,
+        extra: action,
+      });
       return { code: 0, message: 'SUCCEED', request_id: randomUUID(), data: { task_id: id, task_status: 'submitted', created_at: task.t, updated_at: task.t } };
     });
 

@@ -31,7 +31,11 @@ export const clipUpstream: UpstreamAdapter = {
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
   async submit({ baseUrl, channel, upstreamModel, task, signal }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, { key: channel.key, body: { ...task.request, model_name: upstreamModel }, signal });
+    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, {
+      key: channel.key,
+      body: { ...task.request, model_name: upstreamModel },
+      signal,
+    });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = dataOf(reply.body, 'submit').task_id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);

@@ -45,8 +45,10 @@ export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
     // (spec 7), while the query keeps its codes (`task_not_exist`, 4.10).
     await app.register(async (submitScope) => {
       useErrorShape(submitScope, 'submit');
-      submitScope.post('/v1/images/async/generations', { schema: { tags: ['images'], summary: 'Submit an async image task (pro-image, anime, vis, picgen)' } }, async (request) =>
-        submitAsyncImage(deps, request),
+      submitScope.post(
+        '/v1/images/async/generations',
+        { schema: { tags: ['images'], summary: 'Submit an async image task (pro-image, anime, vis, picgen)' } },
+        async (request) => submitAsyncImage(deps, request),
       );
     });
 

@@ -8,7 +8,18 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
-import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import {
+  fileUrl,
+  notFound,
+  parseWith,
+  plainErrorBody,
+  refuseByMarkers,
+  requestMarkers,
+  requestOrigin,
+  requireBearer,
+  useSimErrorShape,
+  wildcardParam,
+} from '../../simulator/http.js';
 import { parseImageSize } from '../../simulator/image-size.js';
 import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
 import { imagePngName, imageResultKind, parsePngName } from '../../simulator/image-results.js';

@@ -39,7 +39,11 @@ export const asyncImagesUpstream: UpstreamAdapter = {
   maxAgeSeconds: 30 * 60,
 
   async submit({ baseUrl, channel, upstreamModel, task, signal }) {
-    const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
+    const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, {
+      key: channel.key,
+      body: { ...task.request, model: upstreamModel },
+      signal,
+    });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = (reply.body as UpstreamImageTask | undefined)?.id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);

@@ -194,8 +194,6 @@ export function readOptionalString(body: Body, key: string, param = key, max = M
   return value;
 }
 
-
-
 /** An optional plain object field, e.g. `metadata`. */
 export function readObject(body: Body, key: string, param = key): Body | undefined {
   const value = field(body, key);

@@ -26,7 +26,12 @@ export const taskNotExist = (status: 400 | 404, param: 'task_id' | 'id' = 'task_
   message: (taskId) => `${param}: no task ${taskId}`,
 });
 
-export async function findOwnTask<D extends { accountId: string }>(deps: GatewayDeps, request: FastifyRequest, projection: Projection<D>, missing: MissingTask): Promise<D> {
+export async function findOwnTask<D extends { accountId: string }>(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  projection: Projection<D>,
+  missing: MissingTask,
+): Promise<D> {
   const caller = await authenticate(request, deps.tokens, deps.clock());
   const taskId = (request.params as Record<string, string>)[missing.param] ?? '';
   const doc = await taskViewFor(deps, projection, taskId, caller.accountId);

@@ -55,7 +55,11 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return Array.isArray(key) ? key[0] : key;
 }
 
-export async function submitFamilyTask<P extends TaskPlan>(deps: GatewayDeps, request: FastifyRequest, spec: SubmitSpec<P>): Promise<{ task: EventDataOf<'TaskSubmitted'>; plan: P }> {
+export async function submitFamilyTask<P extends TaskPlan>(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  spec: SubmitSpec<P>,
+): Promise<{ task: EventDataOf<'TaskSubmitted'>; plan: P }> {
   const caller = await authenticate(request, deps.tokens, deps.clock());
   const plan = acceptedPlan(spec.plan(request.body));
   assertModelAllowed(caller, plan.model, deps.catalog);

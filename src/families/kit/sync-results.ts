@@ -41,7 +41,12 @@ function absolute(url: string, baseUrl: string): string {
  * Downloads every URL image through the guard. `onFailure: 'fail'` makes a failed download a
  * final upstream error; `'keep-url'` keeps the upstream URL for the client (picgen, spec 4.7).
  */
-export async function fetchImages(deps: GatewayDeps, ctx: UpstreamContext, images: readonly UpstreamImage[], onFailure: 'fail' | 'keep-url'): Promise<FetchedImages> {
+export async function fetchImages(
+  deps: GatewayDeps,
+  ctx: UpstreamContext,
+  images: readonly UpstreamImage[],
+  onFailure: 'fail' | 'keep-url',
+): Promise<FetchedImages> {
   const policy = resultPolicy(deps, ctx);
   const fetched = await Promise.all(
     images.map(async (image): Promise<UpstreamResult | { url: string; reason: string }> => {

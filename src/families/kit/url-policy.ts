@@ -26,7 +26,8 @@ export const MAX_CALLBACK_URL_CHARS = 2048;
 
 type PolicyDeps = Pick<GatewayDeps, 'config' | 'signer' | 'clock'>;
 
-const notAllowed = (param: string, reason: string): GatewayError => new GatewayError(400, 'invalid_request', `${param}: the URL is not allowed: ${reason}`, param);
+const notAllowed = (param: string, reason: string): GatewayError =>
+  new GatewayError(400, 'invalid_request', `${param}: the URL is not allowed: ${reason}`, param);
 
 /** The gateway's own asset URL with a valid signature that has not expired. */
 function isOwnSignedAsset(deps: PolicyDeps, text: string): boolean {
@@ -63,7 +64,11 @@ export async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlFie
   // Resolved together; the first refusal in request order is reported.
   const checks = await Promise.allSettled(
     fields.map((field) =>
-      field.use === 'reference' ? (isOwnSignedAsset(deps, field.url) ? Promise.resolve() : checkOutboundUrl(field.url, references)) : checkOutboundUrl(field.url, callbacks),
+      field.use === 'reference'
+        ? isOwnSignedAsset(deps, field.url)
+          ? Promise.resolve()
+          : checkOutboundUrl(field.url, references)
+        : checkOutboundUrl(field.url, callbacks),
     ),
   );
   checks.forEach((check, index) => {

@@ -17,7 +17,6 @@ export interface VideoPlan extends TaskPlan {
 
 export type VideoPlanResult = PlanResult<VideoPlan>;
 
-
 // ---- upstream adapters -----------------------------------------------------------------------
 
 /** Video generation takes minutes: poll gently, give up after two hours. */

@@ -14,7 +14,15 @@ export const motionTextModels = [
 ] as const;
 
 /** The spec names one image-to-video model; the others follow the same naming (decisions.md). */
-export const motionImageModels = ['motion2.2-kf2v-flash', 'motion2.7-i2v', 'motion2.6-i2v', 'motion2.5-i2v-preview', 'motion2.2-i2v-plus', 'motionx2.1-i2v-plus', 'motionx2.1-i2v-turbo'] as const;
+export const motionImageModels = [
+  'motion2.2-kf2v-flash',
+  'motion2.7-i2v',
+  'motion2.6-i2v',
+  'motion2.5-i2v-preview',
+  'motion2.2-i2v-plus',
+  'motionx2.1-i2v-plus',
+  'motionx2.1-i2v-turbo',
+] as const;
 
 export const motionCatalog: readonly ModelEntry[] = unique([...motionTextModels, ...motionImageModels]).map((model) => ({
   model,

@@ -60,6 +60,7 @@ export function readImageInputs(body: Body): ImageInputs {
   const media = readMedia(body);
   const audioUrl = optionalUrl(body, 'audio_url');
   if (last !== undefined && first === undefined) refuse('last_frame_url', 'a last frame needs a first frame');
-  if (first === undefined && media.length === 0) refuse('image', 'image-to-video needs a first frame (image, img_url, image_url, first_frame_url or images) or media');
+  if (first === undefined && media.length === 0)
+    refuse('image', 'image-to-video needs a first frame (image, img_url, image_url, first_frame_url or images) or media');
   return { ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}), media, ...(audioUrl !== undefined ? { audioUrl } : {}) };
 }

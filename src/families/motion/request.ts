@@ -8,7 +8,19 @@
  */
 import { motionImageModels, motionTextModels } from './catalog.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { type Body, checkForwarded, field, isOneOf, readBody, readBool, readInt, readObject, readOptionalString, readWholeSeconds, refuse } from '../kit/fields.js';
+import {
+  type Body,
+  checkForwarded,
+  field,
+  isOneOf,
+  readBody,
+  readBool,
+  readInt,
+  readObject,
+  readOptionalString,
+  readWholeSeconds,
+  refuse,
+} from '../kit/fields.js';
 import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
 import { planned } from '../kit/plan.js';
 import { type ImageInputs, readImageInputs } from './media.js';
@@ -57,13 +69,20 @@ function readSizeField(value: unknown, param: string): { tier: MotionTier; upstr
 
 function readResolution(body: Body, parameters: Body) {
   const size = readSizeField(field(body, 'size') ?? field(parameters, 'size'), field(body, 'size') !== undefined ? 'size' : 'metadata.parameters.size');
-  const resolution = readSizeField(field(body, 'resolution') ?? field(parameters, 'resolution'), field(body, 'resolution') !== undefined ? 'resolution' : 'metadata.parameters.resolution');
+  const resolution = readSizeField(
+    field(body, 'resolution') ?? field(parameters, 'resolution'),
+    field(body, 'resolution') !== undefined ? 'resolution' : 'metadata.parameters.resolution',
+  );
   if (size && resolution && size.tier !== resolution.tier) refuse('resolution', `${resolution.tier} conflicts with size (${size.tier}); give one of them`);
   return resolution ?? size;
 }
 
 function readDuration(body: Body, parameters: Body): number {
-  for (const [param, value] of [['duration', field(body, 'duration')], ['seconds', field(body, 'seconds')], ['metadata.parameters.duration', field(parameters, 'duration')]] as const) {
+  for (const [param, value] of [
+    ['duration', field(body, 'duration')],
+    ['seconds', field(body, 'seconds')],
+    ['metadata.parameters.duration', field(parameters, 'duration')],
+  ] as const) {
     if (value !== undefined) return readWholeSeconds(value, param, 1, MOTION_MAX_SECONDS) ?? MOTION_DEFAULT_SECONDS;
   }
   return MOTION_DEFAULT_SECONDS;

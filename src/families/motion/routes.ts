@@ -20,7 +20,12 @@ export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
       app.post(MOTION_SUBMIT_PATHS[path], { schema: { tags: ['video'], summary } }, async (request) => {
-        const { task } = await submitFamilyTask(deps, request, { family: MOTION_FAMILY, channelFamily: 'motion', plan: (body) => planMotionRequest(body, path), urlFields: MOTION_URL_FIELDS });
+        const { task } = await submitFamilyTask(deps, request, {
+          family: MOTION_FAMILY,
+          channelFamily: 'motion',
+          plan: (body) => planMotionRequest(body, path),
+          urlFields: MOTION_URL_FIELDS,
+        });
         return motionSubmitResponse(task, request.id);
       });
     }

@@ -14,7 +14,15 @@ import { parseMotionSize, tierName, tierOfPixels } from './sizes.js';
 import type { SimContext, SimFamily } from '../../simulator/context.js';
 import { notFound, parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
 import { stripMarkers } from '../../simulator/markers.js';
-import { decodeVideoTask, mintVideoTask, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../../simulator/video-common.js';
+import {
+  decodeVideoTask,
+  mintVideoTask,
+  videoFileOf,
+  videoFileUrl,
+  videoMarkers,
+  videoTaskState,
+  type VideoTaskPayload,
+} from '../../simulator/video-common.js';
 
 const FAMILY = 'motion';
 const API = '/vendor/api/v1';
@@ -25,9 +33,7 @@ const DEFAULT_RESOLUTION = '720P';
 const SubmitBody = z.looseObject({
   model: z.string().min(1),
   input: z.looseObject({ prompt: z.string().optional() }),
-  parameters: z
-    .looseObject({ duration: z.number().int().min(1).optional(), resolution: z.string().optional(), size: z.string().optional() })
-    .optional(),
+  parameters: z.looseObject({ duration: z.number().int().min(1).optional(), resolution: z.string().optional(), size: z.string().optional() }).optional(),
 });
 
 const STATUS = { queued: 'PENDING', in_progress: 'RUNNING', completed: 'SUCCEEDED', failed: 'FAILED' } as const;

@@ -53,8 +53,12 @@ export const motionUpstream: UpstreamAdapter = {
       case 'RUNNING':
         return { state: 'in_progress', progress: RUNNING_PROGRESS, snapshot };
       case 'SUCCEEDED': {
-        if (typeof output.video_url !== 'string' || !output.video_url) return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video URL' };
-        const delivered = { seconds: reportedNumber(usage.video_duration), tier: knownTier(usage.SR === undefined ? undefined : `${String(usage.SR)}P`, MOTION_TIERS) };
+        if (typeof output.video_url !== 'string' || !output.video_url)
+          return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video URL' };
+        const delivered = {
+          seconds: reportedNumber(usage.video_duration),
+          tier: knownTier(usage.SR === undefined ? undefined : `${String(usage.SR)}P`, MOTION_TIERS),
+        };
         return videoSucceeded({ url: output.video_url }, delivered, task.basis.units, { ...snapshot, usage });
       }
       case 'FAILED':

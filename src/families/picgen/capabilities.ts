@@ -26,8 +26,27 @@ export interface PicgenCapabilities {
   maxReferences: number;
 }
 
-const FIVE_PRO_FLASH = { presets: ['1K', '1.5K', '2K'], minArea: 921_600, maxArea: 4_624_220, sequential: false, layers: true, outputFormat: true, tools: false, maxReferences: 10 } as const;
-const FIVE_LITE_BASE = { presets: ['2K', '3K', '4K'], minArea: 3_686_400, maxArea: 16_777_216, sequential: true, layers: false, outputFormat: true, tools: true, fastPrompt: false, maxReferences: 14 } as const;
+const FIVE_PRO_FLASH = {
+  presets: ['1K', '1.5K', '2K'],
+  minArea: 921_600,
+  maxArea: 4_624_220,
+  sequential: false,
+  layers: true,
+  outputFormat: true,
+  tools: false,
+  maxReferences: 10,
+} as const;
+const FIVE_LITE_BASE = {
+  presets: ['2K', '3K', '4K'],
+  minArea: 3_686_400,
+  maxArea: 16_777_216,
+  sequential: true,
+  layers: false,
+  outputFormat: true,
+  tools: true,
+  fastPrompt: false,
+  maxReferences: 14,
+} as const;
 
 export const PICGEN_CAPABILITIES: Readonly<Record<PicgenSyncModel, PicgenCapabilities>> = {
   'vendor-picgen-5-0-pro-260628': { label: '5.0 Pro', ...FIVE_PRO_FLASH, fastPrompt: true },

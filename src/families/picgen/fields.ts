@@ -40,7 +40,8 @@ function readOnlyOne(body: Body, key: 'n' | 'stream'): void {
 function readSequential(body: Body, caps: PicgenCapabilities, model: string, references: number): { upstream: Record<string, unknown>; outputs: number } {
   const mode = readEnum(body, 'sequential_image_generation', SEQUENTIAL);
   const options = field(body, 'sequential_image_generation_options');
-  if (mode === 'auto' && !caps.sequential) refuse('sequential_image_generation', `auto is not supported by ${model} (${caps.label}); only 5.0, 5.0 Lite, 4.5 and 4.0 generate series`);
+  if (mode === 'auto' && !caps.sequential)
+    refuse('sequential_image_generation', `auto is not supported by ${model} (${caps.label}); only 5.0, 5.0 Lite, 4.5 and 4.0 generate series`);
   if (options !== undefined && !caps.sequential) refuse('sequential_image_generation_options', `not supported by ${model} (${caps.label})`);
   if (options !== undefined && !isPlainObject(options)) refuse('sequential_image_generation_options', 'must be an object such as {"max_images": 4}');
   const max = options === undefined ? undefined : field(options, 'max_images');
@@ -55,7 +56,10 @@ function readSequential(body: Body, caps: PicgenCapabilities, model: string, ref
   // A maximum, not a promise: reserve for the most the upstream may return.
   const outputs = max ?? SEQUENTIAL_MAX_TOTAL - references;
   if (outputs < 1 || references + outputs > SEQUENTIAL_MAX_TOTAL) {
-    refuse('sequential_image_generation_options.max_images', `reference images (${references}) plus images asked for (${max ?? 0}) must total at most ${SEQUENTIAL_MAX_TOTAL}`);
+    refuse(
+      'sequential_image_generation_options.max_images',
+      `reference images (${references}) plus images asked for (${max ?? 0}) must total at most ${SEQUENTIAL_MAX_TOTAL}`,
+    );
   }
   return { upstream, outputs };
 }
@@ -76,7 +80,8 @@ function readTools(body: Body, caps: PicgenCapabilities, model: string): Record<
   const tools = field(body, 'tools');
   if (tools === undefined) return undefined;
   if (!caps.tools) refuse('tools', `not supported by ${model} (${caps.label}); only 5.0 and 5.0 Lite take tools`);
-  if (!Array.isArray(tools) || tools.length === 0 || tools.length > MAX_TOOLS) refuse('tools', `must be an array of 1 to ${MAX_TOOLS} objects, each with a non-empty string type`);
+  if (!Array.isArray(tools) || tools.length === 0 || tools.length > MAX_TOOLS)
+    refuse('tools', `must be an array of 1 to ${MAX_TOOLS} objects, each with a non-empty string type`);
   // Tools are forwarded as given (their support depends on the upstream), so only their size is bounded.
   checkForwarded(tools, 'tools');
   return tools.map((tool: unknown, index) => {
@@ -101,7 +106,11 @@ function readLook(body: Body, caps: PicgenCapabilities, model: string, reference
   if (outputFormat !== undefined && !caps.outputFormat) refuse('output_format', `not supported by ${model} (${caps.label}); only 5.0-series models take it`);
   const background = readEnum(body, 'background', BACKGROUNDS);
   if (background === 'transparent' && caps.layers) {
-    if (references !== 1) refuse('background', `transparent on ${model} (${caps.label}) needs exactly one reference image (got ${references}); it is unavailable for text-only generation`);
+    if (references !== 1)
+      refuse(
+        'background',
+        `transparent on ${model} (${caps.label}) needs exactly one reference image (got ${references}); it is unavailable for text-only generation`,
+      );
     if (outputFormat === 'jpeg') refuse('background', 'transparent cannot be combined with output_format jpeg');
   }
   if (outputFormat !== undefined) upstream.output_format = outputFormat;

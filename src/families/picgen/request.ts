@@ -5,7 +5,18 @@
  * refusal `{param, message}` out. The URL policy on reference URLs is the route's.
  */
 import { picgenSyncModels } from './catalog.js';
-import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, readPrompt, redactDataUris, refuse } from '../kit/fields.js';
+import {
+  type Body,
+  checkLength,
+  field,
+  isHttpUrl,
+  isImageDataUri,
+  isPlainObject,
+  MAX_PROMPT_CHARS,
+  readPrompt,
+  redactDataUris,
+  refuse,
+} from '../kit/fields.js';
 import { capabilitiesOf, isPicgenSyncModel, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
 import { readCommonFields } from './fields.js';
 import { readPicgenSize } from './size.js';
@@ -77,7 +88,8 @@ function generation(body: unknown): PicgenPlan {
   for (const key of ['image', 'images']) {
     if (Object.hasOwn(body, key)) refuse(key, 'reference images are not taken by /v1/images/generations; send them to /v1/images/edits');
   }
-  if (readLayers(body)) refuse('layer_decomposition', 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits');
+  if (readLayers(body))
+    refuse('layer_decomposition', 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits');
   const size = readPicgenSize(body, caps, model, 'generate');
   const common = readCommonFields(body, caps, model, 0);
   const upstream: Record<string, unknown> = { model, prompt, ...(size.upstream !== undefined ? { size: size.upstream } : {}), ...common.upstream };

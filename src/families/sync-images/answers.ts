@@ -56,7 +56,13 @@ export async function completedEvents(deps: GatewayDeps, call: SucceededSyncCall
   const usages = Array.isArray(call.upstream?.usages) ? call.upstream.usages : [];
   const type = 'image_generation.completed';
   return Promise.all(
-    call.results.map(async (r, i) => ({ type, b64_json: await resultBase64(deps, call, r), created_at: call.completedAt, ...echo, usage: imagesUsageOf(usages[i]) })),
+    call.results.map(async (r, i) => ({
+      type,
+      b64_json: await resultBase64(deps, call, r),
+      created_at: call.completedAt,
+      ...echo,
+      usage: imagesUsageOf(usages[i]),
+    })),
   );
 }
 
@@ -70,7 +76,12 @@ function contentOf(call: SucceededSyncCall): string {
 const chatBase = (call: SucceededSyncCall) => ({ id: call.taskId, created: call.completedAt, model: call.model });
 
 export function chatBody(call: SucceededSyncCall) {
-  return { ...chatBase(call), object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: contentOf(call) }, finish_reason: 'stop' }], usage: chatUsageOf(call.upstream) };
+  return {
+    ...chatBase(call),
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content: contentOf(call) }, finish_reason: 'stop' }],
+    usage: chatUsageOf(call.upstream),
+  };
 }
 
 /** The chunks of a streamed chat answer: the role, the content, the finish with `usage` (then `[DONE]`). */

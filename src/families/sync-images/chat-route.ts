@@ -27,42 +27,54 @@ export function chatRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, 'plain');
 
-    app.post(CHAT_PATH, { schema: { tags: ['images'], summary: 'Synchronous image generation, chat-style (std-image, pro-image)' } }, async (request, reply) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const planned = planChatRequest(request.body);
-      if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-      const { plan } = planned;
-      assertModelAllowed(caller, plan.model, deps.catalog);
-      await enforceUrlPolicyOn(deps, request.body, CHAT_URL_FIELDS);
-      const sse = plan.stream ? new SseReply(reply) : undefined;
-      const options = syncCallOptions(request, reply);
-      try {
-        const { call } = await runSyncTask(
-          deps,
-          {
-            family: SYNC_IMAGE_FAMILY, channelFamily: 'images', action: plan.action, model: plan.model, caller, request: plan.recorded, units: plan.units,
-            metadata: metadataFor(request, deps.clock()), delivery: 'url', ...options,
-            onTask: (taskId, replayed) => {
-              options.onTask(taskId);
-              // A retry waiting for the first call keeps its stream alive like the call does.
-              if (replayed) sse?.keepAlive();
+    app.post(
+      CHAT_PATH,
+      { schema: { tags: ['images'], summary: 'Synchronous image generation, chat-style (std-image, pro-image)' } },
+      async (request, reply) => {
+        const caller = await authenticate(request, deps.tokens, deps.clock());
+        const planned = planChatRequest(request.body);
+        if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
+        const { plan } = planned;
+        assertModelAllowed(caller, plan.model, deps.catalog);
+        await enforceUrlPolicyOn(deps, request.body, CHAT_URL_FIELDS);
+        const sse = plan.stream ? new SseReply(reply) : undefined;
+        const options = syncCallOptions(request, reply);
+        try {
+          const { call } = await runSyncTask(
+            deps,
+            {
+              family: SYNC_IMAGE_FAMILY,
+              channelFamily: 'images',
+              action: plan.action,
+              model: plan.model,
+              caller,
+              request: plan.recorded,
+              units: plan.units,
+              metadata: metadataFor(request, deps.clock()),
+              delivery: 'url',
+              ...options,
+              onTask: (taskId, replayed) => {
+                options.onTask(taskId);
+                // A retry waiting for the first call keeps its stream alive like the call does.
+                if (replayed) sse?.keepAlive();
+              },
             },
-          },
-          async (ctx) => {
-            sse?.keepAlive();
-            return callChat(deps, ctx, plan.upstream);
-          },
-        );
-        if (!sse) return chatBody(call);
-        for (const chunk of chatChunks(call)) sse.send(chunk);
-        sse.done();
-        sse.end();
-        return reply;
-      } catch (err) {
-        if (!sse) throw err;
-        sse.fail(err);
-        return reply;
-      }
-    });
+            async (ctx) => {
+              sse?.keepAlive();
+              return callChat(deps, ctx, plan.upstream);
+            },
+          );
+          if (!sse) return chatBody(call);
+          for (const chunk of chatChunks(call)) sse.send(chunk);
+          sse.done();
+          sse.end();
+          return reply;
+        } catch (err) {
+          if (!sse) throw err;
+          sse.fail(err);
+          return reply;
+        }
+      },
+    );
   };
 }

@@ -28,8 +28,16 @@ const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTim
 function syncRequest(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply): SyncRequest {
   const delivery = plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url';
   return {
-    family: SYNC_IMAGE_FAMILY, channelFamily: 'images', action: plan.action, model: plan.model, caller, request: plan.recorded, units: plan.units,
-    metadata: metadataFor(request, deps.clock()), delivery, ...syncCallOptions(request, reply),
+    family: SYNC_IMAGE_FAMILY,
+    channelFamily: 'images',
+    action: plan.action,
+    model: plan.model,
+    caller,
+    request: plan.recorded,
+    units: plan.units,
+    metadata: metadataFor(request, deps.clock()),
+    delivery,
+    ...syncCallOptions(request, reply),
   };
 }
 

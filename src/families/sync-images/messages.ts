@@ -36,7 +36,8 @@ function readImagePart(part: Body, where: string): Part {
     refuse(`${where}.image_url.url`, 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI');
   }
   const detail = field(image, 'detail');
-  if (detail !== undefined && !(typeof detail === 'string' && (DETAILS as readonly string[]).includes(detail))) refuse(`${where}.image_url.detail`, `must be one of ${DETAILS.join(', ')}`);
+  if (detail !== undefined && !(typeof detail === 'string' && (DETAILS as readonly string[]).includes(detail)))
+    refuse(`${where}.image_url.detail`, `must be one of ${DETAILS.join(', ')}`);
   return { type: 'image_url', image_url: { url, ...(typeof detail === 'string' ? { detail } : {}) } };
 }
 
@@ -88,7 +89,9 @@ export function readMessages(body: Body): ReadMessages {
   const prompt = textOf(user);
   if (prompt.trim() === '') refuse(`messages.${lastUser}.content`, 'the user message must carry the prompt text');
   const images = messages.flatMap((m, i) =>
-    typeof m.content === 'string' ? [] : m.content.flatMap((p, j) => (p.type === 'image_url' ? [{ param: `messages.${i}.content.${j}.image_url.url`, url: p.image_url.url }] : [])),
+    typeof m.content === 'string'
+      ? []
+      : m.content.flatMap((p, j) => (p.type === 'image_url' ? [{ param: `messages.${i}.content.${j}.image_url.url`, url: p.image_url.url }] : [])),
   );
   if (images.length > MAX_IMAGE_PARTS) refuse('messages', `at most ${MAX_IMAGE_PARTS} image_url parts, got ${images.length}`);
   return { messages, prompt, images };

@@ -100,7 +100,17 @@ function images(body: unknown): SyncImagePlan {
   const { n, options } = readOptions(body, model, prompt);
   const upstream: Record<string, unknown> = { model, prompt, ...options, ...(style !== undefined ? { style } : {}) };
   const responseFormat = format ?? (model === 'pro-image' ? 'b64_json' : 'url');
-  return { model, action: 'images/generate', units: n, stream, upstream, recorded: recordedOf(upstream), references: [], responseFormat, echo: echoOf(options) };
+  return {
+    model,
+    action: 'images/generate',
+    units: n,
+    stream,
+    upstream,
+    recorded: recordedOf(upstream),
+    references: [],
+    responseFormat,
+    echo: echoOf(options),
+  };
 }
 
 const run = (plan: (body: unknown) => SyncImagePlan, body: unknown): SyncImagePlanResult => planned(() => plan(body));

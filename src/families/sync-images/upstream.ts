@@ -35,7 +35,12 @@ function body(ctx: UpstreamContext, upstream: Record<string, unknown>, extra: Re
 }
 
 export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
+  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, {
+    key: ctx.channel.key,
+    body: body(ctx, upstream),
+    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
+    signal: ctx.signal,
+  });
   if (reply.status !== 200) throw failureOf(reply, 'images');
   const images = itemsOf(reply.body);
   if (images.length === 0) throw new UpstreamError('images: the upstream answered without an image', false, 502);
@@ -46,7 +51,12 @@ export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstre
 }
 
 export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, { key: ctx.channel.key, body: body(ctx, upstream), timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
+  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, {
+    key: ctx.channel.key,
+    body: body(ctx, upstream),
+    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
+    signal: ctx.signal,
+  });
   if (reply.status !== 200) throw failureOf(reply, 'chat');
   const answer = isPlainObject(reply.body) ? reply.body : {};
   const choices = Array.isArray(answer.choices) ? answer.choices.filter(isPlainObject) : [];

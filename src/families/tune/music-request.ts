@@ -43,7 +43,8 @@ function readMode(body: Body, instrumental: boolean): { custom: boolean; lyrics?
   const description = readText(body, 'ai_description_prompt', MUSIC_DESCRIPTION_MAX);
   const custom = customFlag ?? lyrics !== undefined;
   if (custom) {
-    if (lyrics === undefined && !instrumental) refuse('prompt', 'required in custom mode (the lyrics); for a song from a description give ai_description_prompt without custom_mode');
+    if (lyrics === undefined && !instrumental)
+      refuse('prompt', 'required in custom mode (the lyrics); for a song from a description give ai_description_prompt without custom_mode');
     return { custom, ...(lyrics !== undefined ? { lyrics } : {}) };
   }
   if (lyrics !== undefined) refuse('prompt', 'lyrics are only used in custom mode; drop custom_mode: false, or describe the song in ai_description_prompt');
@@ -62,7 +63,8 @@ function musicPlan(body: unknown): TunePlan {
   const mode = readMode(body, instrumental);
   const title = readText(body, 'title', MUSIC_TITLE_MAX);
   const tags = readText(body, 'tags', MUSIC_TAGS_MAX);
-  if (mode.custom && mode.lyrics === undefined && tags === undefined) refuse('tags', 'required for an instrumental track in custom mode without lyrics (the style)');
+  if (mode.custom && mode.lyrics === undefined && tags === undefined)
+    refuse('tags', 'required for an instrumental track in custom mode without lyrics (the style)');
   const negativeTags = readText(body, 'negative_tags', MUSIC_TAGS_MAX);
   const mv = readEnum(body, 'mv', TUNE_VERSIONS) ?? DEFAULT_TUNE_VERSION;
   const weights = MUSIC_WEIGHTS.flatMap((key) => {
@@ -90,4 +92,3 @@ function musicPlan(body: unknown): TunePlan {
 export function planMusicRequest(body: unknown): TunePlanResult {
   return planned(() => musicPlan(body));
 }
-

@@ -10,7 +10,19 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
-import { fileUrl, notFound, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import {
+  fileUrl,
+  notFound,
+  parseWith,
+  plainErrorBody,
+  refuseByMarkers,
+  requestMarkers,
+  requestOrigin,
+  requireBearer,
+  SimHttpError,
+  useSimErrorShape,
+  wildcardParam,
+} from '../../simulator/http.js';
 import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
 import { makeWav } from '../../simulator/media.js';
 import { timeline, toUnixSeconds, type TimelineState } from '../../simulator/timeline.js';
@@ -53,7 +65,9 @@ const STATUS: Readonly<Record<TimelineState['status'], string>> = { queued: 'SUB
 
 export function simLyrics(theme: string): string {
   const line = stripMarkers(theme).slice(0, 60) || 'the open road';
-  return [`[Verse 1]`, `Walking with ${line}`, `Every step a brand new start`, '', `[Chorus]`, `Sing it loud, ${line}`, `Keep the rhythm in your heart`].join('\n');
+  return [`[Verse 1]`, `Walking with ${line}`, `Every step a brand new start`, '', `[Chorus]`, `Sing it loud, ${line}`, `Keep the rhythm in your heart`].join(
+    '\n',
+  );
 }
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
@@ -64,7 +78,13 @@ function state(task: TunePayload, ctx: SimContext): { markers: SimMarkers; state
 }
 
 function songs(id: string, task: TunePayload, origin: string, prefix: string, expired: boolean) {
-  const title = task.ti ?? (stripMarkers(task.d ?? '').split(/\s+/).slice(0, 4).join(' ') || 'Untitled');
+  const title =
+    task.ti ??
+    (stripMarkers(task.d ?? '')
+      .split(/\s+/)
+      .slice(0, 4)
+      .join(' ') ||
+      'Untitled');
   const lyrics = task.i ? '' : task.d !== undefined && task.p === '' ? simLyrics(task.d) : stripMarkers(task.p);
   return Array.from({ length: SIM_SONGS_PER_TASK }, (_, i) => ({
     id: `clip_${hash(id)}_${i}`,

@@ -35,8 +35,19 @@ function musicOutcome(record: UpstreamRecord): UpstreamStatus {
   const withAudio = songs.filter((s) => text(s.audio_url) !== '');
   if (withAudio.length === 0 && text(record.result_url)) withAudio.push({ audio_url: record.result_url });
   if (withAudio.length === 0) return { state: 'failed', code: 'empty_result', reason: 'the upstream finished without audio' };
-  const results: UpstreamResult[] = withAudio.map((s) => ({ kind: 'audio', url: text(s.audio_url), ...(num(s.duration) ? { durationSeconds: num(s.duration) } : {}) }));
-  const details = withAudio.map((s) => ({ id: text(s.id), title: text(s.title), tags: text(s.tags), lyrics: text(s.lyrics), mv: text(s.mv), duration: num(s.duration) }));
+  const results: UpstreamResult[] = withAudio.map((s) => ({
+    kind: 'audio',
+    url: text(s.audio_url),
+    ...(num(s.duration) ? { durationSeconds: num(s.duration) } : {}),
+  }));
+  const details = withAudio.map((s) => ({
+    id: text(s.id),
+    title: text(s.title),
+    tags: text(s.tags),
+    lyrics: text(s.lyrics),
+    mv: text(s.mv),
+    duration: num(s.duration),
+  }));
   return { state: 'succeeded', results, usage: { units: 1 }, snapshot: { status: 'SUCCESS', songs: details } };
 }
 

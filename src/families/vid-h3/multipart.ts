@@ -69,7 +69,10 @@ function formLimits(bodyLimit: number): FormLimits {
 /** The request's form in the shape of a JSON body. */
 export async function readVidH3Form(request: FastifyRequest): Promise<Record<string, FormValue>> {
   const out: Record<string, FormValue> = {};
-  const options = { limits: formLimits(request.routeOptions.bodyLimit), isFile: (_field: unknown, _type: unknown, filename: string | undefined) => filename !== undefined };
+  const options = {
+    limits: formLimits(request.routeOptions.bodyLimit),
+    isFile: (_field: unknown, _type: unknown, filename: string | undefined) => filename !== undefined,
+  };
   await readForm(request, options, async (part) => {
     const path = pathOf(part.name);
     if (!path) return;

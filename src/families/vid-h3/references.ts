@@ -46,7 +46,10 @@ export function readFrames(body: Body, metadata: Body): Frames {
     images[0],
     optionalUrl(field(metadata, 'first_frame_image'), 'metadata.first_frame_image'),
   ]);
-  const last = oneOf('images', 'last frame (images[1], metadata.last_frame_image)', [images[1], optionalUrl(field(metadata, 'last_frame_image'), 'metadata.last_frame_image')]);
+  const last = oneOf('images', 'last frame (images[1], metadata.last_frame_image)', [
+    images[1],
+    optionalUrl(field(metadata, 'last_frame_image'), 'metadata.last_frame_image'),
+  ]);
   if (last !== undefined && first === undefined) refuse('metadata.last_frame_image', 'a last frame needs a first frame');
   return { ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}) };
 }

@@ -39,7 +39,11 @@ export type VidH3Action = 'text' | 'first-frame' | 'first-last-frame' | 'multi-r
 
 function readResolution(body: Body, metadata: Body): VidH3Resolution {
   let chosen: { param: string; value: VidH3Resolution } | undefined;
-  for (const [param, value] of [['size', field(body, 'size')], ['resolution', field(body, 'resolution')], ['metadata.resolution', field(metadata, 'resolution')]] as const) {
+  for (const [param, value] of [
+    ['size', field(body, 'size')],
+    ['resolution', field(body, 'resolution')],
+    ['metadata.resolution', field(metadata, 'resolution')],
+  ] as const) {
     if (value === undefined) continue;
     if (typeof value === 'string' && PIXELS.test(value)) refuse(param, `pixel dimensions such as ${value.trim()} are not accepted; use 768P or 2K`);
     const normalised = typeof value === 'string' ? value.trim().toUpperCase() : undefined;
@@ -86,13 +90,14 @@ function plan(raw: unknown): VideoPlan {
   const resolution = readResolution(body, metadata);
   const frames = readFrames(body, metadata);
   const content = readContent(metadata);
-  if (frames.first !== undefined && content.media.length > 0) refuse('metadata.content', 'frame images cannot be mixed with reference media; use either frames or metadata.content references');
+  if (frames.first !== undefined && content.media.length > 0)
+    refuse('metadata.content', 'frame images cannot be mixed with reference media; use either frames or metadata.content references');
   const text = readText(body, content.text);
   const withMedia = frames.first !== undefined || content.media.length > 0;
   const ratio = field(metadata, 'ratio') ?? (withMedia ? 'adaptive' : '16:9');
   if (!isOneOf(VID_H3_RATIOS, ratio)) refuse('metadata.ratio', `must be one of ${VID_H3_RATIOS.join(', ')}`);
   const watermark = readWatermark(metadata);
-  const callbackUrl = (metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined);
+  const callbackUrl = metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined;
 
   const forwarded: Record<string, unknown> = { ratio };
   let action: VidH3Action = 'text';
@@ -105,7 +110,13 @@ function plan(raw: unknown): VideoPlan {
     if (frames.last !== undefined) forwarded.last_frame_image = frames.last;
   }
   if (watermark !== undefined) forwarded.aigc_watermark = watermark;
-  const upstream: Record<string, unknown> = { model, seconds, size: resolution, ...(action === 'multi-reference' ? {} : { prompt: text }), metadata: forwarded };
+  const upstream: Record<string, unknown> = {
+    model,
+    seconds,
+    size: resolution,
+    ...(action === 'multi-reference' ? {} : { prompt: text }),
+    metadata: forwarded,
+  };
   return { action, model, units: seconds, tier: resolution, upstream, ...(callbackUrl !== undefined ? { callbackUrl } : {}) };
 }
 

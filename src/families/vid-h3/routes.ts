@@ -21,7 +21,12 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
     await acceptForms(app);
 
     app.post(VID_H3_PATH, { schema: { tags: ['video'], summary: 'Submit a Vid-H3 video (JSON or multipart form)' } }, async (request) => {
-      const { task } = await submitFamilyTask(deps, request, { family: VID_H3_FAMILY, channelFamily: 'vid-h3', plan: planVidH3Request, urlFields: VID_H3_URL_FIELDS });
+      const { task } = await submitFamilyTask(deps, request, {
+        family: VID_H3_FAMILY,
+        channelFamily: 'vid-h3',
+        plan: planVidH3Request,
+        urlFields: VID_H3_URL_FIELDS,
+      });
       return submittedVidH3Body(task);
     });
 
@@ -30,15 +35,22 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
       return doc.body;
     });
 
-    app.get(`${VID_H3_PATH}/:task_id/content`, { schema: { tags: ['video'], summary: 'Download a completed Vid-H3 video (MP4, range requests)' } }, async (request, reply) => {
-      const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
-      const { variant } = request.query as { variant?: string };
-      if (variant !== undefined && variant !== 'video') throw new GatewayError(400, 'invalid_request', 'variant: only video is available', 'variant');
-      if (doc.body.status !== 'completed' || !doc.assetKey) {
-        throw new GatewayError(409, 'video_not_ready', `task_id: the video is ${doc.body.status}; its content is available once completed`, 'task_id');
-      }
-      if (doc.expired) throw new GatewayError(410, 'video_expired', 'task_id: the video has expired and was deleted', 'task_id');
-      return sendAsset(request, reply, deps.assets, doc.assetKey, { 'cache-control': 'private, max-age=300', 'content-disposition': `inline; filename="${doc.body.id}.mp4"` });
-    });
+    app.get(
+      `${VID_H3_PATH}/:task_id/content`,
+      { schema: { tags: ['video'], summary: 'Download a completed Vid-H3 video (MP4, range requests)' } },
+      async (request, reply) => {
+        const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
+        const { variant } = request.query as { variant?: string };
+        if (variant !== undefined && variant !== 'video') throw new GatewayError(400, 'invalid_request', 'variant: only video is available', 'variant');
+        if (doc.body.status !== 'completed' || !doc.assetKey) {
+          throw new GatewayError(409, 'video_not_ready', `task_id: the video is ${doc.body.status}; its content is available once completed`, 'task_id');
+        }
+        if (doc.expired) throw new GatewayError(410, 'video_expired', 'task_id: the video has expired and was deleted', 'task_id');
+        return sendAsset(request, reply, deps.assets, doc.assetKey, {
+          'cache-control': 'private, max-age=300',
+          'content-disposition': `inline; filename="${doc.body.id}.mp4"`,
+        });
+      },
+    );
   };
 }

@@ -11,7 +11,15 @@ import { z } from 'zod';
 import type { SimContext, SimFamily } from '../../simulator/context.js';
 import { notFound, parseWith, refuseByMarkers, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
 import { toUnixSeconds } from '../../simulator/timeline.js';
-import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoBytes, videoMarkers, videoTaskState, type VideoTaskPayload } from '../../simulator/video-common.js';
+import {
+  decodeVideoTask,
+  mintVideoTask,
+  openaiErrorBody,
+  videoBytes,
+  videoMarkers,
+  videoTaskState,
+  type VideoTaskPayload,
+} from '../../simulator/video-common.js';
 
 const FAMILY = 'vid-h3';
 const PATH = '/v1/videos';

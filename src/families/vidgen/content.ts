@@ -63,7 +63,8 @@ export function readContent(value: unknown, model: string, caps: VidgenCapabilit
     audio: items.filter((i) => i.type === 'audio_url').length,
   };
   checkReferenceCounts(PARAM, counts);
-  if (counts.audio > 0 && counts.images === 0 && counts.videos === 0) refuse(PARAM, 'audio-only references are not accepted; add an image or a video reference');
+  if (counts.audio > 0 && counts.images === 0 && counts.videos === 0)
+    refuse(PARAM, 'audio-only references are not accepted; add an image or a video reference');
   checkCapabilities(model, caps, items);
   checkFrames(items);
   if (items.length === 0) return { items, action: 'text2video' };

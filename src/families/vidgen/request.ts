@@ -8,7 +8,20 @@
  * without the quote knowing (docs/decisions.md). `callback_url` stays with the gateway.
  */
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { type Body, checkLength, field, isOneOf, MAX_PROMPT_CHARS, readBody, readBool, readCallbackUrl, readInt, readObject, readWholeSeconds, refuse } from '../kit/fields.js';
+import {
+  type Body,
+  checkLength,
+  field,
+  isOneOf,
+  MAX_PROMPT_CHARS,
+  readBody,
+  readBool,
+  readCallbackUrl,
+  readInt,
+  readObject,
+  readWholeSeconds,
+  refuse,
+} from '../kit/fields.js';
 import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
 import { planned } from '../kit/plan.js';
 import { readContent } from './content.js';
@@ -25,7 +38,19 @@ const SEED_MAX = 4_294_967_295;
 const SERVICE_TIERS = ['default', 'flex'] as const;
 const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
 
-const METADATA_KEYS = ['resolution', 'ratio', 'frames', 'seed', 'generate_audio', 'watermark', 'camera_fixed', 'draft', 'callback_url', 'service_tier', 'content'] as const;
+const METADATA_KEYS = [
+  'resolution',
+  'ratio',
+  'frames',
+  'seed',
+  'generate_audio',
+  'watermark',
+  'camera_fixed',
+  'draft',
+  'callback_url',
+  'service_tier',
+  'content',
+] as const;
 const FLAGS = ['generate_audio', 'watermark', 'camera_fixed', 'draft'] as const;
 
 /** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
@@ -107,7 +132,7 @@ function plan(raw: unknown): VideoPlan {
   const metadata = readObject(body, 'metadata') ?? {};
   const forwarded = readMetadata(metadata, model, caps);
   const { items, action } = readContent(field(metadata, 'content'), model, caps);
-  const callbackUrl = (metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined);
+  const callbackUrl = metadata ? readCallbackUrl(metadata, 'callback_url', 'metadata.callback_url') : undefined;
 
   if (items.length > 0) forwarded.content = items;
   const audio = caps.pricedAudio && forwarded.generate_audio !== false;

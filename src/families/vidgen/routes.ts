@@ -14,7 +14,12 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
     useErrorShape(app, 'openai');
 
     app.post(VIDGEN_PATH, { schema: { tags: ['video'], summary: 'Submit a vidgen video task' } }, async (request) => {
-      const { task } = await submitFamilyTask(deps, request, { family: VIDGEN_FAMILY, channelFamily: 'vidgen', plan: planVidgenRequest, urlFields: VIDGEN_URL_FIELDS });
+      const { task } = await submitFamilyTask(deps, request, {
+        family: VIDGEN_FAMILY,
+        channelFamily: 'vidgen',
+        plan: planVidgenRequest,
+        urlFields: VIDGEN_URL_FIELDS,
+      });
       return vidgenSubmitResponse(task);
     });
 

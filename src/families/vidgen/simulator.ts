@@ -11,7 +11,16 @@ import { z } from 'zod';
 import type { SimContext, SimFamily } from '../../simulator/context.js';
 import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
 import { toUnixSeconds } from '../../simulator/timeline.js';
-import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../../simulator/video-common.js';
+import {
+  decodeVideoTask,
+  mintVideoTask,
+  openaiErrorBody,
+  videoFileOf,
+  videoFileUrl,
+  videoMarkers,
+  videoTaskState,
+  type VideoTaskPayload,
+} from '../../simulator/video-common.js';
 
 const FAMILY = 'vidgen';
 const PATH = '/v1/video/generations';

@@ -44,12 +44,18 @@ export const vidgenUpstream: UpstreamAdapter = {
       case 'IN_PROGRESS':
         return { state: 'in_progress', progress, snapshot: native };
       case 'SUCCESS': {
-        if (typeof data.result_url !== 'string' || !data.result_url) return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video URL' };
+        if (typeof data.result_url !== 'string' || !data.result_url)
+          return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video URL' };
         const delivered = { seconds: reportedNumber(native.duration), tier: knownTier(native.resolution, VIDGEN_TIERS) };
         return videoSucceeded({ url: data.result_url }, delivered, task.basis.units, native);
       }
       case 'FAILURE':
-        return { state: 'failed', code: 'upstream_failed', reason: typeof data.fail_reason === 'string' && data.fail_reason ? data.fail_reason : 'the upstream task failed', snapshot: native };
+        return {
+          state: 'failed',
+          code: 'upstream_failed',
+          reason: typeof data.fail_reason === 'string' && data.fail_reason ? data.fail_reason : 'the upstream task failed',
+          snapshot: native,
+        };
       default:
         throw new UpstreamError(`poll: unknown upstream status ${String(data.status)}`, true);
     }

@@ -11,7 +11,10 @@ import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { ok } from '../api-response.js';
 
-const isoTime = z.string().refine((v) => !Number.isNaN(Date.parse(v)), { message: 'must be a date or time (ISO 8601)' }).transform((v) => new Date(Date.parse(v)).toISOString());
+const isoTime = z
+  .string()
+  .refine((v) => !Number.isNaN(Date.parse(v)), { message: 'must be a date or time (ISO 8601)' })
+  .transform((v) => new Date(Date.parse(v)).toISOString());
 
 const LedgerQuery = z.object({
   p: z.coerce.number().int().min(0).default(0),

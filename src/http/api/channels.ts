@@ -25,7 +25,9 @@ const ChannelFields = z.object({
   status: z.union([z.literal(1), z.literal(2)], { message: 'must be 1 (enabled) or 2 (disabled)' }),
 });
 const CreateChannelBody = ChannelFields.partial({ key: true, model_mapping: true, groups: true, priority: true, weight: true, status: true }).strict();
-const UpdateChannelBody = ChannelFields.partial().extend({ id: z.string().min(1) }).strict();
+const UpdateChannelBody = ChannelFields.partial()
+  .extend({ id: z.string().min(1) })
+  .strict();
 
 function toSettings(input: Partial<z.infer<typeof ChannelFields>>): Partial<ChannelSettings> {
   const s: Partial<ChannelSettings> = {};

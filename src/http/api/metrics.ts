@@ -18,7 +18,10 @@ export function metricsRoutes(deps: GatewayDeps): FastifyPluginAsync {
         projection_position: deps.runner.position().toString(),
         event_store_head: (await deps.events.headPosition()).toString(),
         final_event_lag_ms: { count: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags.at(-1) ?? null },
-        tasks_in_flight: { submitted: await deps.views.count('inflight', { stage: 'submitted' }), dispatched: await deps.views.count('inflight', { stage: 'dispatched' }) },
+        tasks_in_flight: {
+          submitted: await deps.views.count('inflight', { stage: 'submitted' }),
+          dispatched: await deps.views.count('inflight', { stage: 'dispatched' }),
+        },
         memory: { rss: memory.rss, heap_used: memory.heapUsed },
       });
     });

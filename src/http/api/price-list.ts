@@ -16,14 +16,18 @@ export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (plain) => {
     const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'plain');
-    app.get('/v1/pricing', { schema: { tags: ['models'], summary: 'Prices of the models this API key may use, for its group', response: { 200: PriceList } } }, async (request) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const models = deps.catalog
-        .modelsFor(caller.group)
-        .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
-        .filter((m) => !caller.channelId || deps.catalog.channel(caller.channelId)?.models.includes(m));
-      return priceListFor(deps.catalog.prices(), caller.group, models);
-    });
+    app.get(
+      '/v1/pricing',
+      { schema: { tags: ['models'], summary: 'Prices of the models this API key may use, for its group', response: { 200: PriceList } } },
+      async (request) => {
+        const caller = await authenticate(request, deps.tokens, deps.clock());
+        const models = deps.catalog
+          .modelsFor(caller.group)
+          .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
+          .filter((m) => !caller.channelId || deps.catalog.channel(caller.channelId)?.models.includes(m));
+        return priceListFor(deps.catalog.prices(), caller.group, models);
+      },
+    );
   };
 }
 
@@ -31,9 +35,13 @@ export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
 export function userPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (plain) => {
     const app = plain.withTypeProvider<ZodTypeProvider>();
-    app.get('/api/user/pricing', { schema: { tags: ['users'], summary: "Prices of every model served to the signed-in user's group" }, preHandler: requireSession(deps) }, async (request) => {
-      const user = currentUser(request);
-      return ok(priceListFor(deps.catalog.prices(), user.group, deps.catalog.modelsFor(user.group)));
-    });
+    app.get(
+      '/api/user/pricing',
+      { schema: { tags: ['users'], summary: "Prices of every model served to the signed-in user's group" }, preHandler: requireSession(deps) },
+      async (request) => {
+        const user = currentUser(request);
+        return ok(priceListFor(deps.catalog.prices(), user.group, deps.catalog.modelsFor(user.group)));
+      },
+    );
   };
 }

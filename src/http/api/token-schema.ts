@@ -6,9 +6,7 @@ import { maskKey } from '../auth/secrets.js';
 
 /** A list given as an array, or as one comma/newline separated string (the common clients' form). */
 const stringList = (item: z.ZodString) =>
-  z
-    .union([z.array(item), z.string()])
-    .transform((v) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter(Boolean));
+  z.union([z.array(item), z.string()]).transform((v) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter(Boolean));
 
 const allowIp = z.string().refine(isValidAllowEntry, { message: 'must be an IP address or CIDR range' });
 
@@ -25,7 +23,9 @@ export const TokenFields = z.object({
 });
 
 export const CreateTokenBody = TokenFields.partial().strict();
-export const UpdateTokenBody = TokenFields.partial().extend({ id: z.string().min(1) }).strict();
+export const UpdateTokenBody = TokenFields.partial()
+  .extend({ id: z.string().min(1) })
+  .strict();
 
 export const TokenRecord = z.object({
   id: z.string(),

@@ -82,7 +82,14 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const user = currentUser(request);
       const now = deps.clock();
       const { id, ...fields } = request.body;
-      const position = await updateToken(deps, actorOf(user), id, toSettings(fields), nowSeconds(now), metadataFor(request, now, { accountId: user.accountId }));
+      const position = await updateToken(
+        deps,
+        actorOf(user),
+        id,
+        toSettings(fields),
+        nowSeconds(now),
+        metadataFor(request, now, { accountId: user.accountId }),
+      );
       if (position !== undefined) await deps.runner.waitFor(position);
       return ok(tokenRecord(await ownToken(user, id)));
     });

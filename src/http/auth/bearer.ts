@@ -92,4 +92,3 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
  * token view, which does not see reservations still open; the account aggregate makes the
  * binding check with them (`tokenQuotaExhausted` is its refusal, with the same status and code).
  */
-

@@ -25,11 +25,15 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 async function waitForArt(client: Client, id: string) {
-  return eventually(async () => {
-    const r = await client.get(`/art/task/${id}/fetch`);
-    if (r.status !== 200) throw new Error(`fetch answered ${r.status}: ${JSON.stringify(r.body)}`);
-    return r.body.status === 'SUCCESS' || r.body.status === 'FAILURE' ? r.body : undefined;
-  }, 15_000, 30);
+  return eventually(
+    async () => {
+      const r = await client.get(`/art/task/${id}/fetch`);
+      if (r.status !== 200) throw new Error(`fetch answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.status === 'SUCCESS' || r.body.status === 'FAILURE' ? r.body : undefined;
+    },
+    15_000,
+    30,
+  );
 }
 
 /** The head once settlement of finished tasks has been appended (so only a refusal could move it). */
@@ -62,12 +66,29 @@ async function finishedImagine(prompt = 'a castle') {
 
 describe('art actions to SUCCESS (spec 2.7, 3.5, 4.14)', () => {
   it('IMAGINE: a 2x2 grid plus four images, the 2.7 record filled in', async () => {
-    const id = await submitted(api, 'imagine', { prompt: 'a castle at dawn', base64Array: [IMG], state: 'my-state', notifyHook: 'https://hooks.example.com/art' });
+    const id = await submitted(api, 'imagine', {
+      prompt: 'a castle at dawn',
+      base64Array: [IMG],
+      state: 'my-state',
+      notifyHook: 'https://hooks.example.com/art',
+    });
     const first = await api.get(`/art/task/${id}/fetch`);
     expect(first.status).toBe(200);
     expect(first.body.progress).toMatch(/^\d+%$/);
     const done = await waitForArt(api, id);
-    expect(done).toMatchObject({ id, action: 'IMAGINE', prompt: 'a castle at dawn', description: '/imagine a castle at dawn', state: 'my-state', status: 'SUCCESS', progress: '100%', failReason: '', quota: '25000', width: 1024, height: 1024 });
+    expect(done).toMatchObject({
+      id,
+      action: 'IMAGINE',
+      prompt: 'a castle at dawn',
+      description: '/imagine a castle at dawn',
+      state: 'my-state',
+      status: 'SUCCESS',
+      progress: '100%',
+      failReason: '',
+      quota: '25000',
+      width: 1024,
+      height: 1024,
+    });
     expect(done.imageUrl).toBe(done.cdnImage);
     expect(done.images).toHaveLength(4);
     expect(done.components).toEqual(expect.arrayContaining(['UPSCALE:1', 'VARIATION:4', 'REROLL']));
@@ -100,7 +121,16 @@ describe('art actions to SUCCESS (spec 2.7, 3.5, 4.14)', () => {
   it('DESCRIBE: four prompts in prompt, no images', async () => {
     const id = await submitted(api, 'describe', { base64: IMG });
     const done = await waitForArt(api, id);
-    expect(done).toMatchObject({ action: 'DESCRIBE', status: 'SUCCESS', progress: '100%', imageUrl: '', images: [], components: [], quota: '5000', description: '/describe' });
+    expect(done).toMatchObject({
+      action: 'DESCRIBE',
+      status: 'SUCCESS',
+      progress: '100%',
+      imageUrl: '',
+      images: [],
+      components: [],
+      quota: '5000',
+      description: '/describe',
+    });
     expect(done.prompt.split('\n\n')).toHaveLength(4);
   });
 
@@ -219,7 +249,9 @@ describe('art failures, access and billing', () => {
     const grid = await finishedImagine('charged');
     await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
     await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
-    const settled = (await gw.gateway.deps.events.readStream(`account-${accountId}`)).find((e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === grid.id);
+    const settled = (await gw.gateway.deps.events.readStream(`account-${accountId}`)).find(
+      (e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === grid.id,
+    );
     expect((await api.get(`/art/task/${grid.id}/fetch`)).body.quota).toBe(String((settled!.data as { charged: number }).charged));
   });
 

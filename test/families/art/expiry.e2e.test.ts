@@ -3,10 +3,14 @@ import { adminClient, Client, eventually, newToken, newUser, startGateway } from
 import { FAST_ENGINE } from '../../support/images.js';
 
 async function waitForArt(client: Client, id: string) {
-  return eventually(async () => {
-    const r = await client.get(`/art/task/${id}/fetch`);
-    return r.body.status === 'SUCCESS' || r.body.status === 'FAILURE' ? r.body : undefined;
-  }, 15_000, 30);
+  return eventually(
+    async () => {
+      const r = await client.get(`/art/task/${id}/fetch`);
+      return r.body.status === 'SUCCESS' || r.body.status === 'FAILURE' ? r.body : undefined;
+    },
+    15_000,
+    30,
+  );
 }
 
 async function submitted(client: Client, kind: string, body: unknown): Promise<string> {
@@ -26,10 +30,14 @@ describe('art asset retention (ASSET_RETENTION_SECONDS=2)', () => {
       expect(done.assetRetentionNotice).toMatch(/kept for [12] seconds?/);
       expect(done.assetsExpireAt - Math.floor(done.finishTime / 1000)).toBeLessThanOrEqual(2);
       expect((await fetch(done.images[0])).status).toBe(200);
-      const expired = await eventually(async () => {
-        const r = await client.get(`/art/task/${id}/fetch`);
-        return r.body.images.length === 0 ? r.body : undefined;
-      }, 10_000, 100);
+      const expired = await eventually(
+        async () => {
+          const r = await client.get(`/art/task/${id}/fetch`);
+          return r.body.images.length === 0 ? r.body : undefined;
+        },
+        10_000,
+        100,
+      );
       expect(expired).toMatchObject({ status: 'SUCCESS', progress: '100%', imageUrl: '', cdnImage: '', images: [], assetsExpireAt: done.assetsExpireAt });
       expect(expired.assetRetentionNotice).toMatch(/deleted/);
       expect([404, 410]).toContain((await fetch(done.images[0])).status);

@@ -12,7 +12,12 @@ function accepted(kind: ArtSubmit, body: unknown): ArtPlan {
 
 describe('art submit rules: accepted', () => {
   const accepts: [string, ArtSubmit, unknown, Partial<ArtPlan>][] = [
-    ['imagine, prompt only, unknown fields dropped', 'imagine', { prompt: 'a cat', botType: 'X' }, { action: 'IMAGINE', model: 'art_imagine', upstream: { prompt: 'a cat' } }],
+    [
+      'imagine, prompt only, unknown fields dropped',
+      'imagine',
+      { prompt: 'a cat', botType: 'X' },
+      { action: 'IMAGINE', model: 'art_imagine', upstream: { prompt: 'a cat' } },
+    ],
     [
       'imagine with references, hook and state',
       'imagine',
@@ -20,11 +25,36 @@ describe('art submit rules: accepted', () => {
       { action: 'IMAGINE', upstream: { prompt: 'a cat', base64Array: [IMG, IMG2], state: 's1' }, callbackUrl: 'https://h.example.com/n' },
     ],
     ['describe', 'describe', { base64: IMG }, { action: 'DESCRIBE', model: 'art_describe', upstream: { base64: IMG } }],
-    ['blend defaults to SQUARE', 'blend', { base64Array: [IMG, IMG2] }, { action: 'BLEND', model: 'art_blend', upstream: { base64Array: [IMG, IMG2], dimensions: 'SQUARE' } }],
-    ['blend five, LANDSCAPE', 'blend', { base64Array: Array(5).fill(IMG), dimensions: 'LANDSCAPE' }, { upstream: { base64Array: Array(5).fill(IMG), dimensions: 'LANDSCAPE' } }],
-    ['change UPSCALE', 'change', { taskId: 'task_a1', action: 'UPSCALE', index: 4 }, { action: 'UPSCALE', model: 'art_change', parentTaskId: 'task_a1', upstream: { taskId: 'task_a1', action: 'UPSCALE', index: 4 } }],
-    ['change VARIATION', 'change', { taskId: 'task_a1', action: 'VARIATION', index: 1 }, { action: 'VARIATION', upstream: { taskId: 'task_a1', action: 'VARIATION', index: 1 } }],
-    ['change REROLL', 'change', { taskId: 'task_a1', action: 'REROLL', state: '' }, { action: 'REROLL', upstream: { taskId: 'task_a1', action: 'REROLL', state: '' } }],
+    [
+      'blend defaults to SQUARE',
+      'blend',
+      { base64Array: [IMG, IMG2] },
+      { action: 'BLEND', model: 'art_blend', upstream: { base64Array: [IMG, IMG2], dimensions: 'SQUARE' } },
+    ],
+    [
+      'blend five, LANDSCAPE',
+      'blend',
+      { base64Array: Array(5).fill(IMG), dimensions: 'LANDSCAPE' },
+      { upstream: { base64Array: Array(5).fill(IMG), dimensions: 'LANDSCAPE' } },
+    ],
+    [
+      'change UPSCALE',
+      'change',
+      { taskId: 'task_a1', action: 'UPSCALE', index: 4 },
+      { action: 'UPSCALE', model: 'art_change', parentTaskId: 'task_a1', upstream: { taskId: 'task_a1', action: 'UPSCALE', index: 4 } },
+    ],
+    [
+      'change VARIATION',
+      'change',
+      { taskId: 'task_a1', action: 'VARIATION', index: 1 },
+      { action: 'VARIATION', upstream: { taskId: 'task_a1', action: 'VARIATION', index: 1 } },
+    ],
+    [
+      'change REROLL',
+      'change',
+      { taskId: 'task_a1', action: 'REROLL', state: '' },
+      { action: 'REROLL', upstream: { taskId: 'task_a1', action: 'REROLL', state: '' } },
+    ],
   ];
   it.each(accepts)('%s', (_name, kind, body, expected) => {
     const plan = accepted(kind, body);

@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clipModels } from '../../../src/families/clip/catalog.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
 import { Client } from '../../support/gateway.js';
-import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
+import {
+  download,
+  moneyOf,
+  mp4Info,
+  nothingReserved,
+  otherCaller,
+  pollUntil,
+  refusedWithoutAppend,
+  startVideoWorld,
+  submittedOf,
+  type VideoWorld,
+} from '../../support/videos.js';
 
 let world: VideoWorld;
 beforeAll(async () => {
@@ -23,7 +34,12 @@ describe('clip: every model on both paths to succeed (spec 4.12, 2.5)', () => {
   it.each(cases)('%s %s', async (model, action) => {
     const r = await world.api.post(`${BASE}/${action}`, bodyFor(action, model));
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ code: 0, message: 'SUCCEED', request_id: expect.any(String), data: { task_id: expect.stringMatching(/^task_/), task_status: 'submitted' } });
+    expect(r.body).toMatchObject({
+      code: 0,
+      message: 'SUCCEED',
+      request_id: expect.any(String),
+      data: { task_id: expect.stringMatching(/^task_/), task_status: 'submitted' },
+    });
     const id = r.body.data.task_id;
 
     const task = await submittedOf(world.gw, id);
@@ -53,13 +69,32 @@ describe('clip: every model on both paths to succeed (spec 4.12, 2.5)', () => {
   it('model_name wins over model; explicit fields and metadata are forwarded as given', async () => {
     const metadata = { user: 'u-1', nested: { tag: 'x' } };
     const r = await world.api.post(`${BASE}/image2video`, {
-      model: 'clip-v1', model_name: 'clip-v1-6', image: IMAGE, prompt: 'p', negative_prompt: 'blur', mode: 'pro',
-      duration: '10', aspect_ratio: '16:9', cfg_scale: 0.8, metadata, camera_control: { type: 'simple' },
+      model: 'clip-v1',
+      model_name: 'clip-v1-6',
+      image: IMAGE,
+      prompt: 'p',
+      negative_prompt: 'blur',
+      mode: 'pro',
+      duration: '10',
+      aspect_ratio: '16:9',
+      cfg_scale: 0.8,
+      metadata,
+      camera_control: { type: 'simple' },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const task = await submittedOf(world.gw, r.body.data.task_id);
     expect(task.model).toBe('clip-v1-6');
-    expect(task.request).toEqual({ model_name: 'clip-v1-6', prompt: 'p', negative_prompt: 'blur', image: IMAGE, mode: 'pro', duration: 10, aspect_ratio: '16:9', cfg_scale: 0.8, metadata });
+    expect(task.request).toEqual({
+      model_name: 'clip-v1-6',
+      prompt: 'p',
+      negative_prompt: 'blur',
+      image: IMAGE,
+      mode: 'pro',
+      duration: 10,
+      aspect_ratio: '16:9',
+      cfg_scale: 0.8,
+      metadata,
+    });
   });
 
   it("another account's task answers exactly like a missing one (404)", async () => {
@@ -96,7 +131,9 @@ describe('clip: refusals append nothing and answer {error:{message,type,param,co
   it.each(refused)('%s → 400 naming %s', async (_name, action, body, param) => {
     const r = await refusedWithoutAppend(world.gw, () => world.api.post(`${BASE}/${action}`, body));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: { message: expect.stringMatching(new RegExp(`^${param}: `)), type: 'invalid_request_error', param, code: 'invalid_request' } });
+    expect(r.body).toEqual({
+      error: { message: expect.stringMatching(new RegExp(`^${param}: `)), type: 'invalid_request_error', param, code: 'invalid_request' },
+    });
   });
 
   it('no key → 401 in the same shape', async () => {
@@ -127,7 +164,12 @@ describe('clip: billing on the seconds delivered, at the mode reserved', () => {
   it('[sim:fail] ends failed with a message and releases the reservation', async () => {
     const r = await world.api.post(`${BASE}/text2video`, { model_name: 'clip-v1-6', prompt: 'doomed [sim:fail]' });
     const done = await waitFor('text2video', r.body.data.task_id);
-    expect(done.data).toMatchObject({ task_status: 'failed', task_status_msg: expect.stringContaining('upstream_failed'), task_result: { videos: [] }, final_unit_deduction: 0 });
+    expect(done.data).toMatchObject({
+      task_status: 'failed',
+      task_status_msg: expect.stringContaining('upstream_failed'),
+      task_result: { videos: [] },
+      final_unit_deduction: 0,
+    });
     const money = await moneyOf(world.gw, world.accountId, r.body.data.task_id);
     expect(money.released).toBe(money.reserved);
     expect(money.settled).toBeUndefined();

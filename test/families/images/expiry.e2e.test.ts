@@ -21,10 +21,14 @@ describe('asset retention', () => {
     expect(expireAt - done.completed_at).toBe(2);
     expect((await fetch(url)).status).toBe(200);
 
-    const expired = await eventually(async () => {
-      const p = await api.get(`/v1/images/async/generations/${r.body.id}`);
-      return p.body.data.length === 0 ? p.body : undefined;
-    }, 10_000, 100);
+    const expired = await eventually(
+      async () => {
+        const p = await api.get(`/v1/images/async/generations/${r.body.id}`);
+        return p.body.data.length === 0 ? p.body : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(Date.now() / 1000).toBeGreaterThanOrEqual(expireAt);
     expect(expired.status).toBe('completed');
     expect(expired.metadata.assetsExpireAt).toBe(expireAt);

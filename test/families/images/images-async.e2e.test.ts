@@ -36,7 +36,12 @@ describe('async images: every family and model to completion (spec 4.9, 4.10)', 
     ['vis image', { model: 'vis-imagine-image', prompt: 'a tree', size: 'auto' }, 'url', 1],
     ['vis image quality', { model: 'vis-imagine-image-quality', prompt: 'a tree', size: '1792x1024' }, 'url', 1],
     ['vis image 2.0', { model: 'vis-imagine-image-2.0', prompt: 'a tree', quality: 'medium', n: 4 }, 'url', 4],
-    ['vis 1.0 edit', { model: 'vis-imagine-1.0-edit', prompt: 'snow', images: ['https://example.com/1.png', 'https://example.com/1.png', 'https://example.com/2.png'] }, 'url', 1],
+    [
+      'vis 1.0 edit',
+      { model: 'vis-imagine-1.0-edit', prompt: 'snow', images: ['https://example.com/1.png', 'https://example.com/1.png', 'https://example.com/2.png'] },
+      'url',
+      1,
+    ],
     ['vis 2.0 edit', { model: 'vis-imagine-2.0-edit', prompt: 'snow', image: 'https://example.com/1.png' }, 'url', 1],
     ['vis image edit', { model: 'vis-imagine-image', prompt: 'snow', image: 'https://example.com/1.png' }, 'url', 1],
     ['picgen vendor name', { model: 'vendor-picgen-4-0-250828', prompt: 'a bridge', size: '2048x2048', metadata: { watermark: false } }, 'url', 1],
@@ -133,7 +138,10 @@ describe('async images: failures and billing', () => {
     await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
     const events = await gw.gateway.deps.events.readStream(`account-${accountId}`);
     const reserved = events.find((e) => e.type === 'QuotaReserved' && (e.data as { taskId: string }).taskId === r.body.id)!.data as { amount: number };
-    const settled = events.find((e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === r.body.id)!.data as { charged: number; basis: { units: number } };
+    const settled = events.find((e) => e.type === 'QuotaSettled' && (e.data as { taskId: string }).taskId === r.body.id)!.data as {
+      charged: number;
+      basis: { units: number };
+    };
     expect(reserved.amount).toBe(4 * 10_000);
     expect(settled.charged).toBe(3 * 10_000);
     expect(settled.basis.units).toBe(3);
@@ -141,7 +149,14 @@ describe('async images: failures and billing', () => {
 
   it('[sim:5xx] on one channel fails over to a second channel', async () => {
     // A higher-priority channel whose upstream is down for every request.
-    const down = await admin.post('/api/channel/', { name: 'down', family: 'images', base_url: '/_sim', key: 'broken [sim:5xx]', models: ['anime-diffusion-4-5-curated'], priority: 100 });
+    const down = await admin.post('/api/channel/', {
+      name: 'down',
+      family: 'images',
+      base_url: '/_sim',
+      key: 'broken [sim:5xx]',
+      models: ['anime-diffusion-4-5-curated'],
+      priority: 100,
+    });
     expect(down.status).toBe(200);
     try {
       const r = await submit({ model: 'anime-diffusion-4-5-curated', prompt: 'fail over' });

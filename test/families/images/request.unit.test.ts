@@ -106,26 +106,22 @@ const accepts: Accept[] = [
   },
 
   // ---- anime ----
-  ...animeModels.map(
-    (model): Accept => ({
-      name: `${model} text-to-image with defaults`,
-      body: { model, prompt: 'a fox', extra: 1 },
-      expected: { family: 'anime', action: 'generate', units: 1, upstream: { model, prompt: 'a fox', n: 1, size: '1024x1024' } },
-    }),
-  ),
-  ...animeModels.map(
-    (model): Accept => ({
-      name: `${model} image-to-image with a data URI, n and size`,
-      body: { model, prompt: 'keep the face', image: DATA_PNG, n: 4, size: '832x1216' },
-      expected: {
-        family: 'anime',
-        action: 'edit',
-        units: 4,
-        upstream: { model, prompt: 'keep the face', image: DATA_PNG, n: 4, size: '832x1216' },
-        recorded: { model, prompt: 'keep the face', image: DATA_PNG_PLACEHOLDER, n: 4, size: '832x1216' },
-      },
-    }),
-  ),
+  ...animeModels.map((model): Accept => ({
+    name: `${model} text-to-image with defaults`,
+    body: { model, prompt: 'a fox', extra: 1 },
+    expected: { family: 'anime', action: 'generate', units: 1, upstream: { model, prompt: 'a fox', n: 1, size: '1024x1024' } },
+  })),
+  ...animeModels.map((model): Accept => ({
+    name: `${model} image-to-image with a data URI, n and size`,
+    body: { model, prompt: 'keep the face', image: DATA_PNG, n: 4, size: '832x1216' },
+    expected: {
+      family: 'anime',
+      action: 'edit',
+      units: 4,
+      upstream: { model, prompt: 'keep the face', image: DATA_PNG, n: 4, size: '832x1216' },
+      recorded: { model, prompt: 'keep the face', image: DATA_PNG_PLACEHOLDER, n: 4, size: '832x1216' },
+    },
+  })),
   {
     name: 'anime with a URL reference and edge sizes',
     body: { model: 'anime-diffusion-4-5-full', prompt: 'p', image: URL_B, size: '64x4096' },
@@ -138,13 +134,11 @@ const accepts: Accept[] = [
   },
 
   // ---- vis generation ----
-  ...visGenerationModels.map(
-    (model): Accept => ({
-      name: `${model} generation with defaults`,
-      body: { model, prompt: 'a city' },
-      expected: { family: 'vis', action: 'generate', units: 1, upstream: { model, prompt: 'a city', n: 1, size: '1:1' } },
-    }),
-  ),
+  ...visGenerationModels.map((model): Accept => ({
+    name: `${model} generation with defaults`,
+    body: { model, prompt: 'a city' },
+    expected: { family: 'vis', action: 'generate', units: 1, upstream: { model, prompt: 'a city', n: 1, size: '1:1' } },
+  })),
   {
     name: 'vis-imagine-1.0 maps 1792x1024 to 16:9',
     body: { model: 'vis-imagine-1.0', prompt: 'p', size: '1792x1024', n: 4 },
@@ -182,13 +176,11 @@ const accepts: Accept[] = [
   },
 
   // ---- vis edit ----
-  ...visEditModels.map(
-    (model): Accept => ({
-      name: `${model} edit with one image`,
-      body: { model, prompt: 'make it blue', image: URL_A },
-      expected: { family: 'vis', action: 'edit', units: 1, upstream: { model, prompt: 'make it blue', images: [URL_A], size: '1:1' } },
-    }),
-  ),
+  ...visEditModels.map((model): Accept => ({
+    name: `${model} edit with one image`,
+    body: { model, prompt: 'make it blue', image: URL_A },
+    expected: { family: 'vis', action: 'edit', units: 1, upstream: { model, prompt: 'make it blue', images: [URL_A], size: '1:1' } },
+  })),
   {
     name: 'vis edit merges image first, dedupes, n 1 accepted but not forwarded',
     body: { model: 'vis-imagine-1.0-edit', prompt: 'p', image: URL_B, images: [URL_A, URL_B, URL_A, URL_C, URL_D], n: 1, size: '1024x1536' },
@@ -216,25 +208,21 @@ const accepts: Accept[] = [
   },
 
   // ---- picgen async ----
-  ...picgenAsyncModels.map(
-    (model): Accept => ({
-      name: `${model} text-to-image`,
-      body: { model, prompt: 'a bridge', response_format: 'b64_json' },
-      expected: { family: 'picgen', action: 'generate', units: 1, upstream: { model, prompt: 'a bridge' } },
-    }),
-  ),
-  ...picgenAsyncModels.map(
-    (model): Accept => ({
-      name: `${model} with image, size passed through and metadata merged`,
-      body: { model, prompt: 'p', image: URL_A, size: '2K', metadata: { watermark: false, seed: 7, quality: 'hd' } },
-      expected: {
-        family: 'picgen',
-        action: 'edit',
-        units: 1,
-        upstream: { watermark: false, seed: 7, quality: 'hd', model, prompt: 'p', image: URL_A, size: '2K' },
-      },
-    }),
-  ),
+  ...picgenAsyncModels.map((model): Accept => ({
+    name: `${model} text-to-image`,
+    body: { model, prompt: 'a bridge', response_format: 'b64_json' },
+    expected: { family: 'picgen', action: 'generate', units: 1, upstream: { model, prompt: 'a bridge' } },
+  })),
+  ...picgenAsyncModels.map((model): Accept => ({
+    name: `${model} with image, size passed through and metadata merged`,
+    body: { model, prompt: 'p', image: URL_A, size: '2K', metadata: { watermark: false, seed: 7, quality: 'hd' } },
+    expected: {
+      family: 'picgen',
+      action: 'edit',
+      units: 1,
+      upstream: { watermark: false, seed: 7, quality: 'hd', model, prompt: 'p', image: URL_A, size: '2K' },
+    },
+  })),
   {
     name: 'picgen images take priority over image',
     body: { model: 'picgen-4-0-250828', prompt: 'p', image: URL_A, images: [URL_B, URL_C], size: '2048×2048' },
@@ -305,7 +293,16 @@ describe('planAsyncImageRequest: accepted requests', () => {
 
 type Refuse = { name: string; body: unknown; param: string };
 
-const BAD_REFS = ['ftp://example.com/a.png', 'https://', 'example.com/a.png', 'http://exa mple.com/a.png', 'data:image/PNG;base64,AAAA', 'data:image/png;base64,', 'data:text/plain;base64,AAAA', 'data:image/png;base64,A'];
+const BAD_REFS = [
+  'ftp://example.com/a.png',
+  'https://',
+  'example.com/a.png',
+  'http://exa mple.com/a.png',
+  'data:image/PNG;base64,AAAA',
+  'data:image/png;base64,',
+  'data:text/plain;base64,AAAA',
+  'data:image/png;base64,A',
+];
 
 const refusals: Refuse[] = [
   // ---- body and model ----
@@ -332,7 +329,11 @@ const refusals: Refuse[] = [
   { name: 'pro-image: images not an array', body: { model: 'pro-image', prompt: 'p', images: URL_A }, param: 'images' },
   { name: 'pro-image: image as an array', body: { model: 'pro-image', prompt: 'p', image: [URL_A] }, param: 'image' },
   ...BAD_REFS.map((ref): Refuse => ({ name: `pro-image: bad image ${ref}`, body: { model: 'pro-image', prompt: 'p', image: ref }, param: 'image' })),
-  ...BAD_REFS.map((ref): Refuse => ({ name: `pro-image: bad images item ${ref}`, body: { model: 'pro-image', prompt: 'p', images: [URL_A, ref] }, param: 'images' })),
+  ...BAD_REFS.map((ref): Refuse => ({
+    name: `pro-image: bad images item ${ref}`,
+    body: { model: 'pro-image', prompt: 'p', images: [URL_A, ref] },
+    param: 'images',
+  })),
   { name: 'pro-image: n 0', body: { model: 'pro-image', prompt: 'p', n: 0 }, param: 'n' },
   { name: 'pro-image: n 129', body: { model: 'pro-image', prompt: 'p', n: 129 }, param: 'n' },
   { name: 'pro-image: n 1.5', body: { model: 'pro-image', prompt: 'p', n: 1.5 }, param: 'n' },
@@ -407,7 +408,11 @@ const refusals: Refuse[] = [
   // ---- picgen async ----
   { name: 'picgen: quality', body: { model: 'vendor-picgen-4-0-250828', prompt: 'p', quality: 'hd' }, param: 'quality' },
   { name: 'picgen: n even 1', body: { model: 'vendor-picgen-4-0-250828', prompt: 'p', n: 1 }, param: 'n' },
-  { name: 'picgen: sequential_image_generation', body: { model: 'picgen-4-0-250828', prompt: 'p', sequential_image_generation: 'auto' }, param: 'sequential_image_generation' },
+  {
+    name: 'picgen: sequential_image_generation',
+    body: { model: 'picgen-4-0-250828', prompt: 'p', sequential_image_generation: 'auto' },
+    param: 'sequential_image_generation',
+  },
   {
     name: 'picgen: sequential_image_generation_options',
     body: { model: 'picgen-4-0-250828', prompt: 'p', sequential_image_generation_options: { max_images: 3 } },
@@ -416,7 +421,11 @@ const refusals: Refuse[] = [
   { name: 'picgen: layer_decomposition', body: { model: 'picgen-4-0-250828', prompt: 'p', layer_decomposition: true }, param: 'layer_decomposition' },
   { name: 'picgen: data URI image', body: { model: 'picgen-4-0-250828', prompt: 'p', image: DATA_PNG }, param: 'image' },
   { name: 'picgen: image array', body: { model: 'picgen-4-0-250828', prompt: 'p', image: [URL_A] }, param: 'image' },
-  ...BAD_REFS.map((ref): Refuse => ({ name: `picgen: bad images item ${ref}`, body: { model: 'picgen-4-0-250828', prompt: 'p', images: [ref] }, param: 'images' })),
+  ...BAD_REFS.map((ref): Refuse => ({
+    name: `picgen: bad images item ${ref}`,
+    body: { model: 'picgen-4-0-250828', prompt: 'p', images: [ref] },
+    param: 'images',
+  })),
   { name: 'picgen: invalid image even when images wins', body: { model: 'picgen-4-0-250828', prompt: 'p', image: 'nope', images: [URL_A] }, param: 'image' },
   { name: 'picgen: empty images', body: { model: 'picgen-4-0-250828', prompt: 'p', images: [] }, param: 'images' },
   { name: 'picgen: 15 images', body: { model: 'picgen-4-0-250828', prompt: 'p', images: Array.from({ length: 15 }, () => URL_A) }, param: 'images' },
@@ -425,7 +434,11 @@ const refusals: Refuse[] = [
   { name: 'picgen: size number', body: { model: 'picgen-4-0-250828', prompt: 'p', size: 2048 }, param: 'size' },
   { name: 'picgen: metadata array', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: [1] }, param: 'metadata' },
   { name: 'picgen: metadata string', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: 'x' }, param: 'metadata' },
-  { name: 'picgen: metadata.model', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: { model: 'vendor-picgen-5-0-pro-260628' } }, param: 'metadata.model' },
+  {
+    name: 'picgen: metadata.model',
+    body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: { model: 'vendor-picgen-5-0-pro-260628' } },
+    param: 'metadata.model',
+  },
   { name: 'picgen: metadata.model null', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: { model: null } }, param: 'metadata.model' },
   { name: 'picgen: metadata.images', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: { images: ['http://10.0.0.1/x'] } }, param: 'metadata.images' },
   { name: 'picgen: metadata.n', body: { model: 'picgen-4-0-250828', prompt: 'p', metadata: { n: 4 } }, param: 'metadata.n' },

@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { motionImageModels, motionTextModels } from '../../../src/families/motion/catalog.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
 import { Client, newToken } from '../../support/gateway.js';
-import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
+import {
+  download,
+  moneyOf,
+  mp4Info,
+  nothingReserved,
+  otherCaller,
+  pollUntil,
+  refusedWithoutAppend,
+  startVideoWorld,
+  submittedOf,
+  type VideoWorld,
+} from '../../support/videos.js';
 import { plainError } from '../../support/errors.js';
 
 let world: VideoWorld;
@@ -21,11 +32,22 @@ const waitFor = (id: string, api = world.api) => pollUntil(api, `${TASKS}/${id}`
 
 async function expectSucceeded(submitted: { status: number; body: any }, seconds: number) {
   expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-  expect(submitted.body).toEqual({ request_id: expect.any(String), output: { task_id: expect.stringMatching(/^task_/), task_status: 'PENDING' }, code: '', message: '' });
+  expect(submitted.body).toEqual({
+    request_id: expect.any(String),
+    output: { task_id: expect.stringMatching(/^task_/), task_status: 'PENDING' },
+    code: '',
+    message: '',
+  });
   const done = await waitFor(submitted.body.output.task_id);
   expect(done).toMatchObject({
     request_id: expect.any(String),
-    output: { task_id: submitted.body.output.task_id, task_status: 'SUCCEEDED', submit_time: expect.any(String), end_time: expect.any(String), video_url: expect.stringContaining('/assets/') },
+    output: {
+      task_id: submitted.body.output.task_id,
+      task_status: 'SUCCEEDED',
+      submit_time: expect.any(String),
+      end_time: expect.any(String),
+      video_url: expect.stringContaining('/assets/'),
+    },
     usage: { video_duration: seconds, video_count: 1 },
   });
   const file = await download(done.output.video_url);
@@ -45,7 +67,16 @@ describe('motion: every model to SUCCEEDED (spec 4.15, 2.8)', () => {
 
   it('builds the native upstream request from the flat fields and metadata.input / metadata.parameters', async () => {
     const r = await world.api.post(TEXT, {
-      model: 'motion2.6-t2v', prompt: 'p', negative_prompt: 'n', size: '1280x720', ratio: '16:9', seconds: 6, prompt_extend: false, watermark: true, audio: true, seed: 42,
+      model: 'motion2.6-t2v',
+      prompt: 'p',
+      negative_prompt: 'n',
+      size: '1280x720',
+      ratio: '16:9',
+      seconds: 6,
+      prompt_extend: false,
+      watermark: true,
+      audio: true,
+      seed: 42,
       metadata: { input: { template: 'flying', prompt: 'overridden' }, parameters: { shot_type: 'multi', duration: 9 } },
     });
     const task = await submittedOf(world.gw, r.body.output.task_id);
@@ -62,7 +93,10 @@ describe('motion: every model to SUCCEEDED (spec 4.15, 2.8)', () => {
     const frames = await world.api.post(IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST], resolution: '480p' });
     expect((await submittedOf(world.gw, frames.body.output.task_id)).request.input).toEqual({ first_frame_url: FIRST, last_frame_url: LAST });
     expect((await submittedOf(world.gw, frames.body.output.task_id)).action).toBe('keyframes2video');
-    const media = [{ type: 'video', url: 'https://media.example.com/v.mp4' }, { type: 'image', url: FIRST }];
+    const media = [
+      { type: 'video', url: 'https://media.example.com/v.mp4' },
+      { type: 'image', url: FIRST },
+    ];
     const reference = await world.api.post(IMAGE, { model: 'motion2.6-i2v', prompt: 'dance', media, audio_url: 'https://media.example.com/a.mp3' });
     const task = await submittedOf(world.gw, reference.body.output.task_id);
     expect(task.action).toBe('reference2video');
@@ -82,7 +116,13 @@ describe('motion: every model to SUCCEEDED (spec 4.15, 2.8)', () => {
   });
 
   it('the channel API key: a token bound to a channel sends its tasks only there', async () => {
-    const channel = await world.admin.post('/api/channel/', { name: 'motion key', family: 'motion', base_url: '/_sim', key: 'vendor-key', models: ['motion2.7-t2v'] });
+    const channel = await world.admin.post('/api/channel/', {
+      name: 'motion key',
+      family: 'motion',
+      base_url: '/_sim',
+      key: 'vendor-key',
+      models: ['motion2.7-t2v'],
+    });
     expect(channel.status).toBe(200);
     const bound = new Client(world.gw.url, (await newToken(world.session, { channel_id: channel.body.data.id })).key);
     const r = await bound.post(TEXT, { model: 'motion2.7-t2v', prompt: 'via my channel' });
@@ -109,7 +149,12 @@ describe('motion: what spec 4.15 allows is accepted, and charged seconds × reso
   }
 
   it('images longer than two: the first two are the first and last frame', async () => {
-    const r = await world.api.post(IMAGE, { model: 'motion2.2-kf2v-flash', images: [FIRST, LAST, 'https://media.example.com/third.png'], resolution: '480P', duration: 3 });
+    const r = await world.api.post(IMAGE, {
+      model: 'motion2.2-kf2v-flash',
+      images: [FIRST, LAST, 'https://media.example.com/third.png'],
+      resolution: '480P',
+      duration: 3,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const task = await submittedOf(world.gw, r.body.output.task_id);
     expect(task.action).toBe('keyframes2video');
@@ -118,7 +163,10 @@ describe('motion: what spec 4.15 allows is accepted, and charged seconds × reso
   });
 
   it('a first frame together with media references', async () => {
-    const media = [{ type: 'video', url: VIDEO }, { type: 'image', url: LAST }];
+    const media = [
+      { type: 'video', url: VIDEO },
+      { type: 'image', url: LAST },
+    ];
     const r = await world.api.post(IMAGE, { model: 'motion2.6-i2v', image: FIRST, media, resolution: '720P', duration: 4 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const task = await submittedOf(world.gw, r.body.output.task_id);
@@ -128,7 +176,13 @@ describe('motion: what spec 4.15 allows is accepted, and charged seconds × reso
   });
 
   it('media of audio only, and more than three videos', async () => {
-    const audio = await world.api.post(IMAGE, { model: 'motion2.6-i2v', prompt: 'sound', media: [{ type: 'audio', url: AUDIO }], resolution: '480P', duration: 2 });
+    const audio = await world.api.post(IMAGE, {
+      model: 'motion2.6-i2v',
+      prompt: 'sound',
+      media: [{ type: 'audio', url: AUDIO }],
+      resolution: '480P',
+      duration: 2,
+    });
     expect(audio.status, JSON.stringify(audio.body)).toBe(200);
     const videos = Array.from({ length: 4 }, (_, i) => ({ type: 'video', url: `https://media.example.com/v${i}.mp4` }));
     const many = await world.api.post(IMAGE, { model: 'motion2.6-i2v', media: videos, resolution: '480P', duration: 2 });
@@ -159,7 +213,12 @@ describe('motion: refusals append nothing and answer {code, message}', () => {
     ['media bad type', IMAGE, { model: 'motion2.6-i2v', media: [{ type: 'gif', url: FIRST }] }, 'media.0.type'],
     ['duration 0', TEXT, { model: 'motion3.0-video', prompt: 'x', duration: 0 }, 'duration'],
     ['seconds not whole', TEXT, { model: 'motion3.0-video', prompt: 'x', seconds: 2.5 }, 'seconds'],
-    ['metadata duration not whole', TEXT, { model: 'motion3.0-video', prompt: 'x', metadata: { parameters: { duration: 'long' } } }, 'metadata.parameters.duration'],
+    [
+      'metadata duration not whole',
+      TEXT,
+      { model: 'motion3.0-video', prompt: 'x', metadata: { parameters: { duration: 'long' } } },
+      'metadata.parameters.duration',
+    ],
     ['resolution 4K', TEXT, { model: 'motion3.0-video', prompt: 'x', resolution: '4K' }, 'resolution'],
     ['size above 1080P', TEXT, { model: 'motion3.0-video', prompt: 'x', size: '3840*2160' }, 'size'],
     ['size and resolution disagree', TEXT, { model: 'motion3.0-video', prompt: 'x', size: '832*480', resolution: '1080P' }, 'resolution'],

@@ -26,20 +26,94 @@ const URL_A = 'https://example.com/a.png';
 const refs = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${i}.png`);
 const edit = (body: Record<string, unknown>) => api.post('/v1/images/edits', body);
 
-type Accept = [name: string, body: Record<string, unknown>, forwarded: Record<string, unknown>, extra?: { images?: number; units?: number; tier?: string; action?: string; absent?: string[] }];
+type Accept = [
+  name: string,
+  body: Record<string, unknown>,
+  forwarded: Record<string, unknown>,
+  extra?: { images?: number; units?: number; tier?: string; action?: string; absent?: string[] },
+];
 
 const accepts: Accept[] = [
-  ['one URL as a string; size omitted: estimated auto, not sent', { model: V40, prompt: 'p', image: URL_A }, { image: URL_A, prompt: 'p' }, { action: 'edit', tier: 'auto', absent: ['size'] }],
-  ['an array of URLs and data URIs', { model: V50, prompt: 'p', image: [URL_A, TINY_PNG_URI] }, { image: [URL_A, expect.stringMatching(/^data:image\/png;base64,…\(\d+ bytes\)$/)] }],
+  [
+    'one URL as a string; size omitted: estimated auto, not sent',
+    { model: V40, prompt: 'p', image: URL_A },
+    { image: URL_A, prompt: 'p' },
+    { action: 'edit', tier: 'auto', absent: ['size'] },
+  ],
+  [
+    'an array of URLs and data URIs',
+    { model: V50, prompt: 'p', image: [URL_A, TINY_PNG_URI] },
+    { image: [URL_A, expect.stringMatching(/^data:image\/png;base64,…\(\d+ bytes\)$/)] },
+  ],
   ['data URI of another lowercase format', { model: V40, prompt: 'p', image: 'data:image/webp;base64,UklGRg==' }, {}],
-  ['layers on 5.0 Pro: one image, no prompt, size omitted (estimated auto, not sent)', { model: PRO, image: URL_A, layer_decomposition: true }, { layer_decomposition: true }, { images: 3, action: 'layers', tier: 'auto', absent: ['prompt', 'size'] }],
-  ['layers on 5.0 Flash with size auto and an empty prompt', { model: FLASH, image: URL_A, layer_decomposition: true, size: 'AUTO', prompt: '' }, { size: 'auto', prompt: '' }, { images: 3, tier: 'auto', action: 'layers' }],
+  [
+    'layers on 5.0 Pro: one image, no prompt, size omitted (estimated auto, not sent)',
+    { model: PRO, image: URL_A, layer_decomposition: true },
+    { layer_decomposition: true },
+    { images: 3, action: 'layers', tier: 'auto', absent: ['prompt', 'size'] },
+  ],
+  [
+    'layers on 5.0 Flash with size auto and an empty prompt',
+    { model: FLASH, image: URL_A, layer_decomposition: true, size: 'AUTO', prompt: '' },
+    { size: 'auto', prompt: '' },
+    { images: 3, tier: 'auto', action: 'layers' },
+  ],
   ['layers with size 1K', { model: PRO, image: URL_A, layer_decomposition: true, size: '1k' }, { size: '1K' }, { images: 3, action: 'layers' }],
-  ['layers with size 2K', { model: FLASH, image: [URL_A], layer_decomposition: true, size: '2K' }, { size: '2K', image: [URL_A] }, { images: 3, action: 'layers' }],
-  ['transparent background on 5.0 Pro with exactly one reference', { model: PRO, prompt: 'p', image: URL_A, background: 'transparent', output_format: 'png' }, { background: 'transparent', output_format: 'png' }],
-  ['sequential: 14 references plus 1 image', { model: V40, prompt: 'p', image: refs(14), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 1 } }, { sequential_image_generation: 'auto' }, { units: 1 }],
-  ['sequential without max_images: reserved for 15 minus the references', { model: V40, prompt: 'p', image: refs(12), sequential_image_generation: 'auto' }, {}, { images: 3, units: 3 }],
-  ['every 4.7 option', { model: V50, prompt: 'p', image: URL_A, size: '3k', n: 1, stream: false, seed: 7, guidance_scale: 2.5, watermark: false, optimize_prompt: true, optimize_prompt_options: { mode: 'standard' }, output_format: 'jpeg', background: 'opaque', tools: [{ type: 'web_search' }], response_format: 'url' }, { size: '3K', seed: 7, guidance_scale: 2.5, watermark: false, optimize_prompt: true, optimize_prompt_options: { mode: 'standard' }, output_format: 'jpeg', background: 'opaque', tools: [{ type: 'web_search' }] }, { tier: '3K', absent: ['n', 'stream', 'response_format'] }],
+  [
+    'layers with size 2K',
+    { model: FLASH, image: [URL_A], layer_decomposition: true, size: '2K' },
+    { size: '2K', image: [URL_A] },
+    { images: 3, action: 'layers' },
+  ],
+  [
+    'transparent background on 5.0 Pro with exactly one reference',
+    { model: PRO, prompt: 'p', image: URL_A, background: 'transparent', output_format: 'png' },
+    { background: 'transparent', output_format: 'png' },
+  ],
+  [
+    'sequential: 14 references plus 1 image',
+    { model: V40, prompt: 'p', image: refs(14), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 1 } },
+    { sequential_image_generation: 'auto' },
+    { units: 1 },
+  ],
+  [
+    'sequential without max_images: reserved for 15 minus the references',
+    { model: V40, prompt: 'p', image: refs(12), sequential_image_generation: 'auto' },
+    {},
+    { images: 3, units: 3 },
+  ],
+  [
+    'every 4.7 option',
+    {
+      model: V50,
+      prompt: 'p',
+      image: URL_A,
+      size: '3k',
+      n: 1,
+      stream: false,
+      seed: 7,
+      guidance_scale: 2.5,
+      watermark: false,
+      optimize_prompt: true,
+      optimize_prompt_options: { mode: 'standard' },
+      output_format: 'jpeg',
+      background: 'opaque',
+      tools: [{ type: 'web_search' }],
+      response_format: 'url',
+    },
+    {
+      size: '3K',
+      seed: 7,
+      guidance_scale: 2.5,
+      watermark: false,
+      optimize_prompt: true,
+      optimize_prompt_options: { mode: 'standard' },
+      output_format: 'jpeg',
+      background: 'opaque',
+      tools: [{ type: 'web_search' }],
+    },
+    { tier: '3K', absent: ['n', 'stream', 'response_format'] },
+  ],
 ];
 
 describe('picgen edits (JSON): accepted', () => {
@@ -83,7 +157,11 @@ const refuses: Refuse[] = [
   ['size auto on an ordinary edit', { model: PRO, image: URL_A, prompt: 'p', size: 'auto' }, 'size'],
   ['transparent on 5.0 Pro with two references', { model: PRO, prompt: 'p', image: [URL_A, URL_A], background: 'transparent' }, 'background'],
   ['transparent on 5.0 Flash with jpeg', { model: FLASH, prompt: 'p', image: URL_A, background: 'transparent', output_format: 'jpeg' }, 'background'],
-  ['sequential: 14 references plus 2 images', { model: V40, prompt: 'p', image: refs(14), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 2 } }, 'sequential_image_generation_options.max_images'],
+  [
+    'sequential: 14 references plus 2 images',
+    { model: V40, prompt: 'p', image: refs(14), sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 2 } },
+    'sequential_image_generation_options.max_images',
+  ],
   ['sequential on 5.0 Flash', { model: FLASH, prompt: 'p', image: URL_A, sequential_image_generation: 'auto' }, 'sequential_image_generation'],
   ['n 2', { model: V40, prompt: 'p', image: URL_A, n: 2 }, 'n'],
   ['stream true', { model: V40, prompt: 'p', image: URL_A, stream: true }, 'stream'],
@@ -122,7 +200,20 @@ describe('picgen edits (multipart)', () => {
   it('files under image[] and text fields parsed as numbers, booleans and JSON', async () => {
     const r = await postForm(
       form(
-        { model: V50, prompt: 'p', n: '1', seed: '42', guidance_scale: '5.5', watermark: 'false', stream: 'false', optimize_prompt: 'true', tools: '[{"type":"web_search"}]', optimize_prompt_options: 'null', sequential_image_generation: 'auto', sequential_image_generation_options: '{"max_images":2}' },
+        {
+          model: V50,
+          prompt: 'p',
+          n: '1',
+          seed: '42',
+          guidance_scale: '5.5',
+          watermark: 'false',
+          stream: 'false',
+          optimize_prompt: 'true',
+          tools: '[{"type":"web_search"}]',
+          optimize_prompt_options: 'null',
+          sequential_image_generation: 'auto',
+          sequential_image_generation_options: '{"max_images":2}',
+        },
         [
           ['image[]', TINY_PNG, 'image/png'],
           ['image[]', TINY_PNG],
@@ -155,7 +246,15 @@ describe('picgen edits (multipart)', () => {
   });
 
   const refusedForms: Array<[name: string, make: () => FormData, field: string]> = [
-    ['a field twice', () => { const f = form({ model: V40, prompt: 'p' }, [['image', TINY_PNG, 'image/png']]); f.append('prompt', 'again'); return f; }, 'prompt'],
+    [
+      'a field twice',
+      () => {
+        const f = form({ model: V40, prompt: 'p' }, [['image', TINY_PNG, 'image/png']]);
+        f.append('prompt', 'again');
+        return f;
+      },
+      'prompt',
+    ],
     ['a number field that is not a number', () => form({ model: V40, prompt: 'p', seed: 'abc' }, [['image', TINY_PNG, 'image/png']]), 'seed'],
     ['n "2"', () => form({ model: V40, prompt: 'p', n: '2' }, [['image', TINY_PNG, 'image/png']]), 'n'],
     ['a boolean field that is not true/false', () => form({ model: V40, prompt: 'p', watermark: 'yes' }, [['image', TINY_PNG, 'image/png']]), 'watermark'],
@@ -163,10 +262,26 @@ describe('picgen edits (multipart)', () => {
     ['a JSON field that is not JSON', () => form({ model: V50, prompt: 'p', tools: '[{type:x}]' }, [['image', TINY_PNG, 'image/png']]), 'tools'],
     ['a file that is not an image', () => form({ model: V40, prompt: 'p' }, [['image', Buffer.from('hello'), 'text/plain']]), 'image.0'],
     ['an empty file', () => form({ model: V40, prompt: 'p' }, [['image', Buffer.alloc(0), 'image/png']]), 'image.0'],
-    ['a mask file', () => form({ model: V40, prompt: 'p' }, [['image', TINY_PNG, 'image/png'], ['mask', TINY_PNG, 'image/png']]), 'mask'],
+    [
+      'a mask file',
+      () =>
+        form({ model: V40, prompt: 'p' }, [
+          ['image', TINY_PNG, 'image/png'],
+          ['mask', TINY_PNG, 'image/png'],
+        ]),
+      'mask',
+    ],
     ['a file under another field', () => form({ model: V40, prompt: 'p' }, [['photo', TINY_PNG, 'image/png']]), 'photo'],
     ['no image', () => form({ model: V40, prompt: 'p' }), 'image'],
-    ['11 files on 5.0 Pro', () => form({ model: PRO, prompt: 'p' }, Array.from({ length: 11 }, () => ['image[]', TINY_PNG, 'image/png'] as [string, Buffer, string])), 'image'],
+    [
+      '11 files on 5.0 Pro',
+      () =>
+        form(
+          { model: PRO, prompt: 'p' },
+          Array.from({ length: 11 }, () => ['image[]', TINY_PNG, 'image/png'] as [string, Buffer, string]),
+        ),
+      'image',
+    ],
   ];
 
   it.each(refusedForms)('%s → %s', async (_name, make, field) => {

@@ -43,15 +43,44 @@ const accepts: Accept[] = [
   ['optimize_prompt_options null', { model: V50, prompt: 'p', optimize_prompt_options: null }, { optimize_prompt_options: null }],
   ['optimize_prompt_options without mode', { model: V50, prompt: 'p', optimize_prompt_options: {} }, { optimize_prompt_options: {} }],
   ['background opaque', { model: PRO, prompt: 'p', background: 'opaque' }, { background: 'opaque' }],
-  ['background transparent forwarded on 5.0 (the upstream decides)', { model: V50, prompt: 'p', background: 'transparent', output_format: 'jpeg' }, { background: 'transparent', output_format: 'jpeg' }],
+  [
+    'background transparent forwarded on 5.0 (the upstream decides)',
+    { model: V50, prompt: 'p', background: 'transparent', output_format: 'jpeg' },
+    { background: 'transparent', output_format: 'jpeg' },
+  ],
   ['background transparent forwarded on 4.0', { model: V40, prompt: 'p', background: 'transparent' }, { background: 'transparent' }],
   ['tools with extra keys kept', { model: V50, prompt: 'p', tools: [{ type: 'web_search', max: 2 }] }, { tools: [{ type: 'web_search', max: 2 }] }],
-  ['sequential disabled on a model without series: accepted, not sent', { model: PRO, prompt: 'p', sequential_image_generation: 'disabled' }, {}, { absent: ['sequential_image_generation'] }],
-  ['sequential disabled on 4.0: sent', { model: V40, prompt: 'p', sequential_image_generation: 'disabled' }, { sequential_image_generation: 'disabled' }, { units: 1 }],
-  ['sequential auto, max_images 15', { model: V40, prompt: 'p', size: '1K', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 15 } }, { sequential_image_generation_options: { max_images: 15 } }, { units: 15 }],
-  ['sequential auto without max_images: reserved for 15', { model: V40, prompt: 'p', size: '1K', sequential_image_generation: 'auto' }, { sequential_image_generation: 'auto' }, { units: 15 }],
+  [
+    'sequential disabled on a model without series: accepted, not sent',
+    { model: PRO, prompt: 'p', sequential_image_generation: 'disabled' },
+    {},
+    { absent: ['sequential_image_generation'] },
+  ],
+  [
+    'sequential disabled on 4.0: sent',
+    { model: V40, prompt: 'p', sequential_image_generation: 'disabled' },
+    { sequential_image_generation: 'disabled' },
+    { units: 1 },
+  ],
+  [
+    'sequential auto, max_images 15',
+    { model: V40, prompt: 'p', size: '1K', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 15 } },
+    { sequential_image_generation_options: { max_images: 15 } },
+    { units: 15 },
+  ],
+  [
+    'sequential auto without max_images: reserved for 15',
+    { model: V40, prompt: 'p', size: '1K', sequential_image_generation: 'auto' },
+    { sequential_image_generation: 'auto' },
+    { units: 15 },
+  ],
   ['layer_decomposition false: accepted, not sent', { model: PRO, prompt: 'p', layer_decomposition: false }, {}, { absent: ['layer_decomposition'] }],
-  ['unknown fields are not forwarded', { model: V40, prompt: 'p', foo: 1, quality: 'high', metadata: { a: 1 } }, {}, { absent: ['foo', 'quality', 'metadata'] }],
+  [
+    'unknown fields are not forwarded',
+    { model: V40, prompt: 'p', foo: 1, quality: 'high', metadata: { a: 1 } },
+    {},
+    { absent: ['foo', 'quality', 'metadata'] },
+  ],
   ['response_format url', { model: V40, prompt: 'p', response_format: 'url' }, {}, { absent: ['response_format'] }],
 ];
 
@@ -76,7 +105,12 @@ describe('picgen generations: accepted', () => {
   });
 
   it('sequential: reserved on max_images, settled on the images returned ([sim:partial])', async () => {
-    const r = await generate({ model: V50, prompt: 'series [sim:partial]', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 4 } });
+    const r = await generate({
+      model: V50,
+      prompt: 'series [sim:partial]',
+      sequential_image_generation: 'auto',
+      sequential_image_generation_options: { max_images: 4 },
+    });
     expect(r.body.data).toHaveLength(3);
     const call = await lastCall(gw, accountId);
     expect(call.reserved.amount).toBe(4 * 20_000);
@@ -113,7 +147,11 @@ const refuses: Refuse[] = [
   ['output_format webp', { model: V50, prompt: 'p', output_format: 'webp' }, 'output_format'],
   ['background unknown', { model: V40, prompt: 'p', background: 'pink' }, 'background'],
   ['background transparent on 5.0 Pro text-only', { model: PRO, prompt: 'p', background: 'transparent' }, 'background'],
-  ['background transparent on 5.0 Flash text-only', { model: 'vendor-picgen-5-0-flash-260915', prompt: 'p', background: 'transparent', output_format: 'png' }, 'background'],
+  [
+    'background transparent on 5.0 Flash text-only',
+    { model: 'vendor-picgen-5-0-flash-260915', prompt: 'p', background: 'transparent', output_format: 'png' },
+    'background',
+  ],
   ['tools empty', { model: V50, prompt: 'p', tools: [] }, 'tools'],
   ['tools not an array', { model: V50, prompt: 'p', tools: { type: 'x' } }, 'tools'],
   ['tool without type', { model: V50, prompt: 'p', tools: [{}] }, 'tools.0.type'],
@@ -122,9 +160,21 @@ const refuses: Refuse[] = [
   ['response_format unknown', { model: V40, prompt: 'p', response_format: 'png' }, 'response_format'],
   ['sequential unknown value', { model: V40, prompt: 'p', sequential_image_generation: 'maybe' }, 'sequential_image_generation'],
   ['sequential options not an object', { model: V40, prompt: 'p', sequential_image_generation_options: 3 }, 'sequential_image_generation_options'],
-  ['max_images 0', { model: V40, prompt: 'p', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 0 } }, 'sequential_image_generation_options.max_images'],
-  ['max_images 16', { model: V40, prompt: 'p', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 16 } }, 'sequential_image_generation_options.max_images'],
-  ['max_images fractional', { model: V40, prompt: 'p', sequential_image_generation_options: { max_images: 2.5 } }, 'sequential_image_generation_options.max_images'],
+  [
+    'max_images 0',
+    { model: V40, prompt: 'p', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 0 } },
+    'sequential_image_generation_options.max_images',
+  ],
+  [
+    'max_images 16',
+    { model: V40, prompt: 'p', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 16 } },
+    'sequential_image_generation_options.max_images',
+  ],
+  [
+    'max_images fractional',
+    { model: V40, prompt: 'p', sequential_image_generation_options: { max_images: 2.5 } },
+    'sequential_image_generation_options.max_images',
+  ],
   ['layer_decomposition true', { model: PRO, prompt: 'p', layer_decomposition: true }, 'layer_decomposition'],
   ['layer_decomposition not boolean', { model: PRO, prompt: 'p', layer_decomposition: 'true' }, 'layer_decomposition'],
   ['reference image on generations', { model: V40, prompt: 'p', image: 'https://example.com/a.png' }, 'image'],

@@ -52,17 +52,25 @@ const taskIdOf = (e: RecordedEvent): string | undefined => (e.data as { taskId?:
 async function moneyOf(taskId: string) {
   const events = (await accountEvents(gw, accountId)).filter((e) => taskIdOf(e) === taskId);
   const of = (type: string) => events.filter((e) => e.type === type);
-  return { reserved: of('QuotaReserved').length, settled: of('QuotaSettled').map((e) => (e.data as { charged: number }).charged), released: of('QuotaReleased').length };
+  return {
+    reserved: of('QuotaReserved').length,
+    settled: of('QuotaSettled').map((e) => (e.data as { charged: number }).charged),
+    released: of('QuotaReleased').length,
+  };
 }
 
 /** The task of the account's next reservation after `count` reservations, once it is open (a call in flight). */
 async function nextTask(count: number): Promise<string> {
-  return eventually(async () => {
-    const reserved = (await accountEvents(gw, accountId)).filter((e) => e.type === 'QuotaReserved');
-    const taskId = reserved.length > count ? taskIdOf(reserved[count]!) : undefined;
-    if (!taskId) return undefined;
-    return (await gw.gateway.deps.events.readStream(`task-${taskId}`)).length > 0 ? taskId : undefined;
-  }, 10_000, 10);
+  return eventually(
+    async () => {
+      const reserved = (await accountEvents(gw, accountId)).filter((e) => e.type === 'QuotaReserved');
+      const taskId = reserved.length > count ? taskIdOf(reserved[count]!) : undefined;
+      if (!taskId) return undefined;
+      return (await gw.gateway.deps.events.readStream(`task-${taskId}`)).length > 0 ? taskId : undefined;
+    },
+    10_000,
+    10,
+  );
 }
 
 const reservationCount = async () => (await accountEvents(gw, accountId)).filter((e) => e.type === 'QuotaReserved').length;
@@ -114,7 +122,9 @@ describe('Idempotency-Key on synchronous calls', () => {
   it('images.generate streamed: the retry streams the same completed images (the partial images are not kept)', async () => {
     const key = newKey();
     const run = async () => {
-      const { data: stream, response } = await client.images.generate({ model: 'pro-image', prompt: 'a glass owl', size: '1024x1024', stream: true }, withKey(key)).withResponse();
+      const { data: stream, response } = await client.images
+        .generate({ model: 'pro-image', prompt: 'a glass owl', size: '1024x1024', stream: true }, withKey(key))
+        .withResponse();
       const events: OpenAI.Images.ImageGenStreamEvent[] = [];
       for await (const event of stream) events.push(event);
       return { taskId: response.headers.get('x-task-id'), events };
@@ -131,7 +141,16 @@ describe('Idempotency-Key on synchronous calls', () => {
     const key = newKey();
     const edit = async () =>
       client.images
-        .edit({ model: 'vendor-picgen-4-0-250828', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), prompt: 'make it glow', size: '1K', response_format: 'b64_json' }, withKey(key))
+        .edit(
+          {
+            model: 'vendor-picgen-4-0-250828',
+            image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }),
+            prompt: 'make it glow',
+            size: '1K',
+            response_format: 'b64_json',
+          },
+          withKey(key),
+        )
         .withResponse();
     const first = await edit();
     const retry = await edit();
@@ -222,7 +241,13 @@ describe('a chat answer without an image (an upstream that answers text)', () =>
       req.resume();
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'up-1', choices: [{ index: 0, message: { role: 'assistant', content: 'I would rather not draw that.' } }], usage: { prompt_tokens: 7, completion_tokens: 8 } }));
+        res.end(
+          JSON.stringify({
+            id: 'up-1',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'I would rather not draw that.' } }],
+            usage: { prompt_tokens: 7, completion_tokens: 8 },
+          }),
+        );
       });
     });
     upstream.listen(0, '127.0.0.1');
@@ -231,7 +256,14 @@ describe('a chat answer without an image (an upstream that answers text)', () =>
       const { port } = upstream.address() as { port: number };
       const admin = await adminClient(gw);
       // Below the simulator's priority, so only a key bound to it reaches this channel.
-      const channel = await admin.post('/api/channel/', { name: 'text only', family: 'images', base_url: `http://127.0.0.1:${port}`, key: 'k', models: ['std-image'], priority: -1 });
+      const channel = await admin.post('/api/channel/', {
+        name: 'text only',
+        family: 'images',
+        base_url: `http://127.0.0.1:${port}`,
+        key: 'k',
+        models: ['std-image'],
+        priority: -1,
+      });
       expect(channel.status, JSON.stringify(channel.body)).toBe(200);
       const self = (await admin.get('/api/user/self')).body.data;
       await admin.post('/api/admin/credits', { user_id: self.id, amount: 1_000_000, note: 'text-only test' });

@@ -40,7 +40,15 @@ describe('openai client: chat.completions.create', () => {
   it('image-to-image with an image_url part', async () => {
     const completion = await client.chat.completions.create({
       model: 'pro-image',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'paint it' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${TINY_PNG.toString('base64')}` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'paint it' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${TINY_PNG.toString('base64')}` } },
+          ],
+        },
+      ],
     });
     expect(completion.choices[0]!.message.content).toMatch(/^!\[image 1\]\(http/);
     expect((await lastCall(gw, accountId)).submitted.action).toBe('chat/edit');
@@ -67,7 +75,7 @@ describe('openai client: chat.completions.create', () => {
     expect(final.choices[0]!.message.content).toMatch(/^!\[image 1\]/);
   });
 
-  it('a refusal is raised as the matching API error class, with the gateway\'s reason (the `error` object beside the spec\'s {code, message})', async () => {
+  it("a refusal is raised as the matching API error class, with the gateway's reason (the `error` object beside the spec's {code, message})", async () => {
     const err = await client.chat.completions.create({ model: 'std-image', messages: [] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err).toMatchObject({ status: 400, code: 'invalid_request', param: 'messages', message: expect.stringMatching(/^400 messages: /) });
@@ -145,7 +153,12 @@ describe('openai client: images.edit (multipart)', () => {
 
   it('a mask is refused with the field named', async () => {
     const err = await client.images
-      .edit({ model: 'vendor-picgen-4-0-250828', image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), mask: await toFile(TINY_PNG, 'm.png', { type: 'image/png' }), prompt: 'x' })
+      .edit({
+        model: 'vendor-picgen-4-0-250828',
+        image: await toFile(TINY_PNG, 'a.png', { type: 'image/png' }),
+        mask: await toFile(TINY_PNG, 'm.png', { type: 'image/png' }),
+        prompt: 'x',
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err).toMatchObject({ code: 'invalid_request', param: 'mask', message: expect.stringMatching(/^400 mask: /) });

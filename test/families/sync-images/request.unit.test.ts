@@ -17,7 +17,15 @@ describe('chat-style rules (4.5)', () => {
     const plan = accepted(
       planChatRequest({
         model: 'pro-image',
-        messages: [{ role: 'system', content: 'be brief' }, user('first'), { role: 'assistant', content: 'ok' }, user([{ type: 'text', text: 'second' }, { type: 'text', text: 'line' }])],
+        messages: [
+          { role: 'system', content: 'be brief' },
+          user('first'),
+          { role: 'assistant', content: 'ok' },
+          user([
+            { type: 'text', text: 'second' },
+            { type: 'text', text: 'line' },
+          ]),
+        ],
         n: 2,
         size: '1536x1024',
         quality: 'medium',
@@ -28,10 +36,24 @@ describe('chat-style rules (4.5)', () => {
         temperature: 0.3,
       }),
     );
-    expect(plan).toMatchObject({ model: 'pro-image', action: 'chat/generate', units: 2, stream: false, echo: { size: '1536x1024', quality: 'medium', background: 'opaque', output_format: 'jpeg' } });
+    expect(plan).toMatchObject({
+      model: 'pro-image',
+      action: 'chat/generate',
+      units: 2,
+      stream: false,
+      echo: { size: '1536x1024', quality: 'medium', background: 'opaque', output_format: 'jpeg' },
+    });
     expect(plan.upstream).toEqual({
       model: 'pro-image',
-      messages: [{ role: 'system', content: 'be brief' }, user('first'), { role: 'assistant', content: 'ok' }, user([{ type: 'text', text: 'second' }, { type: 'text', text: 'line' }])],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        user('first'),
+        { role: 'assistant', content: 'ok' },
+        user([
+          { type: 'text', text: 'second' },
+          { type: 'text', text: 'line' },
+        ]),
+      ],
       n: 2,
       size: '1536x1024',
       quality: 'medium',
@@ -43,9 +65,31 @@ describe('chat-style rules (4.5)', () => {
   });
 
   it('image_url parts (object or string form, URL or data URI) make it image-to-image; only URLs go to the guard', () => {
-    const plan = accepted(planChatRequest({ model: 'std-image', stream: true, messages: [user([{ type: 'text', text: 'p' }, { type: 'image_url', image_url: 'https://a.example/1.png' }, { type: 'image_url', image_url: { url: DATA, detail: 'high' } }])] }));
-    expect(plan).toMatchObject({ action: 'chat/edit', stream: true, references: [{ param: 'messages.0.content.1.image_url.url', url: 'https://a.example/1.png' }] });
-    expect(plan.recorded.messages).toEqual([user([{ type: 'text', text: 'p' }, { type: 'image_url', image_url: { url: 'https://a.example/1.png' } }, { type: 'image_url', image_url: { url: 'data:image/png;base64,…(8 bytes)', detail: 'high' } }])]);
+    const plan = accepted(
+      planChatRequest({
+        model: 'std-image',
+        stream: true,
+        messages: [
+          user([
+            { type: 'text', text: 'p' },
+            { type: 'image_url', image_url: 'https://a.example/1.png' },
+            { type: 'image_url', image_url: { url: DATA, detail: 'high' } },
+          ]),
+        ],
+      }),
+    );
+    expect(plan).toMatchObject({
+      action: 'chat/edit',
+      stream: true,
+      references: [{ param: 'messages.0.content.1.image_url.url', url: 'https://a.example/1.png' }],
+    });
+    expect(plan.recorded.messages).toEqual([
+      user([
+        { type: 'text', text: 'p' },
+        { type: 'image_url', image_url: { url: 'https://a.example/1.png' } },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,…(8 bytes)', detail: 'high' } },
+      ]),
+    ]);
   });
 
   const refused: Array<[string, unknown, string]> = [
@@ -63,11 +107,58 @@ describe('chat-style rules (4.5)', () => {
     ['only an image', { model: 'std-image', messages: [user([{ type: 'image_url', image_url: { url: DATA } }])] }, 'messages.0.content'],
     ['unknown part type', { model: 'std-image', messages: [user([{ type: 'audio', text: 'p' }])] }, 'messages.0.content.0.type'],
     ['text part without text', { model: 'std-image', messages: [user([{ type: 'text' }])] }, 'messages.0.content.0.text'],
-    ['image_url not a URL', { model: 'std-image', messages: [user([{ type: 'text', text: 'p' }, { type: 'image_url', image_url: { url: 'ftp://x/y.png' } }])] }, 'messages.0.content.1.image_url.url'],
-    ['image_url uppercase data URI', { model: 'std-image', messages: [user([{ type: 'text', text: 'p' }, { type: 'image_url', image_url: { url: 'data:image/PNG;base64,AAAA' } }])] }, 'messages.0.content.1.image_url.url'],
-    ['image_url bad detail', { model: 'std-image', messages: [user([{ type: 'text', text: 'p' }, { type: 'image_url', image_url: { url: DATA, detail: 'max' } }])] }, 'messages.0.content.1.image_url.detail'],
-    ['image in a system message', { model: 'std-image', messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: DATA } }] }, user('p')] }, 'messages.0.content.0'],
-    ['17 images', { model: 'std-image', messages: [user([{ type: 'text', text: 'p' }, ...Array.from({ length: 17 }, () => ({ type: 'image_url', image_url: { url: DATA } }))])] }, 'messages'],
+    [
+      'image_url not a URL',
+      {
+        model: 'std-image',
+        messages: [
+          user([
+            { type: 'text', text: 'p' },
+            { type: 'image_url', image_url: { url: 'ftp://x/y.png' } },
+          ]),
+        ],
+      },
+      'messages.0.content.1.image_url.url',
+    ],
+    [
+      'image_url uppercase data URI',
+      {
+        model: 'std-image',
+        messages: [
+          user([
+            { type: 'text', text: 'p' },
+            { type: 'image_url', image_url: { url: 'data:image/PNG;base64,AAAA' } },
+          ]),
+        ],
+      },
+      'messages.0.content.1.image_url.url',
+    ],
+    [
+      'image_url bad detail',
+      {
+        model: 'std-image',
+        messages: [
+          user([
+            { type: 'text', text: 'p' },
+            { type: 'image_url', image_url: { url: DATA, detail: 'max' } },
+          ]),
+        ],
+      },
+      'messages.0.content.1.image_url.detail',
+    ],
+    [
+      'image in a system message',
+      { model: 'std-image', messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: DATA } }] }, user('p')] },
+      'messages.0.content.0',
+    ],
+    [
+      '17 images',
+      {
+        model: 'std-image',
+        messages: [user([{ type: 'text', text: 'p' }, ...Array.from({ length: 17 }, () => ({ type: 'image_url', image_url: { url: DATA } }))])],
+      },
+      'messages',
+    ],
     ['stream not boolean', { model: 'std-image', messages: [user('p')], stream: 1 }, 'stream'],
     ['n 0', { model: 'std-image', messages: [user('p')], n: 0 }, 'n'],
     ['n 129', { model: 'std-image', messages: [user('p')], n: 129 }, 'n'],
@@ -98,8 +189,32 @@ describe('images-style rules (4.6)', () => {
   });
 
   it('style is forwarded unchanged; n, size, quality, background, output_format, moderation, user as 4.5', () => {
-    const plan = accepted(planImagesRequest({ model: 'std-image', prompt: 'p', style: 'Vivid!', n: 4, size: 'auto', quality: 'low', background: 'none', output_format: 'webp', moderation: 'high', user: '' }));
-    expect(plan.upstream).toEqual({ model: 'std-image', prompt: 'p', style: 'Vivid!', n: 4, size: 'auto', quality: 'low', background: 'none', output_format: 'webp', moderation: 'high', user: '' });
+    const plan = accepted(
+      planImagesRequest({
+        model: 'std-image',
+        prompt: 'p',
+        style: 'Vivid!',
+        n: 4,
+        size: 'auto',
+        quality: 'low',
+        background: 'none',
+        output_format: 'webp',
+        moderation: 'high',
+        user: '',
+      }),
+    );
+    expect(plan.upstream).toEqual({
+      model: 'std-image',
+      prompt: 'p',
+      style: 'Vivid!',
+      n: 4,
+      size: 'auto',
+      quality: 'low',
+      background: 'none',
+      output_format: 'webp',
+      moderation: 'high',
+      user: '',
+    });
     expect(plan.units).toBe(4);
   });
 
@@ -117,15 +232,17 @@ describe('images-style rules (4.6)', () => {
 
 describe('helpers', () => {
   it('markdownImages reads URL and data-URI links, ignoring other links', () => {
-    expect(markdownImages('here ![a](https://x.example/1.png) and ![b](/files/2.png "t") [c](https://x.example/3) ![d](data:image/png;base64,QUJD) ![e](javascript:x)')).toEqual([
-      { url: 'https://x.example/1.png' },
-      { url: '/files/2.png' },
-      { b64: 'QUJD' },
-    ]);
+    expect(
+      markdownImages(
+        'here ![a](https://x.example/1.png) and ![b](/files/2.png "t") [c](https://x.example/3) ![d](data:image/png;base64,QUJD) ![e](javascript:x)',
+      ),
+    ).toEqual([{ url: 'https://x.example/1.png' }, { url: '/files/2.png' }, { b64: 'QUJD' }]);
   });
 
   it('sumUsage adds the per-image usages of a stream, nested details too', () => {
-    expect(sumUsage([{ total_tokens: 5, input_tokens_details: { text_tokens: 2 } }, { total_tokens: 3, input_tokens_details: { text_tokens: 1 } }, null])).toEqual({ total_tokens: 8, input_tokens_details: { text_tokens: 3 } });
+    expect(
+      sumUsage([{ total_tokens: 5, input_tokens_details: { text_tokens: 2 } }, { total_tokens: 3, input_tokens_details: { text_tokens: 1 } }, null]),
+    ).toEqual({ total_tokens: 8, input_tokens_details: { text_tokens: 3 } });
   });
 
   it('picgen custom sizes: separators, no leading zeros, priced at the nearest preset', () => {

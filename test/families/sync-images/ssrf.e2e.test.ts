@@ -47,7 +47,18 @@ describe('reference URLs (handed to the upstream) are refused when not public', 
   });
 
   it.each(refused)('chat image_url: %s', async (_name, url) => {
-    const r = await api.post('/v1/chat/completions', { model: 'pro-image', messages: [{ role: 'user', content: [{ type: 'text', text: 'p' }, { type: 'image_url', image_url: { url } }] }] });
+    const r = await api.post('/v1/chat/completions', {
+      model: 'pro-image',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'p' },
+            { type: 'image_url', image_url: { url } },
+          ],
+        },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/^messages\.0\.content\.1\.image_url\.url: the URL is not allowed: /);
   });

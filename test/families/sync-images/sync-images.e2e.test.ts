@@ -41,13 +41,21 @@ function framesOf(text: string): Array<{ event?: string; data: string }> {
     .filter((block) => block.trim() !== '' && !block.startsWith(':'))
     .map((block) => {
       const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       return event ? { event, data } : { data };
     });
 }
 
 async function postRaw(path: string, body: unknown) {
-  const res = await fetch(gw.url + path, { method: 'POST', headers: { authorization: `Bearer ${api.bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(gw.url + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${api.bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
 }
 
@@ -83,7 +91,14 @@ describe('chat-style (spec 4.5): POST /v1/chat/completions', () => {
       model: 'pro-image',
       messages: [
         { role: 'system', content: 'you draw' },
-        { role: 'user', content: [{ type: 'text', text: 'make it blue' }, { type: 'image_url', image_url: { url: TINY_PNG_URI } }, { type: 'image_url', image_url: 'https://example.com/ref.png' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'make it blue' },
+            { type: 'image_url', image_url: { url: TINY_PNG_URI } },
+            { type: 'image_url', image_url: 'https://example.com/ref.png' },
+          ],
+        },
       ],
       quality: 'high',
       background: 'transparent',
@@ -97,7 +112,15 @@ describe('chat-style (spec 4.5): POST /v1/chat/completions', () => {
     expect(call.submitted.action).toBe('chat/edit');
     const recorded = call.submitted.request;
     expect(JSON.stringify(recorded)).not.toContain(TINY_PNG_URI.slice(30));
-    expect(recorded).toMatchObject({ model: 'pro-image', n: 1, quality: 'high', background: 'transparent', output_format: 'webp', moderation: 'low', user: 'end-user-7' });
+    expect(recorded).toMatchObject({
+      model: 'pro-image',
+      n: 1,
+      quality: 'high',
+      background: 'transparent',
+      output_format: 'webp',
+      moderation: 'low',
+      user: 'end-user-7',
+    });
     expect(recorded).not.toHaveProperty('unknown_field');
     expect(r.body.usage.prompt_tokens).toBeGreaterThan(256);
   });
@@ -143,7 +166,12 @@ describe('images-style (spec 4.6): POST /v1/images/generations for std-image / p
       expect(item.b64_json).toBeUndefined();
       expect(pngSize((await fetchBytes(item.url)).bytes)).toEqual({ width: 256, height: 256 });
     }
-    expect(r.body.usage).toEqual({ total_tokens: expect.any(Number), input_tokens: 3, output_tokens: expect.any(Number), input_tokens_details: { text_tokens: 3, image_tokens: 0 } });
+    expect(r.body.usage).toEqual({
+      total_tokens: expect.any(Number),
+      input_tokens: 3,
+      output_tokens: expect.any(Number),
+      input_tokens_details: { text_tokens: 3, image_tokens: 0 },
+    });
     const call = await lastCall(gw, accountId);
     expect(call.submitted.request).toMatchObject({ style: 'vivid', n: 3, size: '256x256' });
     expect(call.settled).toMatchObject({ charged: 3 * 20_000 });
@@ -164,9 +192,22 @@ describe('images-style (spec 4.6): POST /v1/images/generations for std-image / p
     expect(r.type).toMatch(/^text\/event-stream/);
     const frames = framesOf(r.text);
     const events = frames.map((f) => ({ name: f.event, body: JSON.parse(f.data) }));
-    expect(events.map((e) => e.name)).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed', 'image_generation.completed']);
+    expect(events.map((e) => e.name)).toEqual([
+      'image_generation.partial_image',
+      'image_generation.partial_image',
+      'image_generation.completed',
+      'image_generation.completed',
+    ]);
     for (const e of events) {
-      expect(e.body).toMatchObject({ type: e.name, created_at: expect.any(Number), size: '1024x1536', quality: 'low', background: 'auto', output_format: 'png', b64_json: expect.any(String) });
+      expect(e.body).toMatchObject({
+        type: e.name,
+        created_at: expect.any(Number),
+        size: '1024x1536',
+        quality: 'low',
+        background: 'auto',
+        output_format: 'png',
+        b64_json: expect.any(String),
+      });
     }
     expect(events[0]!.body.partial_image_index).toBe(0);
     expect(pngSize(Buffer.from(events[2]!.body.b64_json, 'base64'))).toEqual({ width: 1024, height: 1536 });
@@ -210,7 +251,14 @@ describe('images-style (spec 4.6): POST /v1/images/generations for std-image / p
   });
 
   it('a channel that is down fails over to the next one within the same call', async () => {
-    const down = await admin.post('/api/channel/', { name: 'down', family: 'images', base_url: '/_sim', key: 'broken [sim:5xx]', models: ['std-image'], priority: 100 });
+    const down = await admin.post('/api/channel/', {
+      name: 'down',
+      family: 'images',
+      base_url: '/_sim',
+      key: 'broken [sim:5xx]',
+      models: ['std-image'],
+      priority: 100,
+    });
     expect(down.status).toBe(200);
     try {
       const r = await images({ model: 'std-image', prompt: 'fail over' });

@@ -12,7 +12,11 @@ describe('tune LYRICS rules', () => {
   const accepts: [string, unknown, Partial<TunePlan>][] = [
     ['prompt only: classic by default, unknown fields dropped', { prompt: 'sea', mv: 'x', extra: 1 }, { upstream: { prompt: 'sea', lyrics_model: 'classic' } }],
     ['remi', { prompt: 'sea', lyrics_model: 'remi' }, { upstream: { prompt: 'sea', lyrics_model: 'remi' } }],
-    ['hookUrl becomes the callback, not sent upstream', { prompt: 'sea', hookUrl: 'https://h.example.com/x' }, { upstream: { prompt: 'sea', lyrics_model: 'classic' }, callbackUrl: 'https://h.example.com/x' }],
+    [
+      'hookUrl becomes the callback, not sent upstream',
+      { prompt: 'sea', hookUrl: 'https://h.example.com/x' },
+      { upstream: { prompt: 'sea', lyrics_model: 'classic' }, callbackUrl: 'https://h.example.com/x' },
+    ],
     ['null counts as omitted', { prompt: 'sea', lyrics_model: null, hookUrl: null }, { upstream: { prompt: 'sea', lyrics_model: 'classic' } }],
     ['a theme of 3,000 characters', { prompt: 't'.repeat(3000) }, { upstream: { prompt: 't'.repeat(3000), lyrics_model: 'classic' } }],
   ];
@@ -44,17 +48,64 @@ describe('tune LYRICS rules', () => {
 
 describe('tune MUSIC rules', () => {
   const accepts: [string, unknown, Record<string, unknown>, string?][] = [
-    ['custom mode from prompt', { prompt: 'la', title: 'T', tags: 'pop' }, { custom_mode: true, prompt: 'la', title: 'T', tags: 'pop', instrumental: false, mv: 'tune-v5' }],
+    [
+      'custom mode from prompt',
+      { prompt: 'la', title: 'T', tags: 'pop' },
+      { custom_mode: true, prompt: 'la', title: 'T', tags: 'pop', instrumental: false, mv: 'tune-v5' },
+    ],
     ['description mode', { ai_description_prompt: 'a song' }, { custom_mode: false, ai_description_prompt: 'a song', instrumental: false, mv: 'tune-v5' }],
-    ['both texts: custom mode, description dropped', { prompt: 'la', ai_description_prompt: 'a song' }, { custom_mode: true, prompt: 'la', instrumental: false, mv: 'tune-v5' }],
-    ['explicit custom_mode false with description', { custom_mode: false, ai_description_prompt: 'd' }, { custom_mode: false, ai_description_prompt: 'd', instrumental: false, mv: 'tune-v5' }],
-    ['instrumental custom without lyrics needs only tags', { custom_mode: true, instrumental: true, tags: 'ambient' }, { custom_mode: true, tags: 'ambient', instrumental: true, mv: 'tune-v5' }],
-    ['make_instrumental alone', { ai_description_prompt: 'd', make_instrumental: true }, { custom_mode: false, ai_description_prompt: 'd', instrumental: true, mv: 'tune-v5' }],
-    ['instrumental false wins over make_instrumental true', { ai_description_prompt: 'd', make_instrumental: true, instrumental: false }, { custom_mode: false, ai_description_prompt: 'd', instrumental: false, mv: 'tune-v5' }],
+    [
+      'both texts: custom mode, description dropped',
+      { prompt: 'la', ai_description_prompt: 'a song' },
+      { custom_mode: true, prompt: 'la', instrumental: false, mv: 'tune-v5' },
+    ],
+    [
+      'explicit custom_mode false with description',
+      { custom_mode: false, ai_description_prompt: 'd' },
+      { custom_mode: false, ai_description_prompt: 'd', instrumental: false, mv: 'tune-v5' },
+    ],
+    [
+      'instrumental custom without lyrics needs only tags',
+      { custom_mode: true, instrumental: true, tags: 'ambient' },
+      { custom_mode: true, tags: 'ambient', instrumental: true, mv: 'tune-v5' },
+    ],
+    [
+      'make_instrumental alone',
+      { ai_description_prompt: 'd', make_instrumental: true },
+      { custom_mode: false, ai_description_prompt: 'd', instrumental: true, mv: 'tune-v5' },
+    ],
+    [
+      'instrumental false wins over make_instrumental true',
+      { ai_description_prompt: 'd', make_instrumental: true, instrumental: false },
+      { custom_mode: false, ai_description_prompt: 'd', instrumental: false, mv: 'tune-v5' },
+    ],
     [
       'every option, bounds included',
-      { prompt: 'la', title: 't'.repeat(80), negative_tags: 'metal', style_weight: 0, weirdness_constraint: 1, audio_weight: 0.25, vocal_gender: 'Male', audio_format: 'm4a', mv: 'tune-v3-0', callback_url: 'https://h.example.com/m' },
-      { custom_mode: true, prompt: 'la', title: 't'.repeat(80), negative_tags: 'metal', instrumental: false, mv: 'tune-v3-0', style_weight: 0, weirdness_constraint: 1, audio_weight: 0.25, vocal_gender: 'Male', audio_format: 'm4a' },
+      {
+        prompt: 'la',
+        title: 't'.repeat(80),
+        negative_tags: 'metal',
+        style_weight: 0,
+        weirdness_constraint: 1,
+        audio_weight: 0.25,
+        vocal_gender: 'Male',
+        audio_format: 'm4a',
+        mv: 'tune-v3-0',
+        callback_url: 'https://h.example.com/m',
+      },
+      {
+        custom_mode: true,
+        prompt: 'la',
+        title: 't'.repeat(80),
+        negative_tags: 'metal',
+        instrumental: false,
+        mv: 'tune-v3-0',
+        style_weight: 0,
+        weirdness_constraint: 1,
+        audio_weight: 0.25,
+        vocal_gender: 'Male',
+        audio_format: 'm4a',
+      },
       'https://h.example.com/m',
     ],
   ];

@@ -21,11 +21,15 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 async function waitForTune(client: Client, id: string) {
-  return eventually(async () => {
-    const r = await client.get(`/tune/fetch/${id}`);
-    if (r.status !== 200) throw new Error(`fetch answered ${r.status}: ${JSON.stringify(r.body)}`);
-    return ['SUCCESS', 'FAILURE'].includes(r.body.data.status) ? r.body : undefined;
-  }, 15_000, 30);
+  return eventually(
+    async () => {
+      const r = await client.get(`/tune/fetch/${id}`);
+      if (r.status !== 200) throw new Error(`fetch answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return ['SUCCESS', 'FAILURE'].includes(r.body.data.status) ? r.body : undefined;
+    },
+    15_000,
+    30,
+  );
 }
 
 /** The head once settlement of finished tasks has been appended (so only a refusal could move it). */
@@ -58,7 +62,10 @@ describe('tune lyrics (spec 4.11)', () => {
     expect(polled.status).toBe(200);
     expect(['NOT_START', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS']).toContain(polled.body.data.status);
     const done = await waitForTune(api, id);
-    expect(done).toMatchObject({ code: 'success', data: { task_id: id, action: 'LYRICS', status: 'SUCCESS', progress: '100%', fail_reason: '', result_url: '' } });
+    expect(done).toMatchObject({
+      code: 'success',
+      data: { task_id: id, action: 'LYRICS', status: 'SUCCESS', progress: '100%', fail_reason: '', result_url: '' },
+    });
     expect(typeof done.data.data).toBe('string');
     expect(done.data.data).toContain('a summer by the sea');
     expect(done.data.finish_time).toBeGreaterThanOrEqual(done.data.submit_time);
@@ -69,7 +76,12 @@ describe('tune lyrics (spec 4.11)', () => {
   it('lyrics_model remi and hookUrl are kept (the callback address on the task)', async () => {
     const id = await submitted('/tune/submit/LYRICS', { prompt: 'rain', lyrics_model: 'remi', hookUrl: 'https://hooks.example.com/tune' });
     const task = await taskSubmitted(id);
-    expect(task).toMatchObject({ model: 'tune_lyrics', action: 'LYRICS', request: { prompt: 'rain', lyrics_model: 'remi' }, callbackUrl: 'https://hooks.example.com/tune' });
+    expect(task).toMatchObject({
+      model: 'tune_lyrics',
+      action: 'LYRICS',
+      request: { prompt: 'rain', lyrics_model: 'remi' },
+      callbackUrl: 'https://hooks.example.com/tune',
+    });
     expect((await waitForTune(api, id)).data.status).toBe('SUCCESS');
   });
 });
@@ -93,7 +105,14 @@ describe('tune music (spec 4.11)', () => {
 
   it('custom lyrics mode: prompt is the lyrics, title, tags and mv reach the song', async () => {
     const id = await submitted('/tune/submit/MUSIC', { prompt: '[Verse]\nHello moon', title: 'Moon song', tags: 'folk, acoustic', mv: 'tune-v4' });
-    expect((await taskSubmitted(id)).request).toEqual({ custom_mode: true, prompt: '[Verse]\nHello moon', title: 'Moon song', tags: 'folk, acoustic', instrumental: false, mv: 'tune-v4' });
+    expect((await taskSubmitted(id)).request).toEqual({
+      custom_mode: true,
+      prompt: '[Verse]\nHello moon',
+      title: 'Moon song',
+      tags: 'folk, acoustic',
+      instrumental: false,
+      mv: 'tune-v4',
+    });
     const done = await waitForTune(api, id);
     expect(done.data).toMatchObject({ task_id: id, action: 'MUSIC', status: 'SUCCESS', progress: '100%', fail_reason: '' });
     const songs = await expectSongs(done);
@@ -102,7 +121,12 @@ describe('tune music (spec 4.11)', () => {
 
   it('description mode: ai_description_prompt, default version tune-v5', async () => {
     const id = await submitted('/tune/submit/MUSIC', { ai_description_prompt: 'an upbeat song about trains' });
-    expect((await taskSubmitted(id)).request).toEqual({ custom_mode: false, ai_description_prompt: 'an upbeat song about trains', instrumental: false, mv: 'tune-v5' });
+    expect((await taskSubmitted(id)).request).toEqual({
+      custom_mode: false,
+      ai_description_prompt: 'an upbeat song about trains',
+      instrumental: false,
+      mv: 'tune-v5',
+    });
     const songs = await expectSongs(await waitForTune(api, id));
     expect(songs[0]!.mv).toBe('tune-v5');
     expect(songs[0]!.lyrics).not.toBe('');
@@ -110,20 +134,46 @@ describe('tune music (spec 4.11)', () => {
 
   it('instrumental wins over make_instrumental; the named options reach the upstream', async () => {
     const body = {
-      prompt: 'la la', tags: 'jazz', make_instrumental: false, instrumental: true, custom_mode: true, negative_tags: 'metal',
-      style_weight: 0.5, weirdness_constraint: 0, audio_weight: 1, vocal_gender: 'Female', audio_format: 'wav', callback_url: 'http://hooks.example.com/m',
+      prompt: 'la la',
+      tags: 'jazz',
+      make_instrumental: false,
+      instrumental: true,
+      custom_mode: true,
+      negative_tags: 'metal',
+      style_weight: 0.5,
+      weirdness_constraint: 0,
+      audio_weight: 1,
+      vocal_gender: 'Female',
+      audio_format: 'wav',
+      callback_url: 'http://hooks.example.com/m',
     };
     const id = await submitted('/tune/submit/MUSIC', body);
     const task = await taskSubmitted(id);
     expect(task.callbackUrl).toBe('http://hooks.example.com/m');
-    expect(task.request).toMatchObject({ instrumental: true, negative_tags: 'metal', style_weight: 0.5, weirdness_constraint: 0, audio_weight: 1, vocal_gender: 'Female', audio_format: 'wav' });
+    expect(task.request).toMatchObject({
+      instrumental: true,
+      negative_tags: 'metal',
+      style_weight: 0.5,
+      weirdness_constraint: 0,
+      audio_weight: 1,
+      vocal_gender: 'Female',
+      audio_format: 'wav',
+    });
     expect(task.request).not.toHaveProperty('make_instrumental');
     const songs = await expectSongs(await waitForTune(api, id));
     expect(songs[0]!.lyrics).toBe('');
   });
 
   it("a channel's model mapping of tune_music fixes the version sent upstream", async () => {
-    const mapped = await admin.post('/api/channel/', { name: 'tune-v3-5 only', family: 'tune', base_url: '/_sim', key: 'sim', models: ['tune_music'], model_mapping: { tune_music: 'tune-v3-5' }, priority: 100 });
+    const mapped = await admin.post('/api/channel/', {
+      name: 'tune-v3-5 only',
+      family: 'tune',
+      base_url: '/_sim',
+      key: 'sim',
+      models: ['tune_music'],
+      model_mapping: { tune_music: 'tune-v3-5' },
+      priority: 100,
+    });
     expect(mapped.status, JSON.stringify(mapped.body)).toBe(200);
     try {
       const id = await submitted('/tune/submit/MUSIC', { prompt: 'mapped', mv: 'tune-v5-5' });

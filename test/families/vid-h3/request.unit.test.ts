@@ -28,29 +28,63 @@ describe('Vid-H3 request rules: the four modes and their upstream bodies', () =>
     [
       'first frame from the openai {image_url} object: ratio adaptive',
       { model: 'Vid-H3', prompt: 'go', input_reference: { image_url: FIRST }, metadata: { resolution: '768p', aigc_watermark: 'false' } },
-      { action: 'first-frame', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'go', metadata: { ratio: 'adaptive', first_frame_image: FIRST, aigc_watermark: false } } },
+      {
+        action: 'first-frame',
+        upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'go', metadata: { ratio: 'adaptive', first_frame_image: FIRST, aigc_watermark: false } },
+      },
     ],
     [
       'the same first frame in two fields is fine',
       { model: 'Vid-H3', prompt: 'go', image: FIRST, images: [FIRST, LAST] },
-      { action: 'first-last-frame', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'go', metadata: { ratio: 'adaptive', first_frame_image: FIRST, last_frame_image: LAST } } },
+      {
+        action: 'first-last-frame',
+        upstream: {
+          model: 'Vid-H3',
+          seconds: 5,
+          size: '768P',
+          prompt: 'go',
+          metadata: { ratio: 'adaptive', first_frame_image: FIRST, last_frame_image: LAST },
+        },
+      },
     ],
     [
       'multi-reference: prompt appended as the text item',
-      { model: 'Vid-H3', prompt: 'mix', size: '2K', metadata: { ratio: '9:16', content: [ref('reference_image'), ref('reference_video')], callback_url: 'https://h.example.com/' } },
+      {
+        model: 'Vid-H3',
+        prompt: 'mix',
+        size: '2K',
+        metadata: { ratio: '9:16', content: [ref('reference_image'), ref('reference_video')], callback_url: 'https://h.example.com/' },
+      },
       {
         action: 'multi-reference',
         tier: '2K',
         callbackUrl: 'https://h.example.com/',
-        upstream: { model: 'Vid-H3', seconds: 5, size: '2K', metadata: { ratio: '9:16', content: [ref('reference_image'), ref('reference_video'), { type: 'text', text: 'mix' }] } },
+        upstream: {
+          model: 'Vid-H3',
+          seconds: 5,
+          size: '2K',
+          metadata: { ratio: '9:16', content: [ref('reference_image'), ref('reference_video'), { type: 'text', text: 'mix' }] },
+        },
       },
     ],
     [
-      'audio references with the text alone (the audio-only rule is vidgen\'s)',
+      "audio references with the text alone (the audio-only rule is vidgen's)",
       { model: 'Vid-H3', prompt: 'sing', metadata: { content: [ref('reference_audio'), ref('reference_audio')] } },
-      { action: 'multi-reference', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', metadata: { ratio: 'adaptive', content: [ref('reference_audio'), ref('reference_audio'), { type: 'text', text: 'sing' }] } } },
+      {
+        action: 'multi-reference',
+        upstream: {
+          model: 'Vid-H3',
+          seconds: 5,
+          size: '768P',
+          metadata: { ratio: 'adaptive', content: [ref('reference_audio'), ref('reference_audio'), { type: 'text', text: 'sing' }] },
+        },
+      },
     ],
-    ['an empty images array gives no frame', { model: 'Vid-H3', prompt: 'x', images: [] }, { action: 'text', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'x', metadata: { ratio: '16:9' } } }],
+    [
+      'an empty images array gives no frame',
+      { model: 'Vid-H3', prompt: 'x', images: [] },
+      { action: 'text', upstream: { model: 'Vid-H3', seconds: 5, size: '768P', prompt: 'x', metadata: { ratio: '16:9' } } },
+    ],
   ];
 
   it.each(cases)('%s', (_name, body, expected) => {
@@ -73,9 +107,25 @@ describe('Vid-H3 request rules: refusals', () => {
     ['4 reference audio', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 4 }, () => ref('reference_audio')) } }, 'metadata.content'],
     ['images item not a URL', { model: 'Vid-H3', prompt: 'x', images: [FIRST, 'x'] }, 'images.1'],
     ['two last frames', { model: 'Vid-H3', prompt: 'x', images: [FIRST, LAST], metadata: { last_frame_image: FIRST } }, 'images'],
-    ['two text items', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }, 'metadata.content'],
+    [
+      'two text items',
+      {
+        model: 'Vid-H3',
+        metadata: {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      },
+      'metadata.content',
+    ],
     ['empty text item', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: '' }] } }, 'metadata.content.0.text'],
-    ['metadata frame mixed with references', { model: 'Vid-H3', prompt: 'x', metadata: { first_frame_image: FIRST, content: [ref('reference_video')] } }, 'metadata.content'],
+    [
+      'metadata frame mixed with references',
+      { model: 'Vid-H3', prompt: 'x', metadata: { first_frame_image: FIRST, content: [ref('reference_video')] } },
+      'metadata.content',
+    ],
   ];
 
   it.each(refused)('%s → %s', (_name, body, param) => {

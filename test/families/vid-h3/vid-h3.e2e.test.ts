@@ -2,7 +2,17 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
 import { Client } from '../../support/gateway.js';
-import { moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
+import {
+  moneyOf,
+  mp4Info,
+  nothingReserved,
+  otherCaller,
+  pollUntil,
+  refusedWithoutAppend,
+  startVideoWorld,
+  submittedOf,
+  type VideoWorld,
+} from '../../support/videos.js';
 
 let world: VideoWorld;
 beforeAll(async () => {
@@ -29,16 +39,35 @@ describe('Vid-H3: the four modes to completed, video from the content endpoint (
     ['first frame (input_reference)', { prompt: 'animate', input_reference: FIRST }, 'first-frame', 'adaptive'],
     ['first frame (metadata)', { prompt: 'animate', metadata: { first_frame_image: FIRST } }, 'first-frame', 'adaptive'],
     ['first and last frame (images)', { prompt: 'morph', images: [FIRST, LAST] }, 'first-last-frame', 'adaptive'],
-    ['first and last frame (metadata)', { prompt: 'morph', metadata: { first_frame_image: FIRST, last_frame_image: LAST, ratio: '1:1' } }, 'first-last-frame', '1:1'],
-    ['multi-reference', { metadata: { content: [ref('reference_image'), ref('reference_video'), ref('reference_audio'), { type: 'text', text: 'mix them' }] } }, 'multi-reference', 'adaptive'],
+    [
+      'first and last frame (metadata)',
+      { prompt: 'morph', metadata: { first_frame_image: FIRST, last_frame_image: LAST, ratio: '1:1' } },
+      'first-last-frame',
+      '1:1',
+    ],
+    [
+      'multi-reference',
+      { metadata: { content: [ref('reference_image'), ref('reference_video'), ref('reference_audio'), { type: 'text', text: 'mix them' }] } },
+      'multi-reference',
+      'adaptive',
+    ],
   ];
 
   it.each(modes)('%s', async (_name, fields, action, ratio) => {
     const r = await submit({ model: 'Vid-H3', seconds: 4, ...fields });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toEqual({
-      id: expect.stringMatching(/^task_/), object: 'video', model: 'Vid-H3', status: 'queued', progress: 0,
-      created_at: expect.any(Number), completed_at: 0, expires_at: null, seconds: '4', size: '768P', error: null,
+      id: expect.stringMatching(/^task_/),
+      object: 'video',
+      model: 'Vid-H3',
+      status: 'queued',
+      progress: 0,
+      created_at: expect.any(Number),
+      completed_at: 0,
+      expires_at: null,
+      seconds: '4',
+      size: '768P',
+      error: null,
     });
     const task = await submittedOf(world.gw, r.body.id);
     expect(task.action).toBe(action);
@@ -100,7 +129,7 @@ describe('Vid-H3: the four modes to completed, video from the content endpoint (
 });
 
 describe('Vid-H3: what spec 4.13 allows is accepted, and charged seconds × resolution', () => {
-  it('audio references alongside the text alone (the audio-only rule is vidgen\'s)', async () => {
+  it("audio references alongside the text alone (the audio-only rule is vidgen's)", async () => {
     const audio = [ref('reference_audio', 'https://media.example.com/a.mp3'), ref('reference_audio', 'https://media.example.com/b.mp3')];
     const r = await submit({ model: 'Vid-H3', prompt: 'a song made visible', seconds: 6, size: '2K', metadata: { content: audio } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -125,7 +154,13 @@ describe('Vid-H3: what spec 4.13 allows is accepted, and charged seconds × reso
 describe('Vid-H3: the official openai client', () => {
   it('creates (multipart form), retrieves until completed and downloads the content', async () => {
     const client = new OpenAI({ apiKey: world.key, baseURL: `${world.gw.url}/v1`, maxRetries: 0 });
-    const created = await client.videos.create({ model: 'Vid-H3', prompt: 'a lighthouse at dusk', seconds: '8', size: '2K' as never, input_reference: { image_url: FIRST } });
+    const created = await client.videos.create({
+      model: 'Vid-H3',
+      prompt: 'a lighthouse at dusk',
+      seconds: '8',
+      size: '2K' as never,
+      input_reference: { image_url: FIRST },
+    });
     expect(created).toMatchObject({ object: 'video', model: 'Vid-H3', status: 'queued', seconds: '8', size: '2K' });
     let video = await client.videos.retrieve(created.id);
     for (let i = 0; i < 300 && video.status !== 'completed' && video.status !== 'failed'; i++) {
@@ -168,10 +203,34 @@ describe('Vid-H3: refusals append nothing', () => {
     ['bad ratio', { model: 'Vid-H3', prompt: 'x', metadata: { ratio: '2:1' } }, 'metadata.ratio'],
     ['unknown metadata key', { model: 'Vid-H3', prompt: 'x', metadata: { fps: 30 } }, 'metadata.fps'],
     ['bad content type', { model: 'Vid-H3', prompt: 'x', metadata: { content: [ref('image_url')] } }, 'metadata.content.0.type'],
-    ['10 reference images', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 10 }, () => ref('reference_image')) } }, 'metadata.content'],
-    ['4 reference videos', { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 4 }, () => ref('reference_video')) } }, 'metadata.content'],
-    ['4 reference audio', { model: 'Vid-H3', prompt: 'x', metadata: { content: [ref('reference_image'), ...Array.from({ length: 4 }, () => ref('reference_audio'))] } }, 'metadata.content'],
-    ['two text items', { model: 'Vid-H3', metadata: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }, 'metadata.content'],
+    [
+      '10 reference images',
+      { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 10 }, () => ref('reference_image')) } },
+      'metadata.content',
+    ],
+    [
+      '4 reference videos',
+      { model: 'Vid-H3', prompt: 'x', metadata: { content: Array.from({ length: 4 }, () => ref('reference_video')) } },
+      'metadata.content',
+    ],
+    [
+      '4 reference audio',
+      { model: 'Vid-H3', prompt: 'x', metadata: { content: [ref('reference_image'), ...Array.from({ length: 4 }, () => ref('reference_audio'))] } },
+      'metadata.content',
+    ],
+    [
+      'two text items',
+      {
+        model: 'Vid-H3',
+        metadata: {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      },
+      'metadata.content',
+    ],
     ['blank text item', { model: 'Vid-H3', prompt: 'x', metadata: { content: [{ type: 'text', text: ' ' }] } }, 'metadata.content.0.text'],
     ['two different last frames', { model: 'Vid-H3', prompt: 'x', images: [FIRST, LAST], metadata: { last_frame_image: FIRST } }, 'images'],
     ['input_reference object without a URL', { model: 'Vid-H3', prompt: 'x', input_reference: { file_id: 'file_1' } }, 'input_reference.image_url'],

@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vidgenModels } from '../../../src/families/vidgen/catalog.js';
 import { Client } from '../../support/gateway.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../../support/billing.js';
-import { download, moneyOf, mp4Info, nothingReserved, otherCaller, pollUntil, refusedWithoutAppend, startVideoWorld, submittedOf, type VideoWorld } from '../../support/videos.js';
+import {
+  download,
+  moneyOf,
+  mp4Info,
+  nothingReserved,
+  otherCaller,
+  pollUntil,
+  refusedWithoutAppend,
+  startVideoWorld,
+  submittedOf,
+  type VideoWorld,
+} from '../../support/videos.js';
 
 let world: VideoWorld;
 beforeAll(async () => {
@@ -22,13 +33,28 @@ describe('vidgen: every model to SUCCESS with a downloadable video (spec 4.3, 4.
   it.each(vidgenModels)('%s', async (model) => {
     const r = await submit({ model, prompt: 'a paper boat on a river', seconds: 4 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toEqual({ id: expect.stringMatching(/^task_/), task_id: r.body.id, object: 'video', model, status: 'queued', progress: 0, created_at: expect.any(Number) });
+    expect(r.body).toEqual({
+      id: expect.stringMatching(/^task_/),
+      task_id: r.body.id,
+      object: 'video',
+      model,
+      status: 'queued',
+      progress: 0,
+      created_at: expect.any(Number),
+    });
 
     const done = await waitFor(r.body.id);
     expect(done).toMatchObject({ code: 'success', message: expect.any(String) });
     const data = done.data;
     expect(Number.isInteger(data.id)).toBe(true);
-    expect(data).toMatchObject({ task_id: r.body.id, platform: 'vidgen', status: 'SUCCESS', progress: '100%', fail_reason: '', submit_time: r.body.created_at });
+    expect(data).toMatchObject({
+      task_id: r.body.id,
+      platform: 'vidgen',
+      status: 'SUCCESS',
+      progress: '100%',
+      fail_reason: '',
+      submit_time: r.body.created_at,
+    });
     expect(data.finish_time).toBeGreaterThanOrEqual(data.submit_time);
     expect(data.data).toMatchObject({ status: 'succeeded', duration: 4, resolution: '720p', content: { video_url: expect.any(String) } });
     expect(data.result_url).toContain('/assets/');
@@ -59,7 +85,15 @@ describe('vidgen: every model to SUCCESS with a downloadable video (spec 4.3, 4.
   });
 
   it('metadata keys reach the upstream; callback_url stays with the gateway', async () => {
-    const metadata = { resolution: '480P', ratio: '16:9', seed: 7, watermark: false, camera_fixed: true, callback_url: 'https://hooks.example.com/done', content: [{ type: 'image_url', role: 'first_frame', image_url: { url: URL_A } }] };
+    const metadata = {
+      resolution: '480P',
+      ratio: '16:9',
+      seed: 7,
+      watermark: false,
+      camera_fixed: true,
+      callback_url: 'https://hooks.example.com/done',
+      content: [{ type: 'image_url', role: 'first_frame', image_url: { url: URL_A } }],
+    };
     const r = await submit({ model: 'vendor-vidgen-1-0-pro-250528', prompt: 'x', seconds: '6', metadata });
     const task = await submittedOf(world.gw, r.body.id);
     expect(task.callbackUrl).toBe('https://hooks.example.com/done');
@@ -106,7 +140,13 @@ describe('vidgen: what spec 4.3 allows is accepted, and charged seconds × resol
   });
 
   it('frames mixed with reference media go upstream as given', async () => {
-    const content = [img('first_frame'), img('last_frame'), img('reference_image'), { type: 'video_url', role: 'reference_video', video_url: { url: VIDEO } }, audio];
+    const content = [
+      img('first_frame'),
+      img('last_frame'),
+      img('reference_image'),
+      { type: 'video_url', role: 'reference_video', video_url: { url: VIDEO } },
+      audio,
+    ];
     const r = await submit({ model: 'vendor-vidgen-2-0-260128', prompt: 'mixed', seconds: 4, metadata: { resolution: '720p', content } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const task = await submittedOf(world.gw, r.body.id);
@@ -157,7 +197,11 @@ describe('vidgen: refusals append nothing and answer the OpenAI error body', () 
     ['content not an array', { model: m2, prompt: 'x', metadata: { content: {} } }, 'metadata.content'],
     ['content item bad type', { model: m2, prompt: 'x', metadata: { content: [{ type: 'text', role: 'x' }] } }, 'metadata.content.0.type'],
     ['image with a video role', { model: m2, prompt: 'x', metadata: { content: [img('reference_video')] } }, 'metadata.content.0.role'],
-    ['image url not http', { model: m2, prompt: 'x', metadata: { content: [{ type: 'image_url', role: 'reference_image', image_url: { url: 'file:///etc/passwd' } }] } }, 'metadata.content.0.image_url.url'],
+    [
+      'image url not http',
+      { model: m2, prompt: 'x', metadata: { content: [{ type: 'image_url', role: 'reference_image', image_url: { url: 'file:///etc/passwd' } }] } },
+      'metadata.content.0.image_url.url',
+    ],
     ['10 images', { model: m2, prompt: 'x', metadata: { content: Array.from({ length: 10 }, () => img('reference_image')) } }, 'metadata.content'],
     ['4 videos', { model: m2, prompt: 'x', metadata: { content: [video, video, video, video] } }, 'metadata.content'],
     ['4 audio', { model: m2, prompt: 'x', metadata: { content: [img('reference_image'), audio, audio, audio, audio] } }, 'metadata.content'],
@@ -166,7 +210,11 @@ describe('vidgen: refusals append nothing and answer the OpenAI error body', () 
     ['reference video on 1.0 lite i2v', { model: 'vendor-vidgen-1-0-lite-i2v', prompt: 'x', metadata: { content: [video] } }, 'metadata.content'],
     ['frames on lite t2v', { model: 'vendor-vidgen-1-0-lite-t2v', prompt: 'x', metadata: { content: [img('first_frame')] } }, 'metadata.content'],
     ['last frame without first', { model: m2, prompt: 'x', metadata: { content: [img('last_frame')] } }, 'metadata.content'],
-    ['two first frames', { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('first_frame'), img('reference_image')] } }, 'metadata.content'],
+    [
+      'two first frames',
+      { model: m2, prompt: 'x', metadata: { content: [img('first_frame'), img('first_frame'), img('reference_image')] } },
+      'metadata.content',
+    ],
     ['frames beyond 3600 s', { model: m2, prompt: 'x', metadata: { frames: 86_402 } }, 'metadata.frames'],
     ['seed beyond 2^32 - 1', { model: m2, prompt: 'x', metadata: { seed: 4_294_967_296 } }, 'metadata.seed'],
     ['service_tier unknown', { model: m2, prompt: 'x', metadata: { service_tier: 'priority' } }, 'metadata.service_tier'],
@@ -177,7 +225,9 @@ describe('vidgen: refusals append nothing and answer the OpenAI error body', () 
   it.each(refused)('%s → 400 naming %s', async (_name, body, param) => {
     const r = await refusedWithoutAppend(world.gw, () => submit(body));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: { message: expect.stringMatching(new RegExp(`^${param.replace(/\./g, '\\.')}: `)), type: 'invalid_request_error', param, code: 'invalid_request' } });
+    expect(r.body).toEqual({
+      error: { message: expect.stringMatching(new RegExp(`^${param.replace(/\./g, '\\.')}: `)), type: 'invalid_request_error', param, code: 'invalid_request' },
+    });
   });
 
   it('a missing key is refused with 401 in the same shape', async () => {
@@ -231,7 +281,12 @@ describe('vidgen: billing on what the upstream returns', () => {
 
   it('a costlier delivery takes only what the balance holds, never below zero', async () => {
     const poor = await otherCaller(world, 15_000);
-    const r = await poor.api.post(PATH, { model: 'vendor-vidgen-2-0-mini-260615', prompt: 'too rich [sim:res=720p]', seconds: 5, metadata: { resolution: '480p' } });
+    const r = await poor.api.post(PATH, {
+      model: 'vendor-vidgen-2-0-mini-260615',
+      prompt: 'too rich [sim:res=720p]',
+      seconds: 5,
+      metadata: { resolution: '480p' },
+    });
     expect(r.status).toBe(200);
     await pollUntil(poor.api, `${PATH}/${r.body.id}`, finished);
     const money = await moneyOf(world.gw, poor.accountId, r.body.id);

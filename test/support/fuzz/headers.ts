@@ -5,10 +5,9 @@
 import fc from 'fast-check';
 
 /** Characters a header value may carry: tab, visible ASCII and space, obs-text. */
-const headerChar = fc.oneof(
-  { weight: 20, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-  { weight: 1, arbitrary: fc.constantFrom(0x09, 0x80, 0xa0, 0xe9, 0xff) },
-).map((code) => String.fromCharCode(code));
+const headerChar = fc
+  .oneof({ weight: 20, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) }, { weight: 1, arbitrary: fc.constantFrom(0x09, 0x80, 0xa0, 0xe9, 0xff) })
+  .map((code) => String.fromCharCode(code));
 
 export const headerValue = (maxLength = 80) => fc.string({ unit: headerChar, maxLength }).map((s) => s.trim());
 
@@ -27,14 +26,35 @@ export const authKind: fc.Arbitrary<AuthKind> = fc.oneof(
 
 /** Authorization values that are not a usable key. */
 export const garbageAuthorization = fc.oneof(
-  fc.constantFrom('Bearer', 'Bearer ', 'Bearer  ', 'bearer sk-', 'Basic dXNlcjpwYXNz', 'Digest username="x"', 'Bearer a b', `Bearer ${'k'.repeat(4000)}`, 'Bearer sk-\u00e9\u00ff', 'Token x', 'Bearer null'),
+  fc.constantFrom(
+    'Bearer',
+    'Bearer ',
+    'Bearer  ',
+    'bearer sk-',
+    'Basic dXNlcjpwYXNz',
+    'Digest username="x"',
+    'Bearer a b',
+    `Bearer ${'k'.repeat(4000)}`,
+    'Bearer sk-\u00e9\u00ff',
+    'Token x',
+    'Bearer null',
+  ),
   headerValue().map((v) => `Bearer ${v}`),
   headerValue(),
 );
 
 /** Cookie headers with no valid session. */
 export const garbageCookie = fc.oneof(
-  fc.constantFrom('gw_session=', 'gw_session=%ZZ', '=;=;;', 'gw_session=a; gw_session=b', 'gw_session="unterminated', `gw_session=${'s'.repeat(3000)}`, ';;;', 'a=b=c'),
+  fc.constantFrom(
+    'gw_session=',
+    'gw_session=%ZZ',
+    '=;=;;',
+    'gw_session=a; gw_session=b',
+    'gw_session="unterminated',
+    `gw_session=${'s'.repeat(3000)}`,
+    ';;;',
+    'a=b=c',
+  ),
   headerValue().map((v) => `gw_session=${v}`),
   headerValue(),
 );
@@ -46,14 +66,49 @@ export const idempotencyKey = fc.oneof(
 
 export const lastEventId = fc.oneof(
   fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }).map(String),
-  fc.constantFrom('9223372036854775807', '9223372036854775808', '18446744073709551615', '18446744073709551616', '-1', '-0', '0', '00000000000000000001', '1.0', '1e3', '0x1f', '+1', ' 1', '\u00b9', '1, 2', 'NaN', 'Infinity'),
+  fc.constantFrom(
+    '9223372036854775807',
+    '9223372036854775808',
+    '18446744073709551615',
+    '18446744073709551616',
+    '-1',
+    '-0',
+    '0',
+    '00000000000000000001',
+    '1.0',
+    '1e3',
+    '0x1f',
+    '+1',
+    ' 1',
+    '\u00b9',
+    '1, 2',
+    'NaN',
+    'Infinity',
+  ),
   headerValue(40),
 );
 
 export const rangeHeader = fc.oneof(
   fc.constantFrom(
-    'bytes=0-0', 'bytes=0-', 'bytes=-1', 'bytes=-0', 'bytes=5-1', 'bytes=0-1,2-3', 'bytes=0-1,0-1,0-1', 'bytes=999999999-', 'bytes=0-99999999999999999999999',
-    'bytes=99999999999999999999999-', 'bytes=-99999999999999999999999', 'items=0-1', 'bytes', 'bytes=', 'bytes=a-b', 'bytes=--1', 'bytes=1-2-3', 'bytes=0-0,', `bytes=${'0-0,'.repeat(500)}0-0`,
+    'bytes=0-0',
+    'bytes=0-',
+    'bytes=-1',
+    'bytes=-0',
+    'bytes=5-1',
+    'bytes=0-1,2-3',
+    'bytes=0-1,0-1,0-1',
+    'bytes=999999999-',
+    'bytes=0-99999999999999999999999',
+    'bytes=99999999999999999999999-',
+    'bytes=-99999999999999999999999',
+    'items=0-1',
+    'bytes',
+    'bytes=',
+    'bytes=a-b',
+    'bytes=--1',
+    'bytes=1-2-3',
+    'bytes=0-0,',
+    `bytes=${'0-0,'.repeat(500)}0-0`,
   ),
   fc.tuple(fc.nat({ max: 5000 }), fc.nat({ max: 5000 })).map(([a, b]) => `bytes=${a}-${b}`),
   headerValue(40),
@@ -78,7 +133,22 @@ export function pathParam(pool: readonly string[]): fc.Arbitrary<string> {
   const made = fc.oneof(
     fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
     fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }),
-    fc.constantFrom('', ' ', '%', 'a/b', 'null', 'undefined', '0', '-1', '__proto__', 'constructor', `task_${'x'.repeat(90)}`, 'x'.repeat(150), '\u0000', '\ud800'),
+    fc.constantFrom(
+      '',
+      ' ',
+      '%',
+      'a/b',
+      'null',
+      'undefined',
+      '0',
+      '-1',
+      '__proto__',
+      'constructor',
+      `task_${'x'.repeat(90)}`,
+      'x'.repeat(150),
+      '\u0000',
+      '\ud800',
+    ),
   );
   const values = pool.length ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...pool) }, { weight: 3, arbitrary: made }) : made;
   // `.` and `..` would be resolved away by the URL parser before the request is sent.
@@ -99,8 +169,29 @@ export const queryString = fc.oneof(
     arbitrary: fc
       .array(
         fc.tuple(
-          fc.constantFrom('from', 'to', 'model', 'task_id', 'after', 'p', 'size', 'variant', 'exp', 'sig', 'status', 'limit', '__proto__', 'constructor', 'a[b]', 'toString', ''),
-          fc.oneof(fc.string({ unit: 'grapheme', maxLength: 20 }), fc.constantFrom('-1', '1e999', '99999999999999999999', 'beginning', 'now', '', '2024-13-45', 'NaN', 'video', 'x'.repeat(5000))),
+          fc.constantFrom(
+            'from',
+            'to',
+            'model',
+            'task_id',
+            'after',
+            'p',
+            'size',
+            'variant',
+            'exp',
+            'sig',
+            'status',
+            'limit',
+            '__proto__',
+            'constructor',
+            'a[b]',
+            'toString',
+            '',
+          ),
+          fc.oneof(
+            fc.string({ unit: 'grapheme', maxLength: 20 }),
+            fc.constantFrom('-1', '1e999', '99999999999999999999', 'beginning', 'now', '', '2024-13-45', 'NaN', 'video', 'x'.repeat(5000)),
+          ),
         ),
         { maxLength: 4 },
       )

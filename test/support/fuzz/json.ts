@@ -56,7 +56,8 @@ function replaceAt(value: Json, path: ReadonlyArray<string | number>, next: Json
     const copy: { [key: string]: Json } = {};
     for (const [k, v] of Object.entries(value)) {
       if (k !== String(head)) Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
-      else if (rest.length > 0 || next !== undefined) Object.defineProperty(copy, k, { value: rest.length ? replaceAt(v, rest, next) : next, enumerable: true, writable: true, configurable: true });
+      else if (rest.length > 0 || next !== undefined)
+        Object.defineProperty(copy, k, { value: rest.length ? replaceAt(v, rest, next) : next, enumerable: true, writable: true, configurable: true });
     }
     return copy;
   }
@@ -87,9 +88,29 @@ export const wrongValue: fc.Arbitrary<Json> = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom<Json>(
-    '\u0000', '\ud800', '\udfff', 'a\ud800b', '\u202eevil', '\ufeff', 'a\u0000b', '💥'.repeat(100), '../../etc/passwd', '<script>alert(1)</script>',
-    "'; DROP TABLE x; --", '%00', '${jndi:ldap://x}', 'http://127.0.0.1:1/', 'http://169.254.169.254/latest/meta-data', 'file:///etc/passwd',
-    'data:image/png;base64,!!!!', 'data:;base64,', 'javascript:alert(1)', 'https://', '[sim:unknown]', 'Z̷̡̛a̸l̷g̶o̵', 'ﷺ'.repeat(50),
+    '\u0000',
+    '\ud800',
+    '\udfff',
+    'a\ud800b',
+    '\u202eevil',
+    '\ufeff',
+    'a\u0000b',
+    '💥'.repeat(100),
+    '../../etc/passwd',
+    '<script>alert(1)</script>',
+    "'; DROP TABLE x; --",
+    '%00',
+    '${jndi:ldap://x}',
+    'http://127.0.0.1:1/',
+    'http://169.254.169.254/latest/meta-data',
+    'file:///etc/passwd',
+    'data:image/png;base64,!!!!',
+    'data:;base64,',
+    'javascript:alert(1)',
+    'https://',
+    '[sim:unknown]',
+    'Z̷̡̛a̸l̷g̶o̵',
+    'ﷺ'.repeat(50),
   ),
   fc.constantFrom(huge(100_000), huge(1_000_000)),
   fc.constantFrom(deep('array', 70), deep('object', 300), deep('array', 60), deep('object', 63)),
@@ -101,12 +122,14 @@ export const wrongValue: fc.Arbitrary<Json> = fc.oneof(
 export function nearValid(template: Json): fc.Arbitrary<Json> {
   const paths = pathsOf(template);
   const objects = [[], ...paths.filter((p) => objectAt(template, p))];
-  const mutate = paths.length
-    ? fc.tuple(fc.constantFrom(...paths), wrongValue).map(([path, value]) => replaceAt(template, path, value))
-    : wrongValue;
+  const mutate = paths.length ? fc.tuple(fc.constantFrom(...paths), wrongValue).map(([path, value]) => replaceAt(template, path, value)) : wrongValue;
   const remove = paths.length ? fc.constantFrom(...paths).map((path) => replaceAt(template, path, undefined)) : fc.constant(template);
   const protoKey = fc
-    .tuple(fc.constantFrom(...objects), fc.constantFrom(...PROTOTYPE_KEYS), fc.oneof(fc.constant<Json>({ polluted: true }), fc.constant<Json>({ prototype: { polluted: true } }), wrongValue))
+    .tuple(
+      fc.constantFrom(...objects),
+      fc.constantFrom(...PROTOTYPE_KEYS),
+      fc.oneof(fc.constant<Json>({ polluted: true }), fc.constant<Json>({ prototype: { polluted: true } }), wrongValue),
+    )
     .map(([path, key, value]) => addKeyAt(template, path, key, value));
   return fc.oneof({ weight: 6, arbitrary: mutate }, { weight: 1, arbitrary: remove }, { weight: 2, arbitrary: protoKey });
 }
@@ -128,7 +151,30 @@ export function malformedJson(template: Json | undefined): fc.Arbitrary<string> 
   return fc.oneof(
     fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut)),
     fc.constantFrom(`${text}}`, `${text}x`, `${text}\u0000`, `\ufeff${text}`, `${text},${text}`, text.replace(/"/g, "'"), text.replace(/"(\w+)":/g, '$1:')),
-    fc.constantFrom('', ' ', '\n', 'null', '"text"', '123', 'true', '[]', '[1,]', '{"a":1,}', '{"a":}', 'NaN', '{"a":NaN}', '{"a":undefined}', '/* c */{}', '{"a":"\\x"}', '{"a":"\\ud800"}'),
-    fc.constantFrom('{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '{"a":{"__proto__":[]}}', '{"model":"a","model":"b"}'),
+    fc.constantFrom(
+      '',
+      ' ',
+      '\n',
+      'null',
+      '"text"',
+      '123',
+      'true',
+      '[]',
+      '[1,]',
+      '{"a":1,}',
+      '{"a":}',
+      'NaN',
+      '{"a":NaN}',
+      '{"a":undefined}',
+      '/* c */{}',
+      '{"a":"\\x"}',
+      '{"a":"\\ud800"}',
+    ),
+    fc.constantFrom(
+      '{"__proto__":{"polluted":true}}',
+      '{"constructor":{"prototype":{"polluted":true}}}',
+      '{"a":{"__proto__":[]}}',
+      '{"model":"a","model":"b"}',
+    ),
   );
 }

@@ -11,9 +11,32 @@ import type { Json } from './json.js';
 export const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
 
 export const CORRUPTIONS = [
-  'none', 'no-boundary', 'wrong-boundary', 'truncated', 'no-closing-boundary', 'part-cut-short', 'bad-part-header', 'no-disposition',
-  'unquoted-name', 'proto-field', 'many-parts', 'random-file', 'deep-key', 'empty', 'only-closing', 'long-boundary', 'quoted-boundary',
-  'invalid-json-field', 'deep-json-field', 'file-as-field', 'repeated-field', 'charset', 'preamble', 'lf-only', 'huge-field-name', 'nul-in-name',
+  'none',
+  'no-boundary',
+  'wrong-boundary',
+  'truncated',
+  'no-closing-boundary',
+  'part-cut-short',
+  'bad-part-header',
+  'no-disposition',
+  'unquoted-name',
+  'proto-field',
+  'many-parts',
+  'random-file',
+  'deep-key',
+  'empty',
+  'only-closing',
+  'long-boundary',
+  'quoted-boundary',
+  'invalid-json-field',
+  'deep-json-field',
+  'file-as-field',
+  'repeated-field',
+  'charset',
+  'preamble',
+  'lf-only',
+  'huge-field-name',
+  'nul-in-name',
 ] as const;
 export type Corruption = (typeof CORRUPTIONS)[number];
 
@@ -50,7 +73,8 @@ export function formSpec(template: Json | undefined, fileField: string): fc.Arbi
   });
 }
 
-const part = (boundary: string, headers: string, value: Buffer | string) => Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(value), Buffer.from('\r\n')]);
+const part = (boundary: string, headers: string, value: Buffer | string) =>
+  Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(value), Buffer.from('\r\n')]);
 const field = (boundary: string, name: string, value: string) => part(boundary, `Content-Disposition: form-data; name="${name}"`, value);
 
 /** The body bytes and the content-type of a generated form. */
@@ -58,7 +82,14 @@ export function buildForm(spec: FormSpec): { contentType: string; payload: Buffe
   const boundary = spec.corruption === 'long-boundary' ? 'b'.repeat(200) : spec.corruption === 'quoted-boundary' ? 'fuzz boundary' : 'fuzzBoundary7MA4YWxk';
   const parts: Buffer[] = spec.fields.map(([name, value]) => field(boundary, name, value));
   const fileBytes = spec.file === 'png' ? TINY_PNG : Buffer.from(spec.bytes);
-  if (spec.file !== 'none') parts.push(part(boundary, `Content-Disposition: form-data; name="${spec.fileField}"; filename="f.png"\r\nContent-Type: ${spec.file === 'png' ? 'image/png' : 'application/octet-stream'}`, fileBytes));
+  if (spec.file !== 'none')
+    parts.push(
+      part(
+        boundary,
+        `Content-Disposition: form-data; name="${spec.fileField}"; filename="f.png"\r\nContent-Type: ${spec.file === 'png' ? 'image/png' : 'application/octet-stream'}`,
+        fileBytes,
+      ),
+    );
   switch (spec.corruption) {
     case 'bad-part-header':
       parts.push(part(boundary, 'this is not a header', 'x'));
@@ -82,7 +113,10 @@ export function buildForm(spec: FormSpec): { contentType: string; payload: Buffe
       parts.push(part(boundary, 'Content-Disposition: form-data; name="tools"\r\nContent-Type: application/json', '{not json'));
       break;
     case 'deep-json-field':
-      parts.push(field(boundary, 'tools', `${'['.repeat(5000)}${']'.repeat(5000)}`), field(boundary, 'metadata[content]', `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`));
+      parts.push(
+        field(boundary, 'tools', `${'['.repeat(5000)}${']'.repeat(5000)}`),
+        field(boundary, 'metadata[content]', `${'{"a":'.repeat(100)}1${'}'.repeat(100)}`),
+      );
       break;
     case 'file-as-field':
       parts.push(part(boundary, 'Content-Disposition: form-data; name="model"; filename="model.txt"\r\nContent-Type: text/plain', 'x'));

@@ -44,12 +44,27 @@ export function sendRaw(baseUrl: string, bytes: string, endAfterMs = 200): Promi
 export function malformedHttp(key: string): Array<{ name: string; bytes: string }> {
   const auth = `Authorization: Bearer ${key}\r\n`;
   return [
-    { name: 'a body shorter than its Content-Length', bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":` },
-    { name: 'a form shorter than its Content-Length', bytes: `POST /v1/images/edits HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000\r\n\r\n--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nab` },
-    { name: 'a bad chunk size', bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n` },
-    { name: 'Content-Length and Transfer-Encoding', bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}` },
+    {
+      name: 'a body shorter than its Content-Length',
+      bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`,
+    },
+    {
+      name: 'a form shorter than its Content-Length',
+      bytes: `POST /v1/images/edits HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000\r\n\r\n--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nab`,
+    },
+    {
+      name: 'a bad chunk size',
+      bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    },
+    {
+      name: 'Content-Length and Transfer-Encoding',
+      bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
+    },
     { name: 'a negative Content-Length', bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}` },
-    { name: 'a Content-Length beyond the body limit', bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{}` },
+    {
+      name: 'a Content-Length beyond the body limit',
+      bytes: `POST /v1/videos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{}`,
+    },
     { name: 'a header line without a colon', bytes: `GET /v1/models HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n` },
     { name: 'a request line that is not one', bytes: 'HELLO\r\n\r\n' },
     { name: 'headers over 16 KiB', bytes: `GET /api/user/self HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n` },

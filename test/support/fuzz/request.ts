@@ -40,8 +40,22 @@ export interface RouteInputs {
 
 const JSON_TYPES = ['application/json', 'application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1'];
 const WRONG_TYPES = [
-  'text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json; charset=utf-16', 'application/json;;',
-  'application/jsonx', 'application/vnd.api+json', 'text/json', '*/*', 'multipart/mixed', 'multipart/form-data', 'image/png', 'garbage', ';', 'application/json, text/plain',
+  'text/plain',
+  'application/xml',
+  'application/x-www-form-urlencoded',
+  'application/octet-stream',
+  'application/json; charset=utf-16',
+  'application/json;;',
+  'application/jsonx',
+  'application/vnd.api+json',
+  'text/json',
+  '*/*',
+  'multipart/mixed',
+  'multipart/form-data',
+  'image/png',
+  'garbage',
+  ';',
+  'application/json, text/plain',
 ];
 
 function bodies(inputs: RouteInputs): fc.Arbitrary<BodySpec | undefined> {
@@ -51,10 +65,17 @@ function bodies(inputs: RouteInputs): fc.Arbitrary<BodySpec | undefined> {
   const options: Array<{ weight: number; arbitrary: fc.Arbitrary<BodySpec | undefined> }> = [
     { weight: 2, arbitrary: json('json', fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<Json>) },
     { weight: 1, arbitrary: json('deep', deeplyNested(template)) },
-    { weight: 2, arbitrary: fc.tuple(malformedJson(template), fc.constantFrom(...JSON_TYPES)).map(([text, contentType]): BodySpec => ({ kind: 'malformed', text, contentType })) },
     {
       weight: 2,
-      arbitrary: fc.constantFrom<string | null>(null, ...WRONG_TYPES).map((contentType): BodySpec => ({ kind: 'wrong-type', text: serialize(template ?? {}), contentType })),
+      arbitrary: fc
+        .tuple(malformedJson(template), fc.constantFrom(...JSON_TYPES))
+        .map(([text, contentType]): BodySpec => ({ kind: 'malformed', text, contentType })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom<string | null>(null, ...WRONG_TYPES)
+        .map((contentType): BodySpec => ({ kind: 'wrong-type', text: serialize(template ?? {}), contentType })),
     },
     { weight: fileField ? 6 : 1, arbitrary: formSpec(template, fileField ?? 'image').map((form): BodySpec => ({ kind: 'form', form })) },
     { weight: 1, arbitrary: fc.constant(undefined) },

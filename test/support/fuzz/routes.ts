@@ -26,7 +26,8 @@ export function routesOfOpenApi(doc: { paths: Record<string, Record<string, unkn
   const routes: Route[] = [];
   for (const [path, operations] of Object.entries(doc.paths)) {
     for (const method of Object.keys(operations)) {
-      if (['get', 'post', 'put', 'delete', 'patch'].includes(method)) routes.push({ method: method.toUpperCase(), path, params: paramsOf(path), documented: true });
+      if (['get', 'post', 'put', 'delete', 'patch'].includes(method))
+        routes.push({ method: method.toUpperCase(), path, params: paramsOf(path), documented: true });
     }
   }
   return routes;

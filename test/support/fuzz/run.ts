@@ -20,7 +20,8 @@ async function send(baseUrl: string, request: FuzzRequest, creds: Credentials, i
     const res = await fetch(baseUrl + url, { ...init, signal: AbortSignal.timeout(30_000) });
     let text = '';
     // The downstream event stream never ends by itself: its status and headers are the answer.
-    if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && new URL(res.url).pathname.startsWith('/api/events/stream')) await res.body?.cancel();
+    if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && new URL(res.url).pathname.startsWith('/api/events/stream'))
+      await res.body?.cancel();
     else text = await res.text();
     let body: unknown = text;
     try {
@@ -30,7 +31,13 @@ async function send(baseUrl: string, request: FuzzRequest, creds: Credentials, i
     }
     return { id, request, status: res.status, body };
   } catch (err) {
-    return { id, request, status: 0, body: undefined, error: err instanceof Error ? `${err.name}: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : String(err) };
+    return {
+      id,
+      request,
+      status: 0,
+      body: undefined,
+      error: err instanceof Error ? `${err.name}: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : String(err),
+    };
   }
 }
 
