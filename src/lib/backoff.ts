@@ -7,6 +7,8 @@
  * wait the same way, and adapters must not depend on the engine.
  */
 
+import { DelegateBackoff, handleWhen, retry as cockatielRetry, type IRetryBackoffContext } from 'cockatiel';
+
 /**
  * How a planned delay is spread, so that many clients that failed together do not retry
  * together.
@@ -60,18 +62,27 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `work` until it resolves, waiting `backoff` between tries. `work` gets the number of
- * the try (0 first), so it can give up quietly on a later try by resolving.
+ * Runs `work` until it resolves, waiting `backoff` between tries: a cockatiel retry policy
+ * with this module's schedule. `work` gets the number of the try (0 first), so it can give up
+ * quietly on a later try by resolving.
  */
 export async function retry<T>(work: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work(attempt);
-    } catch (err) {
-      if (options.retryIf && !options.retryIf(err, attempt)) throw err;
-      const delayMs = backoffDelay(options.backoff, attempt);
-      options.onRetry?.(err, attempt, delayMs);
-      await sleep(delayMs);
-    }
+  let attempt = 0;
+  const policy = cockatielRetry(
+    handleWhen((err) => options.retryIf?.(err, attempt) ?? true),
+    // cockatiel counts retries from 1; this schedule from 0.
+    {
+      maxAttempts: Number.POSITIVE_INFINITY,
+      backoff: new DelegateBackoff((context: IRetryBackoffContext<unknown>) => backoffDelay(options.backoff, context.attempt - 1)),
+    },
+  );
+  const listener = policy.onRetry((event) => options.onRetry?.('error' in event ? event.error : event.value, event.attempt - 1, event.delay));
+  try {
+    return await policy.execute((context) => {
+      attempt = context.attempt;
+      return work(context.attempt);
+    });
+  } finally {
+    listener.dispose();
   }
 }
