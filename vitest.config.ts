@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Answers must match their routes' declared response schemas (src/http/response-serializer.ts).
+    env: { RESPONSE_SCHEMAS: 'strict' },
   },
 });

@@ -59,6 +59,11 @@ const Env = z.object({
   /** Lets outbound fetches and callbacks reach loopback (tests, the local simulator). */
   ALLOW_LOOPBACK_OUTBOUND: bool.default(false),
   /**
+   * What an answer that does not match its route's declared response schema does: `log` (default:
+   * sent as produced, logged as an error) or `strict` (a 500, for tests that hold the schemas true).
+   */
+  RESPONSE_SCHEMAS: z.enum(['log', 'strict']).default('log'),
+  /**
    * Callback destinations that are not public but allowed (receivers inside the deployment):
    * comma-separated IP addresses, CIDR ranges and exact host names.
    */
@@ -145,6 +150,7 @@ export type Config = Readonly<{
   loginRateLimitPerIp: number;
   loginRateLimitPerUser: number;
   requestTimeoutMs: number;
+  responseSchemas: 'log' | 'strict';
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -188,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginRateLimitPerIp: e.LOGIN_RATE_LIMIT,
     loginRateLimitPerUser: e.LOGIN_RATE_LIMIT_PER_USER,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    responseSchemas: e.RESPONSE_SCHEMAS,
     ...overrides,
   };
   // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen

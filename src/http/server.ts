@@ -6,7 +6,8 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import { responseSerializer } from './response-serializer.js';
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { billingRoutes } from './api/billing.js';
@@ -61,7 +62,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     reply.header('x-request-id', request.id);
   });
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializer(app.log, deps.config.responseSchemas));
   // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
   limitJsonDepth(app);
 

@@ -5,15 +5,19 @@
  * another account's task is HTTP 400 `task_not_exist`, like the async image query.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { planLyricsRequest } from './lyrics-request.js';
 import { planMusicRequest } from './music-request.js';
 import type { TunePlanResult } from './plan.js';
+import { LyricsBody, MusicBody, SubmitAnswer, TaskAnswer } from './schema.js';
 
 const SUBMITTED_MESSAGE = 'submitted; poll GET /tune/fetch/{task_id}';
 
@@ -30,28 +34,42 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, plan: (body: u
     // Both routes record one family: a key is matched on the route's action too.
     idempotencyBody: (body, p) => ({ action: p.action, body }),
   });
-  return { code: 'success', message: SUBMITTED_MESSAGE, data: task.taskId };
+  return { code: 'success' as const, message: SUBMITTED_MESSAGE, data: task.taskId };
 }
 
 export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'plain');
+    authenticateFirst(app, deps);
 
     // A context of its own: every refusal of a submit answers `code` = `invalid_request`
     // (spec 7), while the query keeps its codes (`task_not_exist`).
-    await app.register(async (submitScope) => {
+    await app.register(async (scope) => {
+      const submitScope = scope.withTypeProvider<ZodTypeProvider>();
       useErrorShape(submitScope, 'submit');
-      submitScope.post('/tune/submit/LYRICS', { schema: { tags: ['tune'], summary: 'Submit a lyrics task (billed as tune_lyrics)' } }, async (request) =>
+      const submitSchema = (summary: string, body: typeof LyricsBody | typeof MusicBody) => ({
+        tags: ['tune'],
+        summary,
+        headers: submitHeaders,
+        body,
+        response: { 200: SubmitAnswer },
+      });
+      submitScope.post('/tune/submit/LYRICS', { schema: submitSchema('Submit a lyrics task (billed as tune_lyrics)', LyricsBody) }, async (request) =>
         submit(deps, request, planLyricsRequest, LYRICS_URL_FIELDS),
       );
-      submitScope.post('/tune/submit/MUSIC', { schema: { tags: ['tune'], summary: 'Submit a song task (billed as tune_music)' } }, async (request) =>
+      submitScope.post('/tune/submit/MUSIC', { schema: submitSchema('Submit a song task (billed as tune_music)', MusicBody) }, async (request) =>
         submit(deps, request, planMusicRequest, MUSIC_URL_FIELDS),
       );
     });
 
-    app.get('/tune/fetch/:task_id', { schema: { tags: ['tune'], summary: 'Query a lyrics or song task' } }, async (request) => {
-      const doc = await findOwnTask(deps, request, tuneTaskProjection, taskNotExist(400));
-      return doc.body;
-    });
+    app.get(
+      '/tune/fetch/:task_id',
+      { schema: { tags: ['tune'], summary: 'Query a lyrics or song task', params: taskIdParams, response: { 200: TaskAnswer } } },
+      async (request) => {
+        const doc = await findOwnTask(deps, request, tuneTaskProjection, taskNotExist(400));
+        return doc.body;
+      },
+    );
   };
 }

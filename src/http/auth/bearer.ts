@@ -4,7 +4,7 @@
  * IP-refused token, and for a model the token may not use. Nothing is appended on refusal.
  */
 import type { BlockList } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { tokenQuotaLimit, type TokenDoc } from '../../../projections/tokens.js';
 import type { Catalog } from '../../engine/catalog.js';
@@ -41,6 +41,8 @@ export function bearerKey(request: FastifyRequest): string | undefined {
 }
 
 export async function authenticate(request: FastifyRequest, tokens: TokenCache, now: Date): Promise<Caller> {
+  // Once per request: a route that authenticates before validation (`authenticateFirst`) and its handler agree.
+  if (request.caller) return request.caller;
   const key = bearerKey(request);
   if (!key) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
   const token = await tokens.byKeyHash(sha256(key));
@@ -54,7 +56,7 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
   if (token.allowIps.length > 0 && !allows(allowListOf(token), request.ip)) {
     throw new GatewayError(403, 'ip_not_allowed', `Authorization: the API key may not be used from ${request.ip}`, 'Authorization');
   }
-  return {
+  request.caller = {
     tokenId: token.tokenId,
     accountId: token.accountId,
     userId: token.userId,
@@ -65,6 +67,18 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
     quotaLimit: tokenQuotaLimit(token),
     unlimitedQuota: token.unlimitedQuota,
   };
+  return request.caller;
+}
+
+/**
+ * Authenticates every request of a route plugin before its schema validation runs, so an
+ * unauthenticated request is 401 whatever its body (as when routes authenticated in the handler).
+ * `preValidation`: after the body is parsed (a malformed body stays that body's 4xx).
+ */
+export function authenticateFirst(app: FastifyInstance, deps: { tokens: TokenCache; clock: () => Date }): void {
+  app.addHook('preValidation', async (request) => {
+    await authenticate(request, deps.tokens, deps.clock());
+  });
 }
 
 export function requireCaller(request: FastifyRequest): Caller {

@@ -1,0 +1,127 @@
+/**
+ * Zod building blocks for the families' declared request schemas. Each says what the matching
+ * reader of kit/fields.ts says, word for word, so a refusal reads the same whether the route's
+ * schema or its rules catch it: the error mapper (src/http/errors.ts) prefixes the field's path
+ * (`metadata.callback_url: must be …`). Optional fields accept JSON `null` as omitted, as the
+ * readers do. The schemas check shape (types, ranges, enumerations); what depends on other
+ * fields or on the model stays with the family's rules, which run after them.
+ */
+import { z } from 'zod';
+import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, MAX_PROMPT_CHARS, type RefKind } from './fields.js';
+
+/** The request body: a JSON object; fields not declared are left to the rules (they ignore or refuse them). */
+export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
+  return z.looseObject(shape, { error: 'must be a JSON object' });
+}
+
+const absent = (input: unknown) => input === undefined || input === null;
+
+/** `must be at most N characters, got M` (checkLength). */
+function atMost(max: number) {
+  return (text: string, ctx: z.core.$RefinementCtx<string>) => {
+    if (text.length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters, got ${text.length}` });
+  };
+}
+
+/** A required prompt (readPrompt). */
+export const prompt = z
+  .string({ error: (issue) => (absent(issue.input) ? 'required, a non-empty string' : 'must be a string') })
+  .refine((text) => text.trim() !== '', 'must not be empty')
+  .superRefine(atMost(MAX_PROMPT_CHARS))
+  .meta({ description: `the prompt, at most ${MAX_PROMPT_CHARS} characters` });
+
+/** An optional string of at most `max` characters (readOptionalString). */
+export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).superRefine(atMost(max)).nullish();
+
+/** An optional non-blank string of at most `max` characters (readText). */
+export const text = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .refine((value) => value.trim() !== '', 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .nullish();
+
+/** An optional string with a length range (readString). */
+export const boundedString = (limits: { minLength: number; maxLength: number }) => {
+  const range = limits.minLength > 0 ? `must be ${limits.minLength} to ${limits.maxLength} characters` : `must be at most ${limits.maxLength} characters`;
+  return z.string({ error: 'must be a string' }).min(limits.minLength, range).max(limits.maxLength, range).nullish();
+};
+
+/** An optional integer within [min, max] (readInt): `"2"`, `2.5` and `true` are refused. */
+export const int = (min: number, max: number) => {
+  const message = `must be an integer from ${min} to ${max}`;
+  return z.number({ error: message }).int(message).min(min, message).max(max, message).nullish();
+};
+
+/** An optional number within [min, max] (readNumber; strings refused). */
+export const number = (min: number, max: number) => {
+  const message = `must be a number from ${min} to ${max}`;
+  return z.number({ error: message }).min(min, message).max(max, message).nullish();
+};
+
+/** An optional boolean (readBool). */
+export const bool = () => z.boolean({ error: 'must be true or false' }).nullish();
+
+/** An optional one of `values` (readEnum). */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` }).nullish();
+
+/** A required one of `values`, with the reader's `required, …` wording when missing. */
+export const requiredOneOf = <const T extends readonly [string, ...string[]]>(values: T, required: string) =>
+  z.enum(values, { error: (issue) => (absent(issue.input) ? required : `must be one of ${values.join(', ')}`) });
+
+/** An optional completion callback address (readCallbackUrl). */
+export const callbackUrl = () => {
+  const message = `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`;
+  return z
+    .string({ error: message })
+    .max(CALLBACK_URL_MAX, message)
+    .refine((url) => isHttpUrl(url), message)
+    .meta({ format: 'uri', description: 'completion callback: a public http/https URL the gateway posts the final state to' })
+    .nullish();
+};
+
+/** An optional plain object (readObject); its fields are the rules' (or a nested schema's). */
+export const object = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) => z.looseObject(shape, { error: 'must be an object' }).nullish();
+
+function refDescription(kind: RefKind): string {
+  return kind === 'url' ? 'a public http/https URL' : 'an http/https URL or a data:image/<format>;base64,<data> URI';
+}
+
+const isRef = (kind: RefKind) => (text: string) => isHttpUrl(text) || (kind === 'url-or-data' && isImageDataUri(text));
+
+/** One reference given as a string (readRef). */
+export const ref = (kind: RefKind) => {
+  const message = `must be ${refDescription(kind)}`;
+  return z.string({ error: message }).refine(isRef(kind), message).nullish();
+};
+
+/** A non-empty array of references (readRefList); `max` undefined leaves the count to the rules. */
+export const refList = (kind: RefKind, max?: number) => {
+  const count = max === undefined ? 'at least 1' : `1 to ${max}`;
+  const message = `must be an array of ${count} references, each ${refDescription(kind)}`;
+  const item = z.string().refine(isRef(kind));
+  const list = z.array(z.unknown(), { error: message }).min(1, message);
+  return (max === undefined ? list : list.max(max, message))
+    .superRefine((items, ctx) => {
+      const bad = items.findIndex((value) => !item.safeParse(value).success);
+      if (bad >= 0) ctx.addIssue({ code: 'custom', message: `item ${bad} must be ${refDescription(kind)}` });
+    })
+    .meta({ items: { type: 'string' } })
+    .nullish();
+};
+
+/** The path parameter naming a task. */
+export const taskIdParams = z.object({ task_id: z.string().meta({ description: 'the task id the submit answered' }) });
+
+/**
+ * The `Idempotency-Key` header every submit takes. Its length (1 to 255) is checked with the rest
+ * of idempotency (src/engine/idempotency.ts), which names the header as clients spell it.
+ */
+export const submitHeaders = z.looseObject({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .meta({
+      description: '1 to 255 characters: a retry with the same key and body answers the same task without charging again; another body is refused (409)',
+    }),
+});
