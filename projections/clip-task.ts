@@ -44,7 +44,12 @@ export interface ClipTaskDoc {
 /** The submit response (spec 2.5) with the task's first state. */
 export function clipSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string) {
   const at = task.createdAt * 1000;
-  return { code: 0, message: 'SUCCEED', request_id: requestId, data: { task_id: task.taskId, task_status: 'submitted', created_at: at, updated_at: at } };
+  return {
+    code: 0 as const,
+    message: 'SUCCEED',
+    request_id: requestId,
+    data: { task_id: task.taskId, task_status: 'submitted' as const, created_at: at, updated_at: at },
+  };
 }
 
 export function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId: string): ClipTaskBody {

@@ -50,7 +50,15 @@ export interface VidgenTaskDoc {
 
 /** The submit response (spec 2.3): a different shape from the query envelope. */
 export function vidgenSubmitResponse(task: EventDataOf<'TaskSubmitted'>) {
-  return { id: task.taskId, task_id: task.taskId, object: 'video', model: task.model, status: 'queued', progress: 0, created_at: task.createdAt };
+  return {
+    id: task.taskId,
+    task_id: task.taskId,
+    object: 'video' as const,
+    model: task.model,
+    status: 'queued' as const,
+    progress: 0,
+    created_at: task.createdAt,
+  };
 }
 
 const secondsOf = (at: string): number => Math.floor(Date.parse(at) / 1000);

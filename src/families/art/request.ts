@@ -27,7 +27,9 @@ export const IMAGINE_MAX_IMAGES = 5;
 export const BLEND_MIN_IMAGES = 2;
 export const BLEND_MAX_IMAGES = 5;
 export const GRID_SIZE = 4;
-const TASK_ID_MAX = 128;
+export const TASK_ID_MAX = 128;
+/** A gateway task id as CHANGE takes it: letters, digits, `_` and `-`. */
+export const TASK_ID_PATTERN = new RegExp(`^[\\w-]{1,${TASK_ID_MAX}}$`);
 
 /** The only URL field (images are data URIs), for the URL policy. */
 export const ART_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'notifyHook', use: 'callback' }];
@@ -49,7 +51,7 @@ export interface ArtPlan {
 
 export type ArtPlanResult = PlanResult<ArtPlan>;
 
-const DATA_URI_HINT = 'a data:image/<format>;base64,<data> URI';
+export const DATA_URI_HINT = 'a data:image/<format>;base64,<data> URI';
 
 function readImages(body: Body, key: string, min: number, max: number): string[] | undefined {
   const value = field(body, key);
@@ -91,7 +93,7 @@ function blend(body: Body): Pick<ArtPlan, 'action' | 'upstream'> {
 function change(body: Body): Pick<ArtPlan, 'action' | 'upstream' | 'parentTaskId'> {
   const taskId = field(body, 'taskId');
   if (taskId === undefined) refuse('taskId', 'required, the id of the finished task to change');
-  if (typeof taskId !== 'string' || !/^[\w-]{1,128}$/.test(taskId)) refuse('taskId', `must be a task id (letters, digits, _ and -, at most ${TASK_ID_MAX})`);
+  if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) refuse('taskId', `must be a task id (letters, digits, _ and -, at most ${TASK_ID_MAX})`);
   const action = readEnum(body, 'action', CHANGE_ACTIONS);
   if (action === undefined) refuse('action', `required, one of ${CHANGE_ACTIONS.join(', ')}`);
   const index = readInt(body, 'index', 1, GRID_SIZE);

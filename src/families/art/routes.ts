@@ -5,13 +5,17 @@
  * missing or another account's task is HTTP 404 `{code: 4, description: "task_no_found"}`.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
 import { findOwnTask, type MissingTask } from '../kit/query.js';
+import { submitHeaders } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { changeParent } from './parent.js';
 import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArtRequest } from './request.js';
+import { ART_BODIES, ArtSubmitAnswer, ArtTaskAnswer, ArtTaskParams } from './schema.js';
 
 export const SUBMIT_SUCCESS = 'Submit success';
 
@@ -35,24 +39,38 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmi
     // Four routes record one family: a key is matched on the route too.
     idempotencyBody: (body) => ({ kind, body }),
   });
-  return { code: 1, description: SUBMIT_SUCCESS, result: task.taskId, properties: {} };
+  return { code: 1 as const, description: SUBMIT_SUCCESS, result: task.taskId, properties: {} };
 }
 
 export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'art');
+    authenticateFirst(app, deps);
 
     for (const kind of ART_SUBMITS) {
       app.post(
         `/art/submit/${kind}`,
-        { schema: { tags: ['art'], summary: `Submit an art ${kind.toUpperCase()} task (billed as art_${kind})` } },
+        {
+          schema: {
+            tags: ['art'],
+            summary: `Submit an art ${kind.toUpperCase()} task (billed as art_${kind})`,
+            headers: submitHeaders,
+            body: ART_BODIES[kind],
+            response: { 200: ArtSubmitAnswer },
+          },
+        },
         async (request) => submit(deps, request, kind),
       );
     }
 
-    app.get('/art/task/:id/fetch', { schema: { tags: ['art'], summary: 'Query an art task' } }, async (request) => {
-      const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
-      return doc.body;
-    });
+    app.get(
+      '/art/task/:id/fetch',
+      { schema: { tags: ['art'], summary: 'Query an art task', params: ArtTaskParams, response: { 200: ArtTaskAnswer } } },
+      async (request) => {
+        const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
+        return doc.body;
+      },
+    );
   };
 }

@@ -34,8 +34,15 @@ const PRO_ONLY_MODELS: readonly string[] = ['clip-v2-master'];
 
 export const CLIP_DEFAULTS = { duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } as const;
 export const CLIP_MAX_DURATION = 3600;
-const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
+export const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
+export const ASPECT_RATIO_RULE = 'must be a ratio such as 16:9, 9:16 or 1:1';
 const RAW_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+export const FRAME_RULE = 'must be an image: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
+
+/** A frame image as the upstream takes it: a URL, a Base64 image data URI or raw Base64. */
+export function isFrameImage(text: string): boolean {
+  return isHttpUrl(text) || isImageDataUri(text) || RAW_BASE64.test(text);
+}
 
 /** Every field naming a URL, for the URL policy; `metadata` is forwarded as given. */
 export const CLIP_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image_tail' }, { path: 'metadata.**' }];
@@ -62,9 +69,7 @@ function readMode(body: Body, model: string): (typeof CLIP_MODES)[number] {
 function readFrame(body: Body, key: string): string | undefined {
   const value = field(body, key);
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !(isHttpUrl(value) || isImageDataUri(value) || RAW_BASE64.test(value))) {
-    refuse(key, 'must be an image: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64');
-  }
+  if (typeof value !== 'string' || !isFrameImage(value)) refuse(key, FRAME_RULE);
   return value;
 }
 
@@ -78,7 +83,7 @@ function readCfgScale(body: Body): number {
 function readAspectRatio(body: Body): string {
   const value = field(body, 'aspect_ratio');
   if (value === undefined) return CLIP_DEFAULTS.aspect_ratio;
-  if (typeof value !== 'string' || !ASPECT_RATIO.test(value)) refuse('aspect_ratio', 'must be a ratio such as 16:9, 9:16 or 1:1');
+  if (typeof value !== 'string' || !ASPECT_RATIO.test(value)) refuse('aspect_ratio', ASPECT_RATIO_RULE);
   return value;
 }
 

@@ -4,34 +4,56 @@
  * submitted on only picks the upstream endpoint. `request_id` is this request's id.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from '../../../projections/clip-task.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClipRequest } from './request.js';
+import { ClipBody, ClipSubmitAnswer, ClipTaskAnswer } from './schema.js';
 import { CLIP_PATH } from './upstream.js';
 
 export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'openai');
+    authenticateFirst(app, deps);
 
     for (const action of CLIP_ACTIONS) {
-      app.post(`${CLIP_PATH}/${action}`, { schema: { tags: ['video'], summary: `Submit a clip ${action} task` } }, async (request) => {
-        const { task } = await submitFamilyTask(deps, request, {
-          family: CLIP_FAMILY,
-          channelFamily: 'clip',
-          plan: (body) => planClipRequest(body, action),
-          urlFields: CLIP_URL_FIELDS,
-          base64Fields: CLIP_BASE64_FIELDS,
-        });
-        return clipSubmitResponse(task, request.id);
-      });
+      app.post(
+        `${CLIP_PATH}/${action}`,
+        {
+          schema: {
+            tags: ['video'],
+            summary: `Submit a clip ${action} task`,
+            headers: submitHeaders,
+            body: ClipBody,
+            response: { 200: ClipSubmitAnswer },
+          },
+        },
+        async (request) => {
+          const { task } = await submitFamilyTask(deps, request, {
+            family: CLIP_FAMILY,
+            channelFamily: 'clip',
+            plan: (body) => planClipRequest(body, action),
+            urlFields: CLIP_URL_FIELDS,
+            base64Fields: CLIP_BASE64_FIELDS,
+          });
+          return clipSubmitResponse(task, request.id);
+        },
+      );
 
-      app.get(`${CLIP_PATH}/${action}/:task_id`, { schema: { tags: ['video'], summary: 'Query a clip task' } }, async (request) => {
-        const doc = await findOwnTask(deps, request, clipTaskProjection, taskNotExist(404));
-        return { ...doc.body, request_id: request.id };
-      });
+      app.get(
+        `${CLIP_PATH}/${action}/:task_id`,
+        { schema: { tags: ['video'], summary: 'Query a clip task', params: taskIdParams, response: { 200: ClipTaskAnswer } } },
+        async (request) => {
+          const doc = await findOwnTask(deps, request, clipTaskProjection, taskNotExist(404));
+          return { ...doc.body, request_id: request.id };
+        },
+      );
     }
   };
 }

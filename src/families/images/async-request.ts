@@ -34,6 +34,19 @@ export type AsyncImageResult = PlanResult<AsyncImagePlan>;
 const PRO_IMAGE_MODEL = 'pro-image';
 const MODEL_ECHO_MAX = 64;
 
+/** Every model this endpoint serves, for the declared contract (vis models that also edit appear once). */
+export const ASYNC_IMAGE_MODELS: readonly string[] = [
+  ...new Set<string>([PRO_IMAGE_MODEL, ...animeModels, ...visGenerationModels, ...visEditModels, ...picgenAsyncModels]),
+];
+
+export const MODEL_REQUIRED = 'required, the name of an async image model';
+
+/** Why `model` is refused when it names no async image model (the name echoed, cut at 64 characters). */
+export function notAsyncImageModel(model: string): string {
+  const shown = model.length > MODEL_ECHO_MAX ? `${model.slice(0, MODEL_ECHO_MAX)}…` : model;
+  return `${JSON.stringify(shown)} is not an async image model; this endpoint accepts pro-image and the anime, vis and picgen async models`;
+}
+
 type FamilyRules = (body: Body, model: string, prompt: string) => FamilyDraft;
 
 const REFERENCES: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'images.*' }];
@@ -64,13 +77,10 @@ export function asyncImageFamilyOf(model: string): AsyncImageFamily | undefined 
 
 function readModel(body: Body): { model: string; family: AsyncImageFamily } {
   const model = field(body, 'model');
-  if (model === undefined) refuse('model', 'required, the name of an async image model');
+  if (model === undefined) refuse('model', MODEL_REQUIRED);
   if (typeof model !== 'string') refuse('model', 'must be a string');
   const family = asyncImageFamilyOf(model);
-  if (!family) {
-    const shown = model.length > MODEL_ECHO_MAX ? `${model.slice(0, MODEL_ECHO_MAX)}…` : model;
-    refuse('model', `${JSON.stringify(shown)} is not an async image model; this endpoint accepts pro-image and the anime, vis and picgen async models`);
-  }
+  if (!family) refuse('model', notAsyncImageModel(model));
   return { model, family };
 }
 

@@ -9,16 +9,23 @@ export const PRO_IMAGE_MAX_REFERENCES = 16;
 export const PRO_IMAGE_MAX_N = 128;
 export const PRO_IMAGE_USER_MAX = 256;
 
-const QUALITIES = ['low', 'medium', 'high', 'auto'] as const;
-const BACKGROUNDS = ['transparent', 'opaque', 'auto', 'none'] as const;
-const OUTPUT_FORMATS = ['png', 'jpeg', 'webp'] as const;
-const MODERATIONS = ['auto', 'low', 'high'] as const;
+export const PRO_IMAGE_QUALITIES = ['low', 'medium', 'high', 'auto'] as const;
+export const PRO_IMAGE_BACKGROUNDS = ['transparent', 'opaque', 'auto', 'none'] as const;
+export const PRO_IMAGE_OUTPUT_FORMATS = ['png', 'jpeg', 'webp'] as const;
+export const PRO_IMAGE_MODERATIONS = ['auto', 'low', 'high'] as const;
+
+/** Why a `size` is refused: neither `auto` nor a pixel size. */
+export const PRO_IMAGE_SIZE_RULE = 'must be auto or <width>x<height> with positive integers, e.g. 1024x1024, 1536x1024, 1024x1536';
+
+export function isProImageSize(size: unknown): size is string {
+  return size === 'auto' || (typeof size === 'string' && parsePixelSize(size) !== undefined);
+}
 
 function readSize(body: Body): string | undefined {
   const size = field(body, 'size');
   if (size === undefined) return undefined;
-  if (size === 'auto' || (typeof size === 'string' && parsePixelSize(size))) return size;
-  return refuse('size', 'must be auto or <width>x<height> with positive integers, e.g. 1024x1024, 1536x1024, 1024x1536');
+  if (isProImageSize(size)) return size;
+  return refuse('size', PRO_IMAGE_SIZE_RULE);
 }
 
 export function proImageRules(body: Body, model: string, prompt: string): FamilyDraft {
@@ -27,10 +34,10 @@ export function proImageRules(body: Body, model: string, prompt: string): Family
   if (image !== undefined && images !== undefined) refuse('image', 'give either image or images, not both');
   const n = readInt(body, 'n', 1, PRO_IMAGE_MAX_N) ?? 1;
   const size = readSize(body);
-  const quality = readEnum(body, 'quality', QUALITIES);
-  const background = readEnum(body, 'background', BACKGROUNDS);
-  const outputFormat = readEnum(body, 'output_format', OUTPUT_FORMATS);
-  const moderation = readEnum(body, 'moderation', MODERATIONS);
+  const quality = readEnum(body, 'quality', PRO_IMAGE_QUALITIES);
+  const background = readEnum(body, 'background', PRO_IMAGE_BACKGROUNDS);
+  const outputFormat = readEnum(body, 'output_format', PRO_IMAGE_OUTPUT_FORMATS);
+  const moderation = readEnum(body, 'moderation', PRO_IMAGE_MODERATIONS);
   const user = readString(body, 'user', { minLength: 0, maxLength: PRO_IMAGE_USER_MAX });
 
   const upstream: Record<string, unknown> = { model, prompt };

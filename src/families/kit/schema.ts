@@ -7,7 +7,7 @@
  * fields or on the model stays with the family's rules, which run after them.
  */
 import { z } from 'zod';
-import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, MAX_PROMPT_CHARS, type RefKind } from './fields.js';
+import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, type RefKind } from './fields.js';
 
 /** The request body: a JSON object; fields not declared are left to the rules (they ignore or refuse them). */
 export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
@@ -118,10 +118,49 @@ export const taskIdParams = z.object({ task_id: z.string().meta({ description: '
  * of idempotency (src/engine/idempotency.ts), which names the header as clients spell it.
  */
 export const submitHeaders = z.looseObject({
-  'idempotency-key': z
-    .string()
-    .optional()
-    .meta({
-      description: '1 to 255 characters: a retry with the same key and body answers the same task without charging again; another body is refused (409)',
-    }),
+  'idempotency-key': z.string().optional().meta({
+    description: '1 to 255 characters: a retry with the same key and body answers the same task without charging again; another body is refused (409)',
+  }),
 });
+
+// ---- video fields (vidgen, Vid-H3, clip, motion) -----------------------------------------------
+
+/**
+ * Optional whole seconds from `min` to `max`, as an integer or a numeric string (readWholeSeconds:
+ * forms and the common clients send `"5"`); decimals, signs and blanks are refused.
+ */
+export const wholeSeconds = (min: number, max: number) => {
+  const message = `must be a whole number of seconds from ${min} to ${max} (an integer or a numeric string)`;
+  const inRange = (text: string) => Number(text) >= min && Number(text) <= max;
+  return z
+    .union(
+      [
+        z.int({ error: message }).min(min, message).max(max, message),
+        z
+          .string({ error: message })
+          .regex(/^\d{1,9}$/, message)
+          .refine(inRange, message),
+        // Inside the union, not `.nullish()` around it: OpenAPI 3.0 has no type for a nullable union.
+        z.null(),
+      ],
+      { error: message },
+    )
+    .optional();
+};
+
+const HTTP_URL = 'must be an http or https URL';
+
+/** One http/https URL (readHttpUrl), required where it stands: `.nullish()` makes a field optional. */
+export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta({ format: 'uri' });
+
+/**
+ * An object field whose keys are a closed list (a `metadata` forwarded upstream): its first other
+ * key is refused as the rules refuse it (`metadata.fps: unknown key; metadata takes …`), before
+ * any of the object's own fields is checked, as they read them.
+ */
+export const onlyKeys = <T extends z.ZodType>(name: string, keys: readonly string[], schema: T) =>
+  z.preprocess((value, ctx) => {
+    const unknown = isPlainObject(value) ? Object.keys(value).find((key) => !keys.includes(key)) : undefined;
+    if (unknown !== undefined) ctx.addIssue({ code: 'custom', path: [unknown], message: `unknown key; ${name} takes ${keys.join(', ')}` });
+    return value;
+  }, schema);

@@ -8,15 +8,21 @@
  *   contributes the `SyncResultRoute`s of the calls it makes; one path may carry several.
  *
  * The family index (src/families/index.ts) collects the contributions and registers each path once.
+ * Each path's declared contract is made of theirs: the generations body is a union discriminated
+ * on `model`, so a body is checked by the schema of the family that will read it (and refused in
+ * that family's words); the answers are the union of the families' answers.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { SyncResultDoc } from '../../../projections/sync-result.js';
 import type { Caller } from '../../engine/caller.js';
 import { succeededCall, syncRecordFor, type SucceededSyncCall } from '../../engine/sync-record.js';
-import { authenticate } from '../../http/auth/bearer.js';
+import { authenticate, authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { isPlainObject } from './fields.js';
+import { jsonBody, submitHeaders } from './schema.js';
 
 export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
 
@@ -27,6 +33,15 @@ export interface ImageGenerator {
   models: readonly string[];
   /** The path's own family: it also takes a body without a model (its rules refuse it in their words). */
   default?: boolean;
+  /**
+   * Its request body: a JSON object whose `model` is one of `models`, refusing in the words of
+   * its rules. Without one only the model is checked before `generate`.
+   */
+  body?: z.ZodObject;
+  /** Its answer (200); without one the path declares none. */
+  answer?: z.ZodType;
+  /** What the path's description says of it beyond the answer (e.g. a streamed answer). */
+  description?: string;
   generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<unknown>;
 }
 
@@ -36,43 +51,102 @@ export interface SyncResultRoute {
   /** Whether this call was made on this route (by its family and action). */
   made: (doc: SyncResultDoc) => boolean;
   body: (deps: GatewayDeps, call: SucceededSyncCall) => unknown;
+  /** What `body` answers (200); without one the path declares none. */
+  answer?: z.ZodType;
 }
 
 /** Seconds a client is told to wait before asking again about a call still running. */
 const RETRY_AFTER_SECONDS = 2;
 
-function unknownModelMessage(generators: readonly ImageGenerator[]): string {
+function unknownModelReason(generators: readonly ImageGenerator[]): string {
   const own = generators.filter((g) => g.default).flatMap((g) => g.models);
   const others = generators.filter((g) => !g.default).flatMap((g) => g.models);
-  return `model: must be ${own.join(', ')}${others.length ? ` or one of ${others.join(', ')}` : ''}`;
+  return `must be ${own.join(', ')}${others.length ? ` or one of ${others.join(', ')}` : ''}`;
+}
+
+/** One schema for several: their union, or the one; none when any is missing. */
+function unionOf(schemas: ReadonlyArray<z.ZodType | undefined>): z.ZodType | undefined {
+  if (schemas.some((s) => s === undefined)) return undefined;
+  const [first, second, ...rest] = schemas.filter((s): s is z.ZodType => s !== undefined);
+  if (!first || !second) return first;
+  return z.union([first, second, ...rest]);
+}
+
+/** A generator's body as an option of the path's union, which picks it by `model`. */
+function optionOf(generator: ImageGenerator): z.ZodObject {
+  const models = z.enum(generator.models);
+  const body = generator.body ?? jsonBody({ model: models });
+  if (!generator.default) return body;
+  // A body without a model is the default generator's: its own model schema refuses it, in its
+  // words. Only its models or none reach that schema (hence the narrower input type).
+  const declared: unknown = body.shape.model;
+  const own = declared instanceof z.ZodType ? (declared as z.ZodType<unknown, string | null | undefined>) : models;
+  const description = [own.description, `required: a body without a model is refused by the ${generator.label} rules`].filter(Boolean).join('; ');
+  return body.extend({ model: models.nullish().pipe(own).meta({ description }) });
+}
+
+/**
+ * The body of the generations path: each generator's own body, chosen by `model`, so a body is
+ * checked (and refused) as the family that reads it would; a model no generator serves is refused
+ * naming every model, a body that is not an object as every family refuses it.
+ */
+function generationsBody(generators: readonly ImageGenerator[]) {
+  const [first, ...rest] = generators.map(optionOf);
+  if (!first) return undefined;
+  const unknownModel = unknownModelReason(generators);
+  return z.discriminatedUnion('model', [first, ...rest], {
+    error: (issue) => (issue.code === 'invalid_union' ? unknownModel : 'must be a JSON object'),
+  });
 }
 
 export function imageGenerationsRoute(generators: readonly ImageGenerator[]) {
+  const body = generationsBody(generators);
+  const answer = unionOf(generators.map((g) => g.answer));
+  const summary = `Synchronous image generation (${generators.map((g) => g.label).join(', ')})`;
+  const description = [
+    'A synchronous call: the answer carries the images. Its task id is the `x-task-id` response header: `GET /v1/images/generations/{id}` answers the result again, and a retry with the same `Idempotency-Key` and body answers the same result without charging again.',
+    ...generators.flatMap((g) => (g.description ? [g.description] : [])),
+  ].join('\n\n');
   return (deps: GatewayDeps): FastifyPluginAsync =>
-    async (app) => {
+    async (plain) => {
+      const app = plain.withTypeProvider<ZodTypeProvider>();
       useErrorShape(app, 'plain');
-      const summary = `Synchronous image generation (${generators.map((g) => g.label).join(', ')})`;
-      app.post(IMAGE_GENERATIONS_PATH, { schema: { tags: ['images'], summary } }, async (request, reply) => {
+      authenticateFirst(app, deps);
+      const schema = {
+        tags: ['images'],
+        summary,
+        description,
+        headers: submitHeaders,
+        ...(body ? { body } : {}),
+        ...(answer ? { response: { 200: answer } } : {}),
+      };
+      app.post(IMAGE_GENERATIONS_PATH, { schema }, async (request, reply) => {
         const caller = await authenticate(request, deps.tokens, deps.clock());
         const model = isPlainObject(request.body) ? request.body.model : undefined;
         const named = generators.find((g) => typeof model === 'string' && g.models.includes(model));
         const generator = named ?? (model === undefined || model === null ? generators.find((g) => g.default) : undefined);
-        if (!generator) throw new GatewayError(400, 'invalid_request', unknownModelMessage(generators), 'model');
+        if (!generator) throw new GatewayError(400, 'invalid_request', `model: ${unknownModelReason(generators)}`, 'model');
         return generator.generate(deps, request, reply, caller);
       });
     };
 }
 
+const resultParams = z.object({ id: z.string().meta({ description: 'the task id of the call, from its x-task-id header' }) });
+
 export function syncResultRoutes(routes: readonly SyncResultRoute[]) {
   const paths = [...new Set(routes.map((r) => r.path))];
   return (deps: GatewayDeps): FastifyPluginAsync =>
-    async (app) => {
+    async (plain) => {
+      const app = plain.withTypeProvider<ZodTypeProvider>();
       useErrorShape(app, 'plain');
+      authenticateFirst(app, deps);
       for (const path of paths) {
         const onPath = routes.filter((r) => r.path === path);
-        app.get(`${path}/:id`, { schema: { tags: ['images'], summary: onPath[0]!.summary } }, async (request, reply) => {
+        const answer = unionOf(onPath.map((r) => r.answer));
+        const schema = { tags: ['images'], summary: onPath[0]!.summary, params: resultParams, ...(answer ? { response: { 200: answer } } : {}) };
+        app.get(`${path}/:id`, { schema }, async (request, reply) => {
           const caller = await authenticate(request, deps.tokens, deps.clock());
-          const { id } = request.params as { id: string };
+          const { id } = request.params;
           const doc = await syncRecordFor(deps, id, caller.accountId);
           const route = doc && onPath.find((r) => r.made(doc));
           if (!doc || !route) throw new GatewayError(404, 'task_not_exist', `id: no task ${id}`, 'id');

@@ -12,7 +12,10 @@ import { type Body, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } 
 
 /** `images` items that serve as frames: the first, then the last. */
 export const MOTION_FRAME_IMAGES = 2;
-const MEDIA_TYPES = ['image', 'video', 'audio'] as const;
+export const MEDIA_TYPES = ['image', 'video', 'audio'] as const;
+export const IMAGES_RULE = 'must be an array of image URLs: the first frame, then the last frame';
+export const MEDIA_RULE = 'must be an array of {type, url} references';
+export const MEDIA_ITEM_RULE = 'must be an object {type, url}';
 
 export type MediaItem = { type: (typeof MEDIA_TYPES)[number]; url: string };
 
@@ -32,16 +35,16 @@ const optionalUrl = (body: Body, key: string) => {
 function readImages(body: Body): string[] {
   const value = field(body, 'images');
   if (value === undefined) return [];
-  if (!Array.isArray(value)) refuse('images', 'must be an array of image URLs: the first frame, then the last frame');
+  if (!Array.isArray(value)) refuse('images', IMAGES_RULE);
   return value.map((url: unknown, i) => readHttpUrl(url, `images.${i}`)).slice(0, MOTION_FRAME_IMAGES);
 }
 
 function readMedia(body: Body): MediaItem[] {
   const value = field(body, 'media');
   if (value === undefined) return [];
-  if (!Array.isArray(value)) refuse('media', 'must be an array of {type, url} references');
+  if (!Array.isArray(value)) refuse('media', MEDIA_RULE);
   return value.map((item: unknown, i): MediaItem => {
-    if (!isPlainObject(item)) refuse(`media.${i}`, 'must be an object {type, url}');
+    if (!isPlainObject(item)) refuse(`media.${i}`, MEDIA_ITEM_RULE);
     if (!isOneOf(MEDIA_TYPES, item.type)) refuse(`media.${i}.type`, `must be one of ${MEDIA_TYPES.join(', ')}`);
     return { type: item.type, url: readHttpUrl(item.url, `media.${i}.url`) };
   });

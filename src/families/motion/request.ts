@@ -33,8 +33,12 @@ export const MOTION_DEFAULT_SECONDS = 5;
 export const MOTION_MAX_SECONDS = 3600;
 /** Reserved when no resolution is given: the highest tier; settlement follows the delivery. */
 export const MOTION_RESERVATION_TIER: MotionTier = '1080P';
-const SEED_MAX = 2_147_483_647;
-const RATIO = /^\d{1,2}:\d{1,2}$/;
+export const SEED_MAX = 2_147_483_647;
+export const RATIO = /^\d{1,2}:\d{1,2}$/;
+export const RATIO_RULE = 'must be an aspect ratio such as 16:9, 9:16 or 1:1';
+export const SIZE_RULE = 'must be a size such as 1280*720 or a resolution 480P, 720P, 1080P';
+export const RESOLUTION_RULE = 'must be 480P, 720P or 1080P';
+export const TOO_LARGE_RULE = 'is larger than 1080P (1920*1080)';
 const IMAGE_FIELDS = ['image', 'images', 'img_url', 'image_url', 'first_frame_url', 'last_frame_url', 'media', 'audio_url'] as const;
 
 /** Every field naming a URL, for the URL policy; `metadata.input` / `parameters` are forwarded as given. */
@@ -63,8 +67,8 @@ function readSizeField(value: unknown, param: string): { tier: MotionTier; upstr
   const pixels = param.endsWith('size') ? parseMotionSize(text) : undefined;
   const pixelTier = pixels ? tierOfPixels(pixels.width, pixels.height) : undefined;
   if (pixels && pixelTier) return { tier: pixelTier, upstream: { size: `${pixels.width}*${pixels.height}` } };
-  if (pixels) refuse(param, 'is larger than 1080P (1920*1080)');
-  return refuse(param, param.endsWith('size') ? 'must be a size such as 1280*720 or a resolution 480P, 720P, 1080P' : 'must be 480P, 720P or 1080P');
+  if (pixels) refuse(param, TOO_LARGE_RULE);
+  return refuse(param, param.endsWith('size') ? SIZE_RULE : RESOLUTION_RULE);
 }
 
 function readResolution(body: Body, parameters: Body) {
@@ -92,7 +96,7 @@ function readParameters(body: Body, parameters: Body): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const ratio = field(body, 'ratio');
   if (ratio !== undefined) {
-    if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('ratio', 'must be an aspect ratio such as 16:9, 9:16 or 1:1');
+    if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('ratio', RATIO_RULE);
     out.ratio = ratio;
   }
   for (const flag of ['prompt_extend', 'watermark', 'audio'] as const) {

@@ -5,34 +5,49 @@
  * key" is a gateway token bound to a channel (`channel_id`): its tasks go only to that channel.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from '../../../projections/motion-task.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { MOTION_URL_FIELDS, type MotionPath, planMotionRequest } from './request.js';
+import { MotionImageBody, MotionSubmitAnswer, MotionTaskAnswer, MotionTextBody } from './schema.js';
 import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
 
 export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'plain');
+    authenticateFirst(app, deps);
 
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
-      app.post(MOTION_SUBMIT_PATHS[path], { schema: { tags: ['video'], summary } }, async (request) => {
-        const { task } = await submitFamilyTask(deps, request, {
-          family: MOTION_FAMILY,
-          channelFamily: 'motion',
-          plan: (body) => planMotionRequest(body, path),
-          urlFields: MOTION_URL_FIELDS,
-        });
-        return motionSubmitResponse(task, request.id);
-      });
+      const bodySchema = path === 'text' ? MotionTextBody : MotionImageBody;
+      app.post(
+        MOTION_SUBMIT_PATHS[path],
+        { schema: { tags: ['video'], summary, headers: submitHeaders, body: bodySchema, response: { 200: MotionSubmitAnswer } } },
+        async (request) => {
+          const { task } = await submitFamilyTask(deps, request, {
+            family: MOTION_FAMILY,
+            channelFamily: 'motion',
+            plan: (body) => planMotionRequest(body, path),
+            urlFields: MOTION_URL_FIELDS,
+          });
+          return motionSubmitResponse(task, request.id);
+        },
+      );
     }
 
-    app.get(`${MOTION_TASKS_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a motion task' } }, async (request) => {
-      const doc = await findOwnTask(deps, request, motionTaskProjection, taskNotExist(404));
-      return { ...doc.body, request_id: request.id };
-    });
+    app.get(
+      `${MOTION_TASKS_PATH}/:task_id`,
+      { schema: { tags: ['video'], summary: 'Query a motion task', params: taskIdParams, response: { 200: MotionTaskAnswer } } },
+      async (request) => {
+        const doc = await findOwnTask(deps, request, motionTaskProjection, taskNotExist(404));
+        return { ...doc.body, request_id: request.id };
+      },
+    );
   };
 }

@@ -11,11 +11,18 @@ import { type Body, checkForwarded, field, isPlainObject, readEnum, refuse } fro
 import { type PicgenCapabilities, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 
 export const MAX_TOOLS = 16;
-const OUTPUT_FORMATS = ['png', 'jpeg'] as const;
-const BACKGROUNDS = ['opaque', 'transparent'] as const;
-const SEQUENTIAL = ['auto', 'disabled'] as const;
-const PROMPT_MODES = ['standard', 'fast'] as const;
-const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+export const OUTPUT_FORMATS = ['png', 'jpeg'] as const;
+export const BACKGROUNDS = ['opaque', 'transparent'] as const;
+export const SEQUENTIAL = ['auto', 'disabled'] as const;
+export const PROMPT_MODES = ['standard', 'fast'] as const;
+export const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+
+/** The refusals whose words the declared schema (schema.ts) repeats. */
+export const N_RULE = 'must be 1 (one image per synchronous picgen call; use sequential_image_generation for series)';
+export const STREAM_RULE = 'must be false or omitted; streaming is not supported for picgen';
+export const MASK_REFUSAL = 'not supported; masked edits are not available for picgen';
+export const PROMPT_OPTIONS_RULE = 'must be an object such as {"mode": "standard"} or null';
+export const PROMPT_MODE_RULE = 'must be standard or fast';
 
 export interface CommonFields {
   upstream: Record<string, unknown>;
@@ -33,8 +40,8 @@ function readBoolean(body: Body, key: string): boolean | undefined {
 function readOnlyOne(body: Body, key: 'n' | 'stream'): void {
   const value = field(body, key);
   if (value === undefined) return;
-  if (key === 'n' && value !== 1) refuse('n', 'must be 1 (one image per synchronous picgen call; use sequential_image_generation for series)');
-  if (key === 'stream' && value !== false) refuse('stream', 'must be false or omitted; streaming is not supported for picgen');
+  if (key === 'n' && value !== 1) refuse('n', N_RULE);
+  if (key === 'stream' && value !== false) refuse('stream', STREAM_RULE);
 }
 
 function readSequential(body: Body, caps: PicgenCapabilities, model: string, references: number): { upstream: Record<string, unknown>; outputs: number } {
@@ -68,10 +75,10 @@ function readPromptOptions(body: Body, caps: PicgenCapabilities, model: string):
   if (!Object.hasOwn(body, 'optimize_prompt_options')) return undefined;
   const options = body.optimize_prompt_options;
   if (options === null) return null;
-  if (!isPlainObject(options)) refuse('optimize_prompt_options', 'must be an object such as {"mode": "standard"} or null');
+  if (!isPlainObject(options)) refuse('optimize_prompt_options', PROMPT_OPTIONS_RULE);
   const mode = field(options, 'mode');
   if (mode === undefined) return {};
-  if (typeof mode !== 'string' || !(PROMPT_MODES as readonly string[]).includes(mode)) refuse('optimize_prompt_options.mode', 'must be standard or fast');
+  if (typeof mode !== 'string' || !(PROMPT_MODES as readonly string[]).includes(mode)) refuse('optimize_prompt_options.mode', PROMPT_MODE_RULE);
   if (mode === 'fast' && !caps.fastPrompt) refuse('optimize_prompt_options.mode', `fast is only available on 5.0 Pro and 4.0, not ${model} (${caps.label})`);
   return { mode };
 }
@@ -121,7 +128,7 @@ function readLook(body: Body, caps: PicgenCapabilities, model: string, reference
 export function readCommonFields(body: Body, caps: PicgenCapabilities, model: string, references: number): CommonFields {
   readOnlyOne(body, 'n');
   readOnlyOne(body, 'stream');
-  if (Object.hasOwn(body, 'mask')) refuse('mask', 'not supported; masked edits are not available for picgen');
+  if (Object.hasOwn(body, 'mask')) refuse('mask', MASK_REFUSAL);
   const upstream: Record<string, unknown> = {};
   const sequential = readSequential(body, caps, model, references);
   Object.assign(upstream, sequential.upstream);

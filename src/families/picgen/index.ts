@@ -5,6 +5,7 @@ import { picgenSyncSimFamily } from './simulator.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { picgenBody } from './answer.js';
 import { PICGEN_SYNC_FAMILY, picgenEditRoutes, picgenGeneration } from './routes.js';
+import { GenerationBody, PicgenAnswer } from './schema.js';
 import { PICGEN_EDITS_PATH } from './upstream.js';
 
 /**
@@ -18,19 +19,21 @@ export const picgenSyncFamily: FamilyModule = {
   upstreams: [],
   simulator: picgenSyncSimFamily,
   catalog: picgenCatalog,
-  imageGenerators: [{ label: 'picgen', models: picgenSyncModels, generate: picgenGeneration }],
+  imageGenerators: [{ label: 'picgen', models: picgenSyncModels, body: GenerationBody, answer: PicgenAnswer, generate: picgenGeneration }],
   syncResults: [
     {
       path: IMAGE_GENERATIONS_PATH,
       summary: 'The result of a synchronous image generation, by the id in its x-task-id header',
       made: (d) => d.family === PICGEN_SYNC_FAMILY && d.action === 'generate',
       body: picgenBody,
+      answer: PicgenAnswer,
     },
     {
       path: PICGEN_EDITS_PATH,
       summary: 'The result of a synchronous picgen edit, by the id in its x-task-id header',
       made: (d) => d.family === PICGEN_SYNC_FAMILY && (d.action === 'edit' || d.action === 'layers'),
       body: picgenBody,
+      answer: PicgenAnswer,
     },
   ],
 };

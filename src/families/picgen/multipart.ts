@@ -14,6 +14,7 @@ import { sniffContentType } from '../../engine/assets.js';
 import { GatewayError, invalidRequest } from '../../http/errors.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { readForm, type FormLimit, type FormLimits } from '../kit/multipart.js';
+import { MASK_REFUSAL } from './fields.js';
 import { MAX_REFERENCE_BYTES } from './request.js';
 
 /** Files in one request: the most references any model takes. */
@@ -79,7 +80,7 @@ export async function multipartBody(request: FastifyRequest): Promise<Record<str
     if (imageField?.[1] !== undefined) listForm = true;
     const where = `image.${images.length}`;
     if (part.kind === 'file') {
-      if (name === 'mask') throw invalidRequest('mask', 'not supported; masked edits are not available for picgen');
+      if (name === 'mask') throw invalidRequest('mask', MASK_REFUSAL);
       if (!imageField) throw invalidRequest(name, 'only image, image[] or image[n] may carry files');
       add(imageField[1], dataUriOf(await part.bytes(), part.contentType, where));
       return;

@@ -18,12 +18,17 @@ import {
   refuse,
 } from '../kit/fields.js';
 import { capabilitiesOf, isPicgenSyncModel, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
-import { readCommonFields } from './fields.js';
+import { MASK_REFUSAL, readCommonFields } from './fields.js';
 import { readPicgenSize } from './size.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 
 /** Largest reference image, as a file or a data URI (spec 4.8: 30 MiB per file). */
 export const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
+
+export const IMAGE_REQUIRED = 'required: one reference image or an array of them (http/https URLs or data:image/<format>;base64,… URIs)';
+/** Why `image` or `images` (even null) is refused on generations. */
+export const REFERENCES_ON_GENERATIONS = 'reference images are not taken by /v1/images/generations; send them to /v1/images/edits';
+export const LAYERS_ON_GENERATIONS = 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits';
 
 export interface PicgenPlan {
   model: PicgenSyncModel;
@@ -59,17 +64,26 @@ function dataUriBytes(uri: string): number {
   return Math.floor((payload.length * 3) / 4);
 }
 
+const REFERENCE_RULE = 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI';
+const isReference = (item: unknown): item is string => typeof item === 'string' && (isHttpUrl(item) || isImageDataUri(item));
+
+/** Why one reference image is refused, or undefined when it is taken. */
+export function referenceProblem(item: unknown): string | undefined {
+  if (!isReference(item)) return REFERENCE_RULE;
+  if (item.startsWith('data:') && dataUriBytes(item) > MAX_REFERENCE_BYTES) return `is larger than ${MAX_REFERENCE_BYTES} bytes`;
+  return undefined;
+}
+
 function readImages(body: Body, max: number): { value: string | string[]; list: string[] } {
   const value = field(body, 'image');
-  if (value === undefined) refuse('image', 'required: one reference image or an array of them (http/https URLs or data:image/<format>;base64,… URIs)');
+  if (value === undefined) refuse('image', IMAGE_REQUIRED);
   const list: unknown[] = Array.isArray(value) ? value : [value];
   if (list.length === 0 || list.length > max) refuse('image', `must hold 1 to ${max} reference images for this model, got ${list.length}`);
   const checked = list.map((item, index) => {
     const where = Array.isArray(value) ? `image.${index}` : 'image';
-    if (typeof item !== 'string' || !(isHttpUrl(item) || isImageDataUri(item))) {
-      refuse(where, 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI');
-    }
-    if (item.startsWith('data:') && dataUriBytes(item) > MAX_REFERENCE_BYTES) refuse(where, `is larger than ${MAX_REFERENCE_BYTES} bytes`);
+    if (!isReference(item)) refuse(where, REFERENCE_RULE);
+    const problem = referenceProblem(item);
+    if (problem !== undefined) refuse(where, problem);
     return item;
   });
   return { value: Array.isArray(value) ? checked : (checked[0] ?? ''), list: checked };
@@ -86,10 +100,9 @@ function generation(body: unknown): PicgenPlan {
   const caps = capabilitiesOf(model);
   const prompt = readPrompt(body);
   for (const key of ['image', 'images']) {
-    if (Object.hasOwn(body, key)) refuse(key, 'reference images are not taken by /v1/images/generations; send them to /v1/images/edits');
+    if (Object.hasOwn(body, key)) refuse(key, REFERENCES_ON_GENERATIONS);
   }
-  if (readLayers(body))
-    refuse('layer_decomposition', 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits');
+  if (readLayers(body)) refuse('layer_decomposition', LAYERS_ON_GENERATIONS);
   const size = readPicgenSize(body, caps, model, 'generate');
   const common = readCommonFields(body, caps, model, 0);
   const upstream: Record<string, unknown> = { model, prompt, ...(size.upstream !== undefined ? { size: size.upstream } : {}), ...common.upstream };
@@ -102,7 +115,7 @@ function edit(body: unknown): PicgenPlan {
   const caps = capabilitiesOf(model);
   const layers = readLayers(body);
   if (layers && !caps.layers) refuse('layer_decomposition', `not supported by ${model} (${caps.label}); only 5.0 Pro and 5.0 Flash decompose layers`);
-  if (Object.hasOwn(body, 'mask')) refuse('mask', 'not supported; masked edits are not available for picgen');
+  if (Object.hasOwn(body, 'mask')) refuse('mask', MASK_REFUSAL);
   const images = readImages(body, caps.maxReferences);
   if (layers && images.list.length !== 1) refuse('image', `layer decomposition needs exactly one input image, got ${images.list.length}`);
   let prompt: string | undefined;

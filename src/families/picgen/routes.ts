@@ -9,18 +9,21 @@
  * for every synchronous call (engine/sync-task.ts).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { runSyncTask } from '../../engine/sync-task.js';
-import { assertModelAllowed, authenticate, type Caller } from '../../http/auth/bearer.js';
+import { assertModelAllowed, authenticate, authenticateFirst, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { syncCallOptions } from '../kit/sync-call.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { acceptMultipart } from '../kit/multipart.js';
+import { submitHeaders } from '../kit/schema.js';
 import { enforceUrlPolicyOn } from '../kit/url-policy.js';
 import { picgenBody, picgenLayout } from './answer.js';
 import { multipartBody } from './multipart.js';
 import { planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
+import { EditBody, PicgenAnswer } from './schema.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
 
 /** TaskSubmitted family of the synchronous picgen calls. */
@@ -66,15 +69,40 @@ export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, rep
   return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
 }
 
+const EDIT_DESCRIPTION = [
+  'A JSON body, or the same fields as `multipart/form-data`: files under `image`, `image[]` or `image[n]` (30 MiB each) become data URIs; `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`, `optimize_prompt`, `layer_decomposition` as true/false, `optimize_prompt_options`, `sequential_image_generation_options`, `tools` as JSON.',
+  'A synchronous call: the answer carries the images. Its task id is the `x-task-id` response header: `GET /v1/images/edits/{id}` answers the result again, and a retry with the same `Idempotency-Key` and body answers the same result without charging again.',
+].join('\n\n');
+
 export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'plain');
     await acceptMultipart(app);
-
-    app.post(PICGEN_EDITS_PATH, { schema: { tags: ['images'], summary: 'Synchronous picgen image-to-image (JSON or multipart)' } }, async (request, reply) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
-      const body = request.isMultipart() ? await multipartBody(request) : request.body;
-      return runPicgen(deps, request, reply, caller, body, accepted(planPicgenEdit(body)), PICGEN_EDITS_PATH);
+    authenticateFirst(app, deps);
+    // A form is read only once its key is accepted, and becomes the body before validation: the
+    // schema and the rules judge it as they judge JSON.
+    app.addHook('preValidation', async (request) => {
+      if (request.isMultipart()) request.body = await multipartBody(request);
     });
+
+    app.post(
+      PICGEN_EDITS_PATH,
+      {
+        schema: {
+          tags: ['images'],
+          summary: 'Synchronous picgen image-to-image (JSON or multipart)',
+          description: EDIT_DESCRIPTION,
+          consumes: ['application/json', 'multipart/form-data'],
+          headers: submitHeaders,
+          body: EditBody,
+          response: { 200: PicgenAnswer },
+        },
+      },
+      async (request, reply) => {
+        const caller = await authenticate(request, deps.tokens, deps.clock());
+        return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenEdit(request.body)), PICGEN_EDITS_PATH);
+      },
+    );
   };
 }

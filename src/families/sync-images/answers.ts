@@ -78,8 +78,8 @@ const chatBase = (call: SucceededSyncCall) => ({ id: call.taskId, created: call.
 export function chatBody(call: SucceededSyncCall) {
   return {
     ...chatBase(call),
-    object: 'chat.completion',
-    choices: [{ index: 0, message: { role: 'assistant', content: contentOf(call) }, finish_reason: 'stop' }],
+    object: 'chat.completion' as const,
+    choices: [{ index: 0, message: { role: 'assistant' as const, content: contentOf(call) }, finish_reason: 'stop' as const }],
     usage: chatUsageOf(call.upstream),
   };
 }

@@ -20,6 +20,7 @@ import type { ImageGenerator } from '../kit/shared-paths.js';
 import { completedEvents, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
 import { syncCallOptions } from '../kit/sync-call.js';
 import { planImagesRequest, SYNC_IMAGE_MODELS, type SyncImagePlan } from './rules.js';
+import { ImagesAnswer, ImagesBody } from './schema.js';
 import { SseReply } from './sse.js';
 import { callImages, callImagesStream } from './upstream.js';
 
@@ -81,6 +82,10 @@ export const stdImageGenerator: ImageGenerator = {
   label: 'std-image, pro-image',
   models: SYNC_IMAGE_MODELS,
   default: true,
+  body: ImagesBody,
+  answer: ImagesAnswer,
+  description:
+    'std-image, pro-image: `stream: true` answers `text/event-stream` instead: `image_generation.partial_image` events as the upstream draws, then one `image_generation.completed` per image (`b64_json`, size, quality, background, output_format, usage); a failure after the first event ends the stream with an `error` event. A retry of a streamed call answers the completed events only.',
   async generate(deps, request, reply, caller) {
     const plan = acceptedPlan(planImagesRequest(request.body));
     assertModelAllowed(caller, plan.model, deps.catalog);

@@ -5,6 +5,7 @@ import { syncImagesSimFamily } from './simulator.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { chatBody, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
 import { chatRoutes } from './chat-route.js';
+import { ChatAnswer, ImagesAnswer } from './schema.js';
 import { stdImageGenerator } from './images-route.js';
 import { CHAT_PATH } from './upstream.js';
 
@@ -28,12 +29,14 @@ export const syncImagesFamily: FamilyModule = {
       summary: 'The result of a synchronous image generation, by the id in its x-task-id header',
       made: (d) => d.family === SYNC_IMAGE_FAMILY && d.action === 'images/generate',
       body: imagesBody,
+      answer: ImagesAnswer,
     },
     {
       path: CHAT_PATH,
       summary: 'The result of a synchronous chat-style image call, by its id',
       made: (d) => d.family === SYNC_IMAGE_FAMILY && d.action.startsWith('chat/'),
       body: (_deps, call) => chatBody(call),
+      answer: ChatAnswer,
     },
   ],
 };

@@ -14,8 +14,8 @@ export const MAX_IMAGE_PARTS = 16;
 export const MAX_MESSAGE_TEXT_CHARS = MAX_PROMPT_CHARS;
 /** Text of the whole conversation, which is recorded with the task. */
 export const MAX_CONVERSATION_CHARS = 4 * MAX_PROMPT_CHARS;
-const ROLES = ['system', 'developer', 'user', 'assistant'] as const;
-const DETAILS = ['auto', 'low', 'high'] as const;
+export const ROLES = ['system', 'developer', 'user', 'assistant'] as const;
+export const DETAILS = ['auto', 'low', 'high'] as const;
 
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
 export type ChatMessage = { role: (typeof ROLES)[number]; content: string | Part[] };

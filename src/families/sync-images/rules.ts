@@ -12,6 +12,12 @@ import { planned, type PlanResult } from '../kit/plan.js';
 export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
 export type SyncImageModel = (typeof SYNC_IMAGE_MODELS)[number];
 export const STYLE_MAX = 256;
+export const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+/** Why `image` or `images` (even null) is refused on the images-style route. */
+export const REFERENCES_NOT_TAKEN = 'not taken by /v1/images/generations; for image-to-image send an image_url part to /v1/chat/completions';
+/** Why a model is refused: absent (or null), or not one of SYNC_IMAGE_MODELS. */
+export const MODEL_REQUIRED = 'required: std-image or pro-image';
+export const MODEL_UNKNOWN = 'must be std-image or pro-image';
 
 const OPTION_KEYS = ['n', 'size', 'quality', 'background', 'output_format', 'moderation', 'user'] as const;
 
@@ -45,8 +51,8 @@ export function isSyncImageModel(model: unknown): model is SyncImageModel {
 
 function readModel(body: Body): SyncImageModel {
   const model = field(body, 'model');
-  if (model === undefined) refuse('model', 'required: std-image or pro-image');
-  if (!isSyncImageModel(model)) refuse('model', 'must be std-image or pro-image');
+  if (model === undefined) refuse('model', MODEL_REQUIRED);
+  if (!isSyncImageModel(model)) refuse('model', MODEL_UNKNOWN);
   return model;
 }
 
@@ -92,11 +98,11 @@ function images(body: unknown): SyncImagePlan {
   const model = readModel(body);
   const prompt = readPrompt(body);
   for (const key of ['image', 'images']) {
-    if (Object.hasOwn(body, key)) refuse(key, 'not taken by /v1/images/generations; for image-to-image send an image_url part to /v1/chat/completions');
+    if (Object.hasOwn(body, key)) refuse(key, REFERENCES_NOT_TAKEN);
   }
   const stream = readStream(body);
   const style = readString(body, 'style', { minLength: 0, maxLength: STYLE_MAX });
-  const format = readEnum(body, 'response_format', ['url', 'b64_json'] as const);
+  const format = readEnum(body, 'response_format', RESPONSE_FORMATS);
   const { n, options } = readOptions(body, model, prompt);
   const upstream: Record<string, unknown> = { model, prompt, ...options, ...(style !== undefined ? { style } : {}) };
   const responseFormat = format ?? (model === 'pro-image' ? 'b64_json' : 'url');

@@ -18,7 +18,12 @@ export interface Frames {
   last?: string;
 }
 
-const MEDIA_TYPES = ['reference_image', 'reference_video', 'reference_audio'] as const;
+export const MEDIA_TYPES = ['reference_image', 'reference_video', 'reference_audio'] as const;
+
+export const IMAGES_RULE = `must be an array of at most ${VID_H3_MAX_FRAME_IMAGES} image URLs: the first frame, then the last frame`;
+export const CONTENT_RULE = 'must be an array of text and reference items';
+export const ITEM_RULE = 'must be an object {type, text} or {type, url}';
+export const ITEM_TYPE_RULE = `must be text, ${MEDIA_TYPES.join(', ')}`;
 
 /** `input_reference`: a URL, or the openai client's `{image_url}` object; uploaded files are refused. */
 function readInputReference(value: unknown): string | undefined {
@@ -32,7 +37,7 @@ function readInputReference(value: unknown): string | undefined {
 function readImages(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.length > VID_H3_MAX_FRAME_IMAGES) {
-    refuse('images', `must be an array of at most ${VID_H3_MAX_FRAME_IMAGES} image URLs: the first frame, then the last frame`);
+    refuse('images', IMAGES_RULE);
   }
   return value.map((url: unknown, i) => readHttpUrl(url, `images.${i}`));
 }
@@ -56,21 +61,21 @@ export function readFrames(body: Body, metadata: Body): Frames {
 
 function readItem(value: unknown, index: number): ContentItem {
   const at = `metadata.content.${index}`;
-  if (!isPlainObject(value)) refuse(at, 'must be an object {type, text} or {type, url}');
+  if (!isPlainObject(value)) refuse(at, ITEM_RULE);
   if (value.type === 'text') {
     if (typeof value.text !== 'string' || value.text.trim() === '') refuse(`${at}.text`, 'must be a non-empty string');
     checkLength(value.text, `${at}.text`, MAX_PROMPT_CHARS);
     return { type: 'text', text: value.text };
   }
   const type = MEDIA_TYPES.find((t) => t === value.type);
-  if (!type) refuse(`${at}.type`, `must be text, ${MEDIA_TYPES.join(', ')}`);
+  if (!type) refuse(`${at}.type`, ITEM_TYPE_RULE);
   return { type, url: readHttpUrl(value.url, `${at}.url`) };
 }
 
 export function readContent(metadata: Body): { text?: string; media: ContentItem[] } {
   const value = field(metadata, 'content');
   if (value === undefined) return { media: [] };
-  if (!Array.isArray(value)) refuse('metadata.content', 'must be an array of text and reference items');
+  if (!Array.isArray(value)) refuse('metadata.content', CONTENT_RULE);
   const items = value.map(readItem);
   const texts = items.filter((i) => i.type === 'text');
   // The spec's request has one text (`prompt` or "a text item"); the text-only and frame modes send it as `prompt`.

@@ -20,8 +20,10 @@ export const VID_H3_RESOLUTIONS = ['768P', '2K'] as const;
 export type VidH3Resolution = (typeof VID_H3_RESOLUTIONS)[number];
 export const VID_H3_RATIOS = ['21:9', '16:9', '4:3', '1:1', '3:4', '9:16', 'adaptive'] as const;
 
-const METADATA_KEYS = ['resolution', 'ratio', 'first_frame_image', 'last_frame_image', 'content', 'callback_url', 'aigc_watermark'] as const;
-const PIXELS = /^\s*\d+\s*[x×*X]\s*\d+\s*$/;
+export const METADATA_KEYS = ['resolution', 'ratio', 'first_frame_image', 'last_frame_image', 'content', 'callback_url', 'aigc_watermark'] as const;
+export const PIXELS = /^\s*\d+\s*[x×*X]\s*\d+\s*$/;
+export const RESOLUTION_RULE = 'must be 768P or 2K';
+export const pixelsRule = (value: string) => `pixel dimensions such as ${value.trim()} are not accepted; use 768P or 2K`;
 
 /** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
 export const VID_H3_URL_FIELDS: readonly UrlFieldSpec[] = [
@@ -45,9 +47,9 @@ function readResolution(body: Body, metadata: Body): VidH3Resolution {
     ['metadata.resolution', field(metadata, 'resolution')],
   ] as const) {
     if (value === undefined) continue;
-    if (typeof value === 'string' && PIXELS.test(value)) refuse(param, `pixel dimensions such as ${value.trim()} are not accepted; use 768P or 2K`);
+    if (typeof value === 'string' && PIXELS.test(value)) refuse(param, pixelsRule(value));
     const normalised = typeof value === 'string' ? value.trim().toUpperCase() : undefined;
-    if (!isOneOf(VID_H3_RESOLUTIONS, normalised)) refuse(param, 'must be 768P or 2K');
+    if (!isOneOf(VID_H3_RESOLUTIONS, normalised)) refuse(param, RESOLUTION_RULE);
     if (chosen && chosen.value !== normalised) refuse(param, `${normalised} conflicts with ${chosen.param} ${chosen.value}; give the resolution once`);
     chosen = { param, value: normalised };
   }

@@ -4,44 +4,75 @@
  * or the client's multipart form; the content endpoint streams the MP4 with range support.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { sendAsset } from '../../http/send-asset.js';
 import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { acceptForms } from './multipart.js';
 import { planVidH3Request, VID_H3_URL_FIELDS } from './request.js';
+import { ContentAnswers, ContentQuery, SubmitAnswer, VideoAnswer, VidH3Body } from './schema.js';
 
 export const VID_H3_PATH = '/v1/videos';
 
 export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     useErrorShape(app, 'openai');
+    // Before the form's hook: a request without a valid key is refused before its form is read.
+    authenticateFirst(app, deps);
     await acceptForms(app);
 
-    app.post(VID_H3_PATH, { schema: { tags: ['video'], summary: 'Submit a Vid-H3 video (JSON or multipart form)' } }, async (request) => {
-      const { task } = await submitFamilyTask(deps, request, {
-        family: VID_H3_FAMILY,
-        channelFamily: 'vid-h3',
-        plan: planVidH3Request,
-        urlFields: VID_H3_URL_FIELDS,
-      });
-      return submittedVidH3Body(task);
-    });
+    app.post(
+      VID_H3_PATH,
+      {
+        schema: {
+          tags: ['video'],
+          summary: 'Submit a Vid-H3 video (JSON or multipart form)',
+          consumes: ['application/json', 'multipart/form-data'],
+          headers: submitHeaders,
+          body: VidH3Body,
+          response: { 200: SubmitAnswer },
+        },
+      },
+      async (request) => {
+        const { task } = await submitFamilyTask(deps, request, {
+          family: VID_H3_FAMILY,
+          channelFamily: 'vid-h3',
+          plan: planVidH3Request,
+          urlFields: VID_H3_URL_FIELDS,
+        });
+        return submittedVidH3Body(task);
+      },
+    );
 
-    app.get(`${VID_H3_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a Vid-H3 video' } }, async (request) => {
-      const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
-      return doc.body;
-    });
+    app.get(
+      `${VID_H3_PATH}/:task_id`,
+      { schema: { tags: ['video'], summary: 'Query a Vid-H3 video', params: taskIdParams, response: { 200: VideoAnswer } } },
+      async (request) => {
+        const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
+        return doc.body;
+      },
+    );
 
     app.get(
       `${VID_H3_PATH}/:task_id/content`,
-      { schema: { tags: ['video'], summary: 'Download a completed Vid-H3 video (MP4, range requests)' } },
+      {
+        schema: {
+          tags: ['video'],
+          summary: 'Download a completed Vid-H3 video (MP4, range requests)',
+          params: taskIdParams,
+          querystring: ContentQuery,
+          produces: ['video/mp4'],
+          response: ContentAnswers,
+        },
+      },
       async (request, reply) => {
         const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
-        const { variant } = request.query as { variant?: string };
-        if (variant !== undefined && variant !== 'video') throw new GatewayError(400, 'invalid_request', 'variant: only video is available', 'variant');
         if (doc.body.status !== 'completed' || !doc.assetKey) {
           throw new GatewayError(409, 'video_not_ready', `task_id: the video is ${doc.body.status}; its content is available once completed`, 'task_id');
         }

@@ -11,8 +11,11 @@ import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../kit
 import type { VidgenCapabilities } from './models.js';
 
 const PARAM = 'metadata.content';
+export const CONTENT_ARRAY_RULE = 'must be an array of reference items';
+export const ITEM_RULE = 'must be an object {type, role, <type>: {url}}';
+export const ITEM_TYPE_RULE = 'must be image_url, video_url or audio_url';
 
-const ROLES_BY_TYPE = {
+export const ROLES_BY_TYPE = {
   image_url: ['reference_image', 'first_frame', 'last_frame'],
   video_url: ['reference_video'],
   audio_url: ['reference_audio'],
@@ -26,9 +29,9 @@ export type VidgenAction = 'text2video' | 'image2video' | 'reference2video';
 
 function readItem(value: unknown, index: number): ContentItem {
   const at = `${PARAM}.${index}`;
-  if (!isPlainObject(value)) refuse(at, 'must be an object {type, role, <type>: {url}}');
+  if (!isPlainObject(value)) refuse(at, ITEM_RULE);
   const type = value.type;
-  if (typeof type !== 'string' || !Object.hasOwn(ROLES_BY_TYPE, type)) refuse(`${at}.type`, 'must be image_url, video_url or audio_url');
+  if (typeof type !== 'string' || !Object.hasOwn(ROLES_BY_TYPE, type)) refuse(`${at}.type`, ITEM_TYPE_RULE);
   const itemType = type as ItemType;
   const roles: readonly string[] = ROLES_BY_TYPE[itemType];
   if (typeof value.role !== 'string' || !roles.includes(value.role)) refuse(`${at}.role`, `a ${itemType} item takes the role ${roles.join(', ')}`);
@@ -55,7 +58,7 @@ function checkFrames(items: readonly ContentItem[]): void {
 /** The checked items and the action they make; an empty or absent list is text-to-video. */
 export function readContent(value: unknown, model: string, caps: VidgenCapabilities): { items: ContentItem[]; action: VidgenAction } {
   if (value === undefined || value === null) return { items: [], action: 'text2video' };
-  if (!Array.isArray(value)) refuse(PARAM, 'must be an array of reference items');
+  if (!Array.isArray(value)) refuse(PARAM, CONTENT_ARRAY_RULE);
   const items = value.map(readItem);
   const counts = {
     images: items.filter((i) => i.type === 'image_url').length,

@@ -34,11 +34,12 @@ export const VIDGEN_DEFAULT_SECONDS = 5;
 const FRAMES_PER_SECOND = 24;
 /** 3600 s at 24 frames per second, plus the first frame. */
 export const VIDGEN_MAX_FRAMES = 86_401;
-const SEED_MAX = 4_294_967_295;
-const SERVICE_TIERS = ['default', 'flex'] as const;
-const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
+export const SEED_MAX = 4_294_967_295;
+export const SERVICE_TIERS = ['default', 'flex'] as const;
+export const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
+export const RATIO_RULE = 'must be an aspect ratio such as 16:9, 9:16, 1:1, or adaptive';
 
-const METADATA_KEYS = [
+export const METADATA_KEYS = [
   'resolution',
   'ratio',
   'frames',
@@ -93,7 +94,7 @@ function readMetadata(metadata: Body, model: string, caps: VidgenCapabilities): 
   if (resolution !== undefined) out.resolution = resolution;
   const ratio = field(metadata, 'ratio');
   if (ratio !== undefined) {
-    if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('metadata.ratio', 'must be an aspect ratio such as 16:9, 9:16, 1:1, or adaptive');
+    if (typeof ratio !== 'string' || !RATIO.test(ratio)) refuse('metadata.ratio', RATIO_RULE);
     out.ratio = ratio;
   }
   const frames = readInt(metadata, 'frames', 1, VIDGEN_MAX_FRAMES, 'metadata.frames');

@@ -1,31 +1,53 @@
 /** `POST /v1/video/generations` and `GET /v1/video/generations/{task_id}` (spec 4.3, 4.4). */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
 import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
+import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { planVidgenRequest, VIDGEN_URL_FIELDS } from './request.js';
+import { VidgenBody, VidgenSubmitAnswer, VidgenTaskAnswer } from './schema.js';
 import { VIDGEN_PATH } from './upstream.js';
 
 export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<ZodTypeProvider>();
     // The spec leaves the vidgen error body open; the OpenAI shape matches its OpenAI-style submit object.
     useErrorShape(app, 'openai');
+    authenticateFirst(app, deps);
 
-    app.post(VIDGEN_PATH, { schema: { tags: ['video'], summary: 'Submit a vidgen video task' } }, async (request) => {
-      const { task } = await submitFamilyTask(deps, request, {
-        family: VIDGEN_FAMILY,
-        channelFamily: 'vidgen',
-        plan: planVidgenRequest,
-        urlFields: VIDGEN_URL_FIELDS,
-      });
-      return vidgenSubmitResponse(task);
-    });
+    app.post(
+      VIDGEN_PATH,
+      {
+        schema: {
+          tags: ['video'],
+          summary: 'Submit a vidgen video task',
+          headers: submitHeaders,
+          body: VidgenBody,
+          response: { 200: VidgenSubmitAnswer },
+        },
+      },
+      async (request) => {
+        const { task } = await submitFamilyTask(deps, request, {
+          family: VIDGEN_FAMILY,
+          channelFamily: 'vidgen',
+          plan: planVidgenRequest,
+          urlFields: VIDGEN_URL_FIELDS,
+        });
+        return vidgenSubmitResponse(task);
+      },
+    );
 
-    app.get(`${VIDGEN_PATH}/:task_id`, { schema: { tags: ['video'], summary: 'Query a vidgen video task' } }, async (request) => {
-      const doc = await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404));
-      return doc.body;
-    });
+    app.get(
+      `${VIDGEN_PATH}/:task_id`,
+      { schema: { tags: ['video'], summary: 'Query a vidgen video task', params: taskIdParams, response: { 200: VidgenTaskAnswer } } },
+      async (request) => {
+        const doc = await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404));
+        return doc.body;
+      },
+    );
   };
 }

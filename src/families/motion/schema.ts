@@ -1,0 +1,146 @@
+/**
+ * The motion routes' declared contract (spec 4.15, 2.8): the body of each submit path as the rules
+ * read it (request.ts, media.ts: same fields, same words, in their order) and the answers. The
+ * text-to-video path declares no image input: the rules refuse each by name there. What depends
+ * on other fields stays with the rules: which frame field wins, a last frame only after a first,
+ * `seconds` (read only without `duration`), `size` against `resolution`, the fields of
+ * `metadata.input` / `metadata.parameters` (read only where no flat field overrides them), and
+ * the bounds of the forwarded `metadata`.
+ */
+import { z } from 'zod';
+import { bool, httpUrl, int, jsonBody, object, optionalString, wholeSeconds } from '../kit/schema.js';
+import { motionImageModels, motionTextModels } from './catalog.js';
+import { IMAGES_RULE, MEDIA_ITEM_RULE, MEDIA_RULE, MEDIA_TYPES } from './media.js';
+import {
+  MOTION_DEFAULT_SECONDS,
+  MOTION_MAX_SECONDS,
+  type MotionPath,
+  RATIO,
+  RATIO_RULE,
+  RESOLUTION_RULE,
+  SEED_MAX,
+  SIZE_RULE,
+  TOO_LARGE_RULE,
+} from './request.js';
+import { MOTION_TIERS, parseMotionSize, tierName, tierOfPixels } from './sizes.js';
+
+const absent = (input: unknown) => input === undefined || input === null;
+
+/** The path's own models: another path's model is refused naming the value and the path's models. */
+function model(path: MotionPath) {
+  const models = path === 'text' ? motionTextModels : motionImageModels;
+  const kind = path === 'text' ? 'text-to-video' : 'image-to-video';
+  return z.enum(models, {
+    error: (issue) => (absent(issue.input) ? 'required' : `${JSON.stringify(issue.input)} is not a ${kind} model here; use one of ${models.join(', ')}`),
+  });
+}
+
+/** A tier, or a pixel size no larger than 1080P (mapped to its tier). */
+const size = z
+  .string({ error: SIZE_RULE })
+  .superRefine((text, ctx) => {
+    if (tierName(text)) return;
+    const pixels = parseMotionSize(text);
+    if (!pixels) ctx.addIssue({ code: 'custom', message: SIZE_RULE });
+    else if (!tierOfPixels(pixels.width, pixels.height)) ctx.addIssue({ code: 'custom', message: TOO_LARGE_RULE });
+  })
+  .nullish()
+  .meta({ description: 'a pixel size such as 1280*720 (billed at the tier that holds it) or a resolution; default: reserved at 1080P' });
+
+const resolution = z
+  .string({ error: RESOLUTION_RULE })
+  .refine((text) => tierName(text) !== undefined, RESOLUTION_RULE)
+  .nullish()
+  .meta({ description: `${MOTION_TIERS.join(', ')} (any case); the same tier as size when both are given` });
+
+const metadata = object({
+  input: object().meta({ description: "the base of the upstream's input: the flat fields override it" }),
+  parameters: object().meta({ description: "the base of the upstream's parameters: the flat fields override it (size, resolution and duration are checked)" }),
+}).meta({ description: 'forwarded upstream as the native request' });
+
+const mediaItem = z.looseObject(
+  { type: z.enum(MEDIA_TYPES, { error: `must be one of ${MEDIA_TYPES.join(', ')}` }), url: httpUrl() },
+  { error: MEDIA_ITEM_RULE },
+);
+
+/** The image inputs of the image-to-video path, in the order the rules read them. */
+const imageInputs = {
+  images: z
+    .array(httpUrl(), { error: IMAGES_RULE })
+    .nullish()
+    .meta({ description: 'the first frame, then the last frame (further items are checked, not sent)' }),
+  first_frame_url: httpUrl().nullish(),
+  img_url: httpUrl().nullish(),
+  image_url: httpUrl().nullish(),
+  image: httpUrl().nullish().meta({ description: 'the first frame (or img_url, image_url, first_frame_url, images[0]: once)' }),
+  last_frame_url: httpUrl().nullish().meta({ description: 'the last frame (or images[1]): needs a first frame' }),
+  media: z.array(mediaItem, { error: MEDIA_RULE }).nullish().meta({ description: 'references; a video makes it a reference-video task' }),
+  audio_url: httpUrl().nullish(),
+};
+
+/** What both paths take after their inputs, in the order the rules read it. */
+const parameters = {
+  duration: wholeSeconds(1, MOTION_MAX_SECONDS).meta({ description: `default ${MOTION_DEFAULT_SECONDS}` }),
+  seconds: z
+    .unknown()
+    .optional()
+    .meta({
+      anyOf: [{ type: 'integer' }, { type: 'string' }],
+      description: `the same as duration, read only when duration is absent (1 to ${MOTION_MAX_SECONDS})`,
+    }),
+  size,
+  resolution,
+  ratio: z.string({ error: RATIO_RULE }).regex(RATIO, RATIO_RULE).nullish(),
+  prompt_extend: bool(),
+  watermark: bool(),
+  audio: bool(),
+  seed: int(0, SEED_MAX),
+};
+
+export const MotionTextBody = jsonBody({
+  model: model('text'),
+  metadata,
+  prompt: optionalString().meta({ description: 'required (here or as metadata.input.prompt)' }),
+  negative_prompt: optionalString(),
+  ...parameters,
+});
+
+export const MotionImageBody = jsonBody({
+  model: model('image'),
+  metadata,
+  prompt: optionalString(),
+  negative_prompt: optionalString(),
+  ...imageInputs,
+  ...parameters,
+});
+
+export const MotionSubmitAnswer = z.object({
+  request_id: z.string().meta({ description: "this request's id" }),
+  output: z.object({ task_id: z.string(), task_status: z.literal('PENDING') }),
+  code: z.string().meta({ description: 'empty on success' }),
+  message: z.string().meta({ description: 'empty on success' }),
+});
+
+const time = (description: string) =>
+  z
+    .string()
+    .optional()
+    .meta({ description: `${description}: YYYY-MM-DD HH:mm:ss.SSS (UTC)` });
+
+export const MotionTaskAnswer = z.object({
+  request_id: z.string().meta({ description: "this request's id" }),
+  output: z.object({
+    task_id: z.string(),
+    task_status: z.enum(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED']),
+    submit_time: z.string().meta({ description: 'YYYY-MM-DD HH:mm:ss.SSS (UTC)' }),
+    scheduled_time: time('when it started'),
+    end_time: time('when it ended'),
+    video_url: z.string().optional().meta({ description: "SUCCEEDED: the gateway's signed URL, removed when the video expires" }),
+    code: z.string().optional().meta({ description: 'FAILED: why' }),
+    message: z.string().optional(),
+  }),
+  usage: z
+    .object({ video_duration: z.number(), video_count: z.number(), SR: z.number().optional().meta({ description: 'the resolution delivered, e.g. 720' }) })
+    .optional()
+    .meta({ description: 'SUCCEEDED: what was delivered' }),
+});
