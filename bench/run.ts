@@ -6,11 +6,13 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { machine, markdown, type BenchResults } from './report.js';
+import { machine, markdown, rows, type BenchResults } from './report.js';
+import { accountLoad } from './scenarios/account-load.js';
 import { baseline, pollAndSubmit } from './scenarios/http.js';
 import { lifecycle } from './scenarios/lifecycle.js';
 import { memory } from './scenarios/memory.js';
 import { replay } from './scenarios/replay.js';
+import { submitInFlight } from './scenarios/submit-inflight.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -18,8 +20,8 @@ const outIndex = args.indexOf('--out');
 const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
 
 const size = quick
-  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000 }
-  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000 };
+  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300 }
+  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000, settled: 1_000_000, submitInFlight: 10_000 };
 const basePort = 4100 + Math.floor(Math.random() * 800);
 
 function step(name: string): void {
@@ -36,6 +38,10 @@ step(`replay and rebuild over ${size.events} events`);
 const rep = await replay(size.events);
 step(`memory with ${size.inflight} tasks in flight`);
 const mem = await memory(basePort + 3, size.inflight);
+step(`account load with ${size.settled} settled tasks`);
+const acct = await accountLoad(size.settled);
+step(`submit with ${size.submitInFlight} tasks in flight`);
+const busy = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds);
 
 const results: BenchResults = {
   date: new Date().toISOString(),
@@ -48,7 +54,10 @@ const results: BenchResults = {
   lifecycle: life,
   replay: rep,
   memory: mem,
+  accountLoad: acct,
+  submitInFlight: busy,
 };
+results.figures = rows(results);
 
 const table = markdown(results);
 process.stdout.write(`${table}\n`);

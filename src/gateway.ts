@@ -30,6 +30,7 @@ import { buildHealthServer, buildServer, type RoutePlugin } from './http/server.
 import { selectAdapters } from './adapters/select.js';
 import { createCheckpointFollower } from '../projections/follower.js';
 import { waitForProjectedHead } from '../projections/head.js';
+import { withViewCache } from '../projections/view-cache.js';
 import type { EventStore } from './ports/event-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
@@ -87,12 +88,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const adapters = await selectAdapters(config);
   const events = options.wrapEventStore ? options.wrapEventStore(adapters.events) : adapters.events;
-  const { views, bus, assets } = adapters;
+  const { bus, assets } = adapters;
   // Process roles: `all` (the embedded default) runs everything; the distributed deployment
   // splits HTTP (`api`), process managers (`worker`) and projections + publisher (`projector`).
   const runsProjections = config.role === 'all' || config.role === 'projector';
   const runsEngine = config.role === 'all' || config.role === 'worker';
   const servesApi = config.role === 'all' || config.role === 'api';
+  // Task views polled from memory, only where this process's own runner commits them (projections/view-cache.ts).
+  const views = runsProjections
+    ? withViewCache(
+        adapters.views,
+        familyProjections.map((p) => p.view),
+      )
+    : adapters.views;
 
   const projections = [...coreProjections, ...familyProjections, ...(options.extraProjections ?? [])];
   const runner = runsProjections

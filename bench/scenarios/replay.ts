@@ -1,15 +1,18 @@
 /**
  * Replay: a store of N events shaped like real traffic (per task: TaskSubmitted,
  * UpstreamSubmitted, TaskProgressed, TaskSucceeded on the task stream; QuotaReserved,
- * QuotaSettled on the account stream), then (1) the audit replay — every account stream folded
- * from the store — and (2) a full rebuild of every projection into an empty view store.
+ * QuotaSettled on the account stream, the books closed every SNAPSHOT_EVERY account events as the
+ * account service closes them), then (1) a full rebuild of every projection into an empty view
+ * store and (2) the audit (src/audit/audit.ts): every account event replayed, every snapshot
+ * checked against the replay, the balances compared with the rebuilt views — none may differ.
  */
 import { pino } from 'pino';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
-import { foldAccount, type AccountState } from '../../src/domain/account.js';
+import { auditAccounts } from '../../src/audit/audit.js';
+import { applyAccountEvents, mutableAccountState } from '../../src/domain/account.js';
+import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
-import { toDomainEvent } from '../../src/domain/recorded.js';
 import { toNewEvents } from '../../src/engine/append.js';
 import { familyProjections } from '../../src/families/index.js';
 import { coreProjections } from '../../projections/index.js';
@@ -24,20 +27,17 @@ const EVENTS_PER_TASK = 6;
 async function fill(path: string, events: number): Promise<number> {
   const store = createSqliteEventStore({ path });
   const meta = { at: new Date().toISOString() };
+  const accounts = Array.from({ length: ACCOUNTS }, () => ({ state: mutableAccountState(), sinceSnapshot: 0 }));
   for (let a = 0; a < ACCOUNTS; a++) {
-    await store.append(
-      `account-a${a}`,
-      toNewEvents(
-        [
-          { type: 'AccountOpened', data: { accountId: `a${a}`, userId: `u${a}`, group: 'default' } },
-          { type: 'QuotaCredited', data: { creditId: `c${a}`, amount: 1e12, note: 'bench' } },
-        ],
-        meta,
-      ),
-    );
+    const opening: DomainEvent[] = [
+      { type: 'AccountOpened', data: { accountId: `a${a}`, userId: `u${a}`, group: 'default' } },
+      { type: 'QuotaCredited', data: { creditId: `c${a}`, amount: 1e12, note: 'bench' } },
+    ];
+    applyAccountEvents(accounts[a]!.state, opening);
+    accounts[a]!.sinceSnapshot = opening.length;
+    await store.append(`account-a${a}`, toNewEvents(opening, meta));
   }
   const tasks = Math.ceil((events - 2 * ACCOUNTS) / EVENTS_PER_TASK);
-  const revisions = new Array<number>(ACCOUNTS).fill(1);
   await pool(tasks, 256, async (i) => {
     const a = i % ACCOUNTS;
     const taskId = `task_bench${i}`;
@@ -74,17 +74,21 @@ async function fill(path: string, events: number): Promise<number> {
       },
     ];
     await store.append(`task-${taskId}`, toNewEvents(taskEvents, meta), { expectedRevision: 'no_stream' });
-    await store.append(
-      `account-a${a}`,
-      toNewEvents(
-        [
-          { type: 'QuotaReserved', data: { reservationId, taskId, amount: 10_000, model: basis.model, basis } },
-          { type: 'QuotaSettled', data: { reservationId, taskId, reserved: 10_000, actual: 10_000, charged: 10_000 } },
-        ],
-        meta,
-      ),
-    );
-    revisions[a]! += 2;
+    // Folded and appended in the same tick, so the stream's order is the fold's order.
+    const account = accounts[a]!;
+    const accountEvents: DomainEvent[] = [
+      { type: 'QuotaReserved', data: { reservationId, taskId, amount: 10_000, model: basis.model, basis } },
+      { type: 'QuotaSettled', data: { reservationId, taskId, reserved: 10_000, actual: 10_000, charged: 10_000 } },
+    ];
+    applyAccountEvents(account.state, accountEvents);
+    account.sinceSnapshot += accountEvents.length;
+    if (account.sinceSnapshot >= SNAPSHOT_EVERY) {
+      const snapshot: DomainEvent = { type: 'AccountSnapshotted', data: accountSnapshot(account.state)! };
+      applyAccountEvents(account.state, [snapshot]);
+      accountEvents.push(snapshot);
+      account.sinceSnapshot = 0;
+    }
+    await store.append(`account-a${a}`, toNewEvents(accountEvents, meta));
   });
   const head = await store.headPosition();
   await store.close();
@@ -96,6 +100,8 @@ export interface ReplayResult {
   fillSeconds: number;
   auditSeconds: number;
   auditEventsPerSecond: number;
+  /** Snapshots the audit checked against its replay. */
+  auditSnapshots?: number;
   rebuildSeconds: number;
   rebuildEventsPerSecond: number;
 }
@@ -109,30 +115,7 @@ export async function replay(events: number): Promise<ReplayResult> {
     const fillSeconds = (Date.now() - t0) / 1000;
     const store = createSqliteEventStore({ path });
 
-    // (1) Audit replay: fold every account stream from the beginning.
-    const t1 = Date.now();
-    const accounts = new Map<string, AccountState>();
-    let after = 0n;
-    let read = 0;
-    for (;;) {
-      const page = await store.readAll({ after, maxCount: 10_000, streamPrefixes: ['account-'] });
-      if (page.length === 0) break;
-      const byAccount = new Map<string, DomainEvent[]>();
-      for (const raw of page) {
-        const e = toDomainEvent(raw);
-        if (!e) continue;
-        const list = byAccount.get(raw.streamName) ?? [];
-        list.push(e);
-        byAccount.set(raw.streamName, list);
-      }
-      for (const [stream, list] of byAccount) accounts.set(stream, foldAccount(list, accounts.get(stream)));
-      read += page.length;
-      after = page[page.length - 1]!.position;
-    }
-    const auditSeconds = (Date.now() - t1) / 1000;
-    if ([...accounts.values()].some((a) => a.reserved !== 0)) throw new Error('replay left reservations open');
-
-    // (2) Full projection rebuild into an empty view store.
+    // (1) Full projection rebuild into an empty view store.
     const views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
     const runner = createProjectionRunner({
       events: store,
@@ -146,6 +129,14 @@ export async function replay(events: number): Promise<ReplayResult> {
     await runner.waitFor(BigInt(total), 3_600_000);
     const rebuildSeconds = (Date.now() - t2) / 1000;
     await runner.stop();
+
+    // (2) The audit: every account event replayed and checked against snapshots and views.
+    const t1 = Date.now();
+    const report = await auditAccounts(store, views);
+    const auditSeconds = (Date.now() - t1) / 1000;
+    const read = report.eventsRead;
+    if (report.discrepancies.length > 0) throw new Error(`the audit found discrepancies: ${JSON.stringify(report.discrepancies.slice(0, 3))}`);
+    if (report.accounts.some((a) => a.replayed.reserved !== 0)) throw new Error('replay left reservations open');
     await views.close();
     await store.close();
     return {
@@ -153,6 +144,7 @@ export async function replay(events: number): Promise<ReplayResult> {
       fillSeconds,
       auditSeconds,
       auditEventsPerSecond: Math.round(read / auditSeconds),
+      auditSnapshots: report.accounts.reduce((sum, a) => sum + a.snapshots, 0),
       rebuildSeconds,
       rebuildEventsPerSecond: Math.round(total / rebuildSeconds),
     };

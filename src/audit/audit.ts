@@ -1,10 +1,11 @@
 /**
- * The billing audit: replays every account stream from the event store with the account
- * aggregate's own fold, and compares the result with the projected account views. A
- * discrepancy names the account and each figure that differs.
+ * The billing audit: replays every event of every account stream from the event store with the
+ * account aggregate's own fold, and compares the result with the projected account views. Each
+ * closing of the books (`AccountSnapshotted`, which loads start from) is checked against the
+ * replay of the events before it. A discrepancy names the account and each figure that differs.
  */
-import { foldAccount, type AccountState } from '../domain/account.js';
-import type { DomainEvent } from '../domain/events.js';
+import { applyAccountEvents, mutableAccountState, type MutableAccountState } from '../domain/account.js';
+import { snapshotDifferences } from '../domain/account-snapshot.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
@@ -13,6 +14,8 @@ import type { AccountDoc } from '../../projections/accounts.js';
 export interface AccountAudit {
   accountId: string;
   events: number;
+  /** Snapshots of the account checked against the replay (a disagreement is a difference). */
+  snapshots: number;
   /** Movements whose decision time lies in the audited window (all of them without one). */
   credited: number;
   charged: number;
@@ -42,14 +45,13 @@ const inWindow = (at: string, o: AuditOptions) => (!o.from || at >= o.from) && (
 export async function auditAccounts(events: EventStore, views: ViewStore, options: AuditOptions = {}): Promise<AuditReport> {
   const prefix = options.accountId ? `account-${options.accountId}` : 'account-';
   const total = Number(await events.headPosition());
-  const states = new Map<string, AccountState>();
+  const states = new Map<string, MutableAccountState>();
   const audits = new Map<string, AccountAudit>();
   let after = 0n;
   let read = 0;
   for (;;) {
     const page = await events.readAll({ after, maxCount: 5000, streamPrefixes: [prefix] });
     if (page.length === 0) break;
-    const byAccount = new Map<string, DomainEvent[]>();
     for (const raw of page) {
       if (options.accountId && raw.streamName !== prefix) continue;
       const e = toDomainEvent(raw);
@@ -60,6 +62,7 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
         audit = {
           accountId,
           events: 0,
+          snapshots: 0,
           credited: 0,
           charged: 0,
           debited: 0,
@@ -77,11 +80,17 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
         if (e.type === 'QuotaDebited') audit.debited += e.data.amount;
         if (e.type === 'QuotaReleased') audit.released += e.data.amount;
       }
-      const list = byAccount.get(accountId) ?? [];
-      list.push(e);
-      byAccount.set(accountId, list);
+      let state = states.get(accountId);
+      if (!state) {
+        state = mutableAccountState();
+        states.set(accountId, state);
+      }
+      if (e.type === 'AccountSnapshotted') {
+        audit.snapshots++;
+        for (const difference of snapshotDifferences(state, e.data)) audit.differences.push(`snapshot at revision ${raw.revision}: ${difference}`);
+      }
+      applyAccountEvents(state, [e]);
     }
-    for (const [accountId, list] of byAccount) states.set(accountId, foldAccount(list, states.get(accountId)));
     read += page.length;
     after = page[page.length - 1]!.position;
     options.onProgress?.(Number(after), total);

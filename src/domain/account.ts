@@ -323,6 +323,12 @@ function applyInPlace(draft: AccountDraft, event: DomainEvent): void {
       draft.balance -= event.data.amount;
       draft.usedQuota += event.data.amount;
       return;
+    case 'AccountSnapshotted':
+      // Closing the books changes no figure (the audit checks that it agrees with this fold);
+      // it bounds the closed reservation ids remembered, exactly as a load from it does
+      // (account-snapshot.ts), so replay and load decide alike.
+      draft.closedReservationIds = new Set(event.data.recentlyClosedReservationIds);
+      return;
     default:
       return;
   }

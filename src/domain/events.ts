@@ -61,6 +61,29 @@ export const QuotaReleased = z.object({
   tokenId: z.string().optional(),
 });
 export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional() });
+/**
+ * Closing the books: the account as the events before this one leave it, appended by the
+ * account service at the end of an append once every ~1,000 events (domain/account-snapshot.ts),
+ * so loading the account reads back only to here. No new fact: the audit replays every movement
+ * and checks each snapshot against its replay. From here on the account remembers only the most
+ * recently closed reservation ids (`recentlyClosedReservationIds`, oldest first), in a replay as
+ * in a load from here, so what it keeps in memory does not grow with its history.
+ */
+export const AccountSnapshotted = z.object({
+  accountId: z.string(),
+  userId: z.string(),
+  group: z.string(),
+  balance: quota,
+  reserved: nonNegativeQuota,
+  usedQuota: nonNegativeQuota,
+  openReservations: z.array(
+    z.object({ reservationId: z.string(), amount: nonNegativeQuota, taskId: z.string(), model: z.string(), tokenId: z.string().optional() }),
+  ),
+  tokenUsage: z.array(z.object({ tokenId: z.string(), reserved: quota, used: quota })),
+  recentlyClosedReservationIds: z.array(z.string()),
+  creditIds: z.array(z.string()),
+  debitIds: z.array(z.string()),
+});
 
 // ---- user-<userId> ----
 export const UserRole = z.enum(['admin', 'user']);
@@ -252,6 +275,7 @@ export const eventSchemas = {
   QuotaSettled,
   QuotaReleased,
   QuotaDebited,
+  AccountSnapshotted,
   UserRegistered,
   UsernameClaimed,
   UserSessionStarted,

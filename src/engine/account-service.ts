@@ -3,6 +3,10 @@
  * that wait together are decided in order and appended as ONE batch with a concrete expected
  * revision. The decided state is cached; a conflicting append (another writer, another
  * instance) drops the cache, re-reads the stream and decides the batch again.
+ *
+ * Every SNAPSHOT_EVERY events the books are closed: the append that crosses the mark ends with
+ * an `AccountSnapshotted` of the state it leaves (same append: no extra write, atomic with the
+ * decisions), so a load reads back only to there (account-load.ts).
  */
 import type { Logger } from 'pino';
 import {
@@ -14,9 +18,11 @@ import {
   type AccountState,
   type MutableAccountState,
 } from '../domain/account.js';
-import { streams } from '../domain/events.js';
+import { accountSnapshot, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../domain/account-snapshot.js';
+import { streams, type EventOf } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from '../ports/event-store.js';
+import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../ports/event-store.js';
+import { loadAccount } from './account-load.js';
 import { toNewEvents } from './append.js';
 import { backoffDelay, sleep, type Backoff } from '../lib/backoff.js';
 
@@ -43,6 +49,8 @@ interface Entry {
   state: MutableAccountState;
   /** Revision of the last event folded into state; -1 when the stream does not exist. */
   revision: number;
+  /** Events in the stream after its last snapshot (all of them when it has none). */
+  sinceSnapshot: number;
 }
 
 /**
@@ -64,9 +72,18 @@ export class AccountContendedError extends Error {
 /** Between decisions of one batch: 2 ms doubling, at most 100 ms, with full jitter. */
 const CONFLICT_BACKOFF: Backoff = { initialMs: 2, maxMs: 100, jitter: 'full' };
 
-export function createAccountService(deps: { events: EventStore; log: Logger; maxCached?: number }): AccountService {
+export function createAccountService(deps: {
+  events: EventStore;
+  log: Logger;
+  maxCached?: number;
+  /** Tests close the books more often, and keep fewer closed ids, than production does. */
+  snapshotEvery?: number;
+  retainClosedReservations?: number;
+}): AccountService {
   const { events, log } = deps;
   const maxCached = deps.maxCached ?? 10_000;
+  const snapshotEvery = deps.snapshotEvery ?? SNAPSHOT_EVERY;
+  const retainClosed = deps.retainClosedReservations ?? RETAINED_CLOSED_RESERVATIONS;
   const cache = new Map<string, Entry>();
   const queues = new Map<string, Pending[]>();
 
@@ -80,19 +97,16 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
     if (cached) {
       const newer = await events.readStream(streams.account(accountId), { fromRevision: cached.revision + 1 });
       if (newer.length > 0) {
-        applyAccountEvents(
-          cached.state,
-          newer.map(toDomainEvent).filter((e) => e !== undefined),
-        );
+        const domain = newer.map(toDomainEvent).filter((e) => e !== undefined);
+        applyAccountEvents(cached.state, domain);
         cached.revision = newer[newer.length - 1]!.revision;
+        const snapshotAt = newer.findLastIndex((e) => e.type === 'AccountSnapshotted');
+        cached.sinceSnapshot = snapshotAt === -1 ? cached.sinceSnapshot + newer.length : newer.length - 1 - snapshotAt;
       }
       return cached;
     }
-    const recorded = await events.readStream(streams.account(accountId));
-    const domain = recorded.map(toDomainEvent).filter((e) => e !== undefined);
-    const state = mutableAccountState();
-    applyAccountEvents(state, domain);
-    const entry = { state, revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
+    const { state, revision, sinceSnapshot } = await loadAccount(events, accountId);
+    const entry = { state, revision, sinceSnapshot };
     if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
     cache.set(accountId, entry);
     return entry;
@@ -121,11 +135,15 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
         return;
       }
       try {
-        const newEvents = toAppend.flatMap((a) => toNewEvents([a.event], a.metadata));
+        const decidedEvents = toAppend.flatMap((a) => toNewEvents([a.event], a.metadata));
+        const closing = closingTheBooks(entry, accountId, decidedEvents, toAppend.at(-1)!.metadata.at);
+        const newEvents = closing ? [...decidedEvents, closing.recorded] : decidedEvents;
         const result = await events.append(streams.account(accountId), newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
         });
         entry.revision = result.nextExpectedRevision;
+        if (closing) applyAccountEvents(entry.state, [closing.event]);
+        entry.sinceSnapshot = closing ? 0 : entry.sinceSnapshot + decidedEvents.length;
         for (const d of decided) d.pending.resolve({ events: d.events, position: d.events.length ? result.position : undefined });
         return;
       } catch (err) {
@@ -145,6 +163,26 @@ export function createAccountService(deps: { events: EventStore; log: Logger; ma
         return;
       }
     }
+  }
+
+  /**
+   * The snapshot that ends this append when it crosses the SNAPSHOT_EVERY mark, of the state the
+   * decisions (already folded into it) leave; none when the account is too large to summarise or
+   * the append would not fit with it (the next append tries again).
+   */
+  function closingTheBooks(
+    entry: Entry,
+    accountId: string,
+    decided: readonly NewEvent[],
+    at: string,
+  ): { event: EventOf<'AccountSnapshotted'>; recorded: NewEvent } | undefined {
+    if (entry.sinceSnapshot + decided.length < snapshotEvery) return undefined;
+    const data = accountSnapshot(entry.state, { retainClosed });
+    if (!data) return undefined;
+    const event = { type: 'AccountSnapshotted', data } as const;
+    const [recorded] = toNewEvents([event], { at, accountId, correlationId: 'books-closed' });
+    if (appendSize([...decided, recorded!]) > MAX_APPEND_BYTES) return undefined;
+    return { event, recorded: recorded! };
   }
 
   async function drain(accountId: string): Promise<void> {

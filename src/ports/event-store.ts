@@ -114,6 +114,13 @@ export function expectationHolds(expected: ExpectedRevision, current: number): b
   }
 }
 
+export interface ReadStreamOptions {
+  /** Inclusive starting revision: the first event read (forwards) or the newest (backwards). */
+  fromRevision?: number;
+  maxCount?: number;
+  direction?: 'forwards' | 'backwards';
+}
+
 export interface ReadAllOptions {
   /** Exclusive: only events after this position. Omitted = from the beginning. */
   after?: bigint;
@@ -147,8 +154,13 @@ export interface EventStore {
    * (a retried append) succeeds without writing them twice.
    */
   append(streamName: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
-  /** Events of one stream in order, from a revision (inclusive). Empty when the stream does not exist. */
-  readStream(streamName: string, options?: { fromRevision?: number; maxCount?: number }): Promise<RecordedEvent[]>;
+  /**
+   * Events of one stream from a revision (inclusive), at most maxCount. Forwards (the default):
+   * in revision order, from revision 0 unless told. Backwards: newest first, from the last
+   * event unless told (loading an aggregate from its last snapshot reads only the tail).
+   * Empty when the stream does not exist.
+   */
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Position of the last event in the store (0n when empty). */
   headPosition(): Promise<bigint>;

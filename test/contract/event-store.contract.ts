@@ -55,6 +55,25 @@ export function eventStoreContract(name: string, factory: EventStoreFactory): vo
         expect(await store().readStream(stream, { fromRevision: 6 })).toEqual([]);
       });
 
+      it('reads a stream backwards, newest first, from the end or from a revision (inclusive), honouring maxCount', async () => {
+        const stream = uniqueStream();
+        const events = newEvents(6);
+        await store().append(stream, events.slice(0, 4));
+        await store().append(stream, events.slice(4));
+        const newestFirst = ids(events).reverse();
+
+        const all = await store().readStream(stream, { direction: 'backwards' });
+        expect(ids(all)).toEqual(newestFirst);
+        expect(all.map((event) => event.revision)).toEqual([5, 4, 3, 2, 1, 0]);
+        expect(ids(await store().readStream(stream, { direction: 'backwards', maxCount: 2 }))).toEqual(newestFirst.slice(0, 2));
+        expect(ids(await store().readStream(stream, { direction: 'backwards', fromRevision: 3, maxCount: 2 }))).toEqual(ids([events[3]!, events[2]!]));
+        expect(ids(await store().readStream(stream, { direction: 'backwards', fromRevision: 0 }))).toEqual(ids([events[0]!]));
+        expect(await store().readStream(stream, { direction: 'backwards', fromRevision: -1 })).toEqual([]);
+        expect(await store().readStream(uniqueStream('never-written'), { direction: 'backwards' })).toEqual([]);
+        // The same records as a forward read gives, positions included.
+        expect(all.reverse()).toEqual(await store().readStream(stream, { direction: 'forwards' }));
+      });
+
       it('keeps each stream separate', async () => {
         const prefix = uniquePrefix();
         await store().append(`${prefix}a`, newEvents(2));

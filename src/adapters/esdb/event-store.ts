@@ -177,14 +177,18 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
 
     async readStream(streamName, readOptions = {}) {
       assertOpen();
-      const fromRevision = Math.max(0, Math.trunc(readOptions.fromRevision ?? 0));
       const maxCount = readOptions.maxCount === undefined ? undefined : Math.max(0, Math.trunc(readOptions.maxCount));
       if (maxCount === 0) return [];
-      const read = client.readStream(requireStreamName(streamName), {
-        direction: FORWARDS,
-        fromRevision: BigInt(fromRevision),
-        ...(maxCount === undefined ? {} : { maxCount }),
-      });
+      const limit = maxCount === undefined ? {} : { maxCount };
+      if (readOptions.direction === 'backwards') {
+        // EventStoreDB reads backwards natively, newest first, from END or an inclusive revision.
+        const from = readOptions.fromRevision === undefined ? END : Math.trunc(readOptions.fromRevision);
+        if (typeof from === 'number' && from < 0) return [];
+        const read = client.readStream(requireStreamName(streamName), { direction: BACKWARDS, fromRevision: from === END ? END : BigInt(from), ...limit });
+        return collectStream(read);
+      }
+      const fromRevision = Math.max(0, Math.trunc(readOptions.fromRevision ?? 0));
+      const read = client.readStream(requireStreamName(streamName), { direction: FORWARDS, fromRevision: BigInt(fromRevision), ...limit });
       return collectStream(read);
     },
 

@@ -62,6 +62,8 @@ export function toJson(value: unknown): string {
 
 export interface EventQueries {
   readStream(stream: string, fromRevision: number, limit: number): EventRow[];
+  /** Newest first: revisions at or below `fromRevision`. */
+  readStreamBackwards(stream: string, fromRevision: number, limit: number): EventRow[];
   /** Events with after < position <= upTo, optionally of streams with one of the prefixes. */
   readRange(after: bigint, upTo: bigint, limit: number, prefixes: readonly string[]): EventRow[];
   head(): bigint;
@@ -70,6 +72,9 @@ export interface EventQueries {
 export function prepareEventQueries(db: SqliteDatabase): EventQueries {
   const byStream = db
     .prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`)
+    .safeIntegers(true);
+  const byStreamBackwards = db
+    .prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`)
     .safeIntegers(true);
   const head = db.prepare<[], { head: bigint | null }>('SELECT MAX(position) AS head FROM events').safeIntegers(true);
   const byPrefixCount = new Map<number, ReturnType<typeof prepareRange>>();
@@ -83,6 +88,7 @@ export function prepareEventQueries(db: SqliteDatabase): EventQueries {
 
   return {
     readStream: (stream, fromRevision, limit) => byStream.all(stream, fromRevision, limit),
+    readStreamBackwards: (stream, fromRevision, limit) => byStreamBackwards.all(stream, fromRevision, limit),
     readRange(after, upTo, limit, prefixes) {
       let statement = byPrefixCount.get(prefixes.length);
       if (!statement) {

@@ -92,6 +92,11 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 
     async readStream(streamName, readOptions = {}) {
       assertOpen();
+      if (readOptions.direction === 'backwards') {
+        const from = readOptions.fromRevision === undefined ? Number.MAX_SAFE_INTEGER : Math.trunc(readOptions.fromRevision);
+        if (from < 0) return [];
+        return queries.readStreamBackwards(streamName, from, sqlLimit(readOptions.maxCount)).map(toRecordedEvent);
+      }
       const from = Math.max(0, Math.trunc(readOptions.fromRevision ?? 0));
       return queries.readStream(streamName, from, sqlLimit(readOptions.maxCount)).map(toRecordedEvent);
     },

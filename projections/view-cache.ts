@@ -1,0 +1,131 @@
+/**
+ * Poll from memory: a ViewStore that answers `get` of the listed views (the task views polling
+ * reads, engine/task-view.ts) from a bounded LRU of documents per view, kept current by the
+ * commits that go through it — the projection runner's. Never stale:
+ *
+ * - a document enters the cache only as the store holds it (read on a miss) or as a commit
+ *   wrote it, and every commit that writes (or deletes) a cached document replaces (or drops)
+ *   it the moment the store has committed, before the runner tells any waiter;
+ * - a miss whose store read overlapped a commit of that view does not cache what it read (it
+ *   may predate the commit);
+ * - absence is never cached: a miss always reads the store.
+ *
+ * So it may only wrap the store where this process's own runner commits the views (roles `all`
+ * and `projector`); a process that only follows another's commits (`api`, `worker`) reads the
+ * store (src/gateway.ts). `getMany`, `find` and `count` always read the store. Cached documents
+ * are shared between readers, which must not change them (taskViewFor copies as it signs).
+ */
+import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../src/ports/view-store.js';
+
+export interface ViewCacheStats {
+  hits: number;
+  misses: number;
+  documents: number;
+}
+
+export interface CachedViewStore extends ViewStore {
+  cacheStats(): ViewCacheStats;
+}
+
+/** Documents kept per view. */
+export const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
+
+/**
+ * Least recently used first out, on a Map's insertion order (a hit moves the key to the end).
+ * `lru-cache` is only a transitive dependency here, so this small one is ours (docs/decisions.md).
+ */
+class Lru<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get size(): number {
+    return this.entries.size;
+  }
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+  peek(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+  }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerView = DEFAULT_DOCUMENTS_PER_VIEW): CachedViewStore {
+  const caches = new Map<string, Lru<ViewDocument>>([...views].map((view) => [view, new Lru<ViewDocument>(maxPerView)]));
+  /** Commits (and resets) per cached view, so a miss can tell whether one overlapped its read. */
+  const commits = new Map<string, number>([...caches.keys()].map((view) => [view, 0]));
+  const stats = { hits: 0, misses: 0 };
+
+  /** After a commit: its documents replace the cached ones; after a failed one they are dropped. */
+  function committed(writes: readonly ViewWrite[], succeeded: boolean): void {
+    const touched = new Set<string>();
+    for (const write of writes) {
+      const cache = caches.get(write.view);
+      if (!cache) continue;
+      touched.add(write.view);
+      if (write.doc === null || !succeeded) {
+        cache.delete(write.id);
+        continue;
+      }
+      const cached = cache.peek(write.id);
+      // Only documents someone reads are kept; a write at or below the cached position was ignored by the store.
+      if (cached && cached.position < write.position) cache.set(write.id, { id: write.id, position: write.position, doc: write.doc });
+    }
+    for (const view of touched) commits.set(view, commits.get(view)! + 1);
+  }
+
+  return {
+    async get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined> {
+      const cache = caches.get(view);
+      if (!cache) return inner.get<T>(view, id);
+      const hit = cache.get(id);
+      if (hit) {
+        stats.hits++;
+        return hit as ViewDocument<T>;
+      }
+      stats.misses++;
+      const before = commits.get(view);
+      const stored = await inner.get<T>(view, id);
+      if (stored && commits.get(view) === before) cache.set(id, stored);
+      return stored;
+    },
+    getMany: <T>(view: string, ids: readonly string[]) => inner.getMany<T>(view, ids),
+    find: <T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, options?: FindOptions) => inner.find<T>(view, where, options),
+    count: (view, where) => inner.count(view, where),
+    async commit(projection, writes, checkpoint) {
+      let applied: number;
+      try {
+        applied = await inner.commit(projection, writes, checkpoint);
+      } catch (err) {
+        // A backend without transactions may have written part of it: forget what it touched.
+        committed(writes, false);
+        throw err;
+      }
+      committed(writes, true);
+      return applied;
+    },
+    getCheckpoint: (projection) => inner.getCheckpoint(projection),
+    async reset(view, projection) {
+      await inner.reset(view, projection);
+      caches.get(view)?.clear();
+      if (commits.has(view)) commits.set(view, commits.get(view)! + 1);
+    },
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+    cacheStats: () => ({ ...stats, documents: [...caches.values()].reduce((sum, cache) => sum + cache.size, 0) }),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Closing the books of an account (`AccountSnapshotted`, events.ts): its state summarised in
+ * one event, so loading it reads the stream backwards only to its last snapshot instead of
+ * folding its whole history (an account with a million settled tasks loads like a new one).
+ *
+ * The summary holds what decisions need: the figures, the open reservations, the token usage,
+ * every credit and debit id (money in and out stays idempotent for ever) and the most recently
+ * closed reservation ids. Older closed ids are forgotten, in a replay exactly as in a load
+ * (account.ts folds the event that way), so both decide alike: a settle or release of a
+ * forgotten reservation is refused as unknown (every caller treats that as "nothing owed"), and
+ * only an Idempotency-Key retry reserving a reservation released more than
+ * RETAINED_CLOSED_RESERVATIONS closings ago would be accepted anew (docs/decisions.md).
+ */
+import type { EventDataOf } from './events.js';
+import { mutableAccountState, type AccountState, type MutableAccountState } from './account.js';
+
+export type AccountSnapshot = EventDataOf<'AccountSnapshotted'>;
+
+/** The account service closes the books once this many events were appended since the last time. */
+export const SNAPSHOT_EVERY = 1000;
+/** Closed reservation ids a snapshot keeps (the newest). */
+export const RETAINED_CLOSED_RESERVATIONS = 1000;
+/**
+ * Past these the summary is not written (an account with that many tasks in flight, or that many
+ * credits): it would approach the 1 MiB append limit. Loading then reads back to the snapshot
+ * before, as it did to the start before snapshots existed.
+ */
+export const MAX_SNAPSHOT_OPEN_RESERVATIONS = 4000;
+export const MAX_SNAPSHOT_IDS = 4000;
+
+/** The account's summary, or undefined when it is not open or too large to write. */
+export function accountSnapshot(state: AccountState, options: { ignoreLimits?: boolean; retainClosed?: number } = {}): AccountSnapshot | undefined {
+  if (!state.opened) return undefined;
+  const tooLarge = state.openReservations.size > MAX_SNAPSHOT_OPEN_RESERVATIONS || state.seenCreditIds.size + state.seenDebitIds.size > MAX_SNAPSHOT_IDS;
+  if (tooLarge && !options.ignoreLimits) return undefined;
+  return {
+    accountId: state.accountId,
+    userId: state.userId,
+    group: state.group,
+    balance: state.balance,
+    reserved: state.reserved,
+    usedQuota: state.usedQuota,
+    openReservations: [...state.openReservations].map(([reservationId, r]) => ({
+      reservationId,
+      amount: r.amount,
+      taskId: r.taskId,
+      model: r.model,
+      ...(r.tokenId !== undefined ? { tokenId: r.tokenId } : {}),
+    })),
+    tokenUsage: [...state.tokenUsage].map(([tokenId, u]) => ({ tokenId, reserved: u.reserved, used: u.used })),
+    recentlyClosedReservationIds: newest(state.closedReservationIds, options.retainClosed ?? RETAINED_CLOSED_RESERVATIONS),
+    creditIds: [...state.seenCreditIds],
+    debitIds: [...state.seenDebitIds],
+  };
+}
+
+/** The state a snapshot summarises: what folding the events before it (and it) gives. */
+export function stateFromSnapshot(snapshot: AccountSnapshot): MutableAccountState {
+  const state = mutableAccountState();
+  state.opened = true;
+  state.accountId = snapshot.accountId;
+  state.userId = snapshot.userId;
+  state.group = snapshot.group;
+  state.balance = snapshot.balance;
+  state.reserved = snapshot.reserved;
+  state.usedQuota = snapshot.usedQuota;
+  for (const r of snapshot.openReservations) {
+    state.openReservations.set(r.reservationId, {
+      amount: r.amount,
+      taskId: r.taskId,
+      model: r.model,
+      ...(r.tokenId !== undefined ? { tokenId: r.tokenId } : {}),
+    });
+  }
+  for (const u of snapshot.tokenUsage) state.tokenUsage.set(u.tokenId, { reserved: u.reserved, used: u.used });
+  state.closedReservationIds = new Set(snapshot.recentlyClosedReservationIds);
+  state.seenCreditIds = new Set(snapshot.creditIds);
+  state.seenDebitIds = new Set(snapshot.debitIds);
+  return state;
+}
+
+/**
+ * Where a snapshot disagrees with the replay of the events before it (the auditor's check):
+ * one line per differing figure, none when it is a faithful summary.
+ */
+export function snapshotDifferences(replayed: AccountState, snapshot: AccountSnapshot): string[] {
+  // The writer chose how many closed ids to keep; they must be the newest ones the replay has.
+  const expected = accountSnapshot(replayed, { ignoreLimits: true, retainClosed: snapshot.recentlyClosedReservationIds.length });
+  if (!expected) return ['snapshot of an account that is not open'];
+  const differences: string[] = [];
+  for (const key of ['accountId', 'userId', 'group', 'balance', 'reserved', 'usedQuota'] as const) {
+    if (snapshot[key] !== expected[key]) differences.push(`${key}: snapshot ${snapshot[key]}, replay ${expected[key]}`);
+  }
+  const lists = {
+    openReservations: (s: AccountSnapshot) => s.openReservations.map((r) => `${r.reservationId}:${r.amount}:${r.taskId}:${r.model}:${r.tokenId ?? ''}`),
+    tokenUsage: (s: AccountSnapshot) => s.tokenUsage.map((u) => `${u.tokenId}:${u.reserved}:${u.used}`),
+    recentlyClosedReservationIds: (s: AccountSnapshot) => s.recentlyClosedReservationIds,
+    creditIds: (s: AccountSnapshot) => s.creditIds,
+    debitIds: (s: AccountSnapshot) => s.debitIds,
+  };
+  for (const [name, entries] of Object.entries(lists)) {
+    const [got, want] = [entries(snapshot), entries(expected)];
+    const [wanted, present] = [new Set(want), new Set(got)];
+    const extra = got.filter((x) => !wanted.has(x));
+    const missing = want.filter((x) => !present.has(x));
+    if (extra.length || missing.length) differences.push(`${name}: ${missing.length} missing from the snapshot, ${extra.length} not in the replay`);
+  }
+  return differences;
+}
+
+/** The last `count` entries of a set in insertion order, oldest first. */
+function newest(set: ReadonlySet<string>, count: number): string[] {
+  if (set.size <= count) return [...set];
+  const out: string[] = [];
+  let skip = set.size - count;
+  for (const id of set) {
+    if (skip > 0) skip--;
+    else out.push(id);
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+/**
+ * Loading an account from its stream: read backwards from the end to the last snapshot
+ * (`AccountSnapshotted`, domain/account-snapshot.ts), start from the state it summarises and fold
+ * the events after it. The cost is the events since the books were last closed, not the
+ * account's history; a stream without a snapshot is read back to its start.
+ */
+import { applyAccountEvents, mutableAccountState, type MutableAccountState } from '../domain/account.js';
+import { SNAPSHOT_EVERY, stateFromSnapshot } from '../domain/account-snapshot.js';
+import { streams } from '../domain/events.js';
+import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
+import type { EventStore } from '../ports/event-store.js';
+
+export interface LoadedAccount {
+  state: MutableAccountState;
+  /** Revision of the stream's last event; -1 when the stream does not exist. */
+  revision: number;
+  /** Events after the last snapshot (every event when there is none). */
+  sinceSnapshot: number;
+  /** Events read to load it (the snapshot included). */
+  eventsRead: number;
+}
+
+/** One backward page usually reaches the snapshot: one is written at least every SNAPSHOT_EVERY events. */
+const PAGE = SNAPSHOT_EVERY + 64;
+
+export async function loadAccount(events: EventStore, accountId: string): Promise<LoadedAccount> {
+  const stream = streams.account(accountId);
+  const after: RecordedDomainEvent[] = []; // newest first
+  let snapshot: RecordedDomainEvent | undefined;
+  let revision = -1;
+  let eventsRead = 0;
+  let from: number | undefined;
+  read: for (;;) {
+    const page = await events.readStream(stream, { direction: 'backwards', maxCount: PAGE, ...(from !== undefined ? { fromRevision: from } : {}) });
+    if (revision === -1 && page.length > 0) revision = page[0]!.revision;
+    for (const raw of page) {
+      eventsRead++;
+      const event = toDomainEvent(raw);
+      if (!event) continue;
+      if (event.type === 'AccountSnapshotted') {
+        snapshot = event;
+        break read;
+      }
+      after.push(event);
+    }
+    const oldest = page.at(-1);
+    if (page.length < PAGE || !oldest || oldest.revision === 0) break;
+    from = oldest.revision - 1;
+  }
+  const state = snapshot?.type === 'AccountSnapshotted' ? stateFromSnapshot(snapshot.data) : mutableAccountState();
+  after.reverse();
+  applyAccountEvents(state, after);
+  return { state, revision, sinceSnapshot: after.length, eventsRead };
+}
