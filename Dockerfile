@@ -23,10 +23,13 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY projections ./projections
 RUN npm run build
+# The web console: Vite builds console/ into console/dist/, static files the gateway serves at /console.
+COPY console ./console
+RUN npm run console:build
 # Production dependencies only, keeping the better-sqlite3 binary compiled above.
 RUN npm prune --omit=dev --no-audit --no-fund
 
-# ---- runtime: compiled JavaScript, production node_modules, no compiler, no npm in the process tree ----
+# ---- runtime: compiled JavaScript, the console's files, production node_modules, no compiler, no npm in the process tree ----
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -37,6 +40,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/console/dist ./console/dist
 # The embedded stores, the assets and the generated signing secret live in DATA_DIR, owned by
 # the unprivileged `node` user (uid 1000) the official image provides.
 RUN mkdir -p /data && chown node:node /data

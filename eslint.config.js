@@ -12,7 +12,7 @@ const familyFolders = readdirSync(new URL('./src/families/', import.meta.url), {
   .map((entry) => entry.name);
 
 export default defineConfig(
-  globalIgnores(['node_modules/', 'dist/', '.tmp/', 'data/', 'bench/results/']),
+  globalIgnores(['node_modules/', 'dist/', '.tmp/', 'data/', 'bench/results/', 'console/dist/', 'test/console/output/']),
   {
     files: ['{src,projections,scripts,bench,test}/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
@@ -42,6 +42,18 @@ export default defineConfig(
       '@typescript-eslint/no-base-to-string': 'off',
       // Input validators match control characters on purpose (headers, URLs, view keys).
       'no-control-regex': 'off',
+    },
+  },
+  {
+    // The web console (browser code): the same type-aware rules, on its own tsconfig (DOM, Preact JSX),
+    // which the project service finds beside the files.
+    files: ['console/**/*.{ts,tsx}'],
+    extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      eqeqeq: 'error',
     },
   },
   {

@@ -1,5 +1,6 @@
 import type { Projection } from './projection.js';
 import { accountsProjection } from './accounts.js';
+import { accountTasksProjection } from './account-tasks.js';
 import { channelsProjection } from './channels.js';
 import { assetExpiryProjection } from './asset-expiry.js';
 import { callbacksProjection } from './callbacks.js';
@@ -26,4 +27,5 @@ export const coreProjections: readonly Projection[] = [
   assetExpiryProjection,
   callbacksProjection,
   webhookSecretsProjection,
+  accountTasksProjection,
 ] as Projection[];

@@ -2,9 +2,17 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './engine/channel-key-cipher.js';
 import { parseAllowedDestinations, type AllowedDestinations } from './engine/outbound-guard.js';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+/** A limit: a whole number, 0 for none (the default). */
+const count = () =>
+  z.coerce
+    .number({ error: 'must be a whole number (0: no limit)' })
+    .int('must be a whole number (0: no limit)')
+    .min(0, 'must be 0 (no limit) or more')
+    .default(0);
 
 /** proxy-addr's names for address ranges, accepted in a TRUST_PROXY list. */
 const proxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -114,6 +122,49 @@ const Env = z.object({
   LOGIN_RATE_LIMIT_PER_USER: z.coerce.number().int().min(0).default(10),
   /** Time to receive a whole request, headers and body (0 = no limit); handlers and responses are not bounded by it. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  /** Consecutive retryable failures of a channel that open its circuit (it is skipped until a trial call succeeds). */
+  CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  /** How long an open circuit stays open before one trial call goes through. */
+  CHANNEL_BREAKER_HALF_OPEN_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Interval of the health check of every enabled channel (0 = off). */
+  CHANNEL_HEALTH_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || ms >= 100, 'must be 0 (off) or at least 100')
+    .default(60_000),
+  /** Requests per minute per API key (0 = no limit); a token's `rate_limit_per_minute` overrides it. */
+  RATE_LIMIT_PER_MINUTE: count(),
+  /** Tasks one account may have in flight, reserved and not yet settled or released (0 = no limit). */
+  MAX_TASKS_IN_FLIGHT_PER_ACCOUNT: count(),
+  /** Requests this instance works on at once before it sheds more with 429 (0 = no limit). */
+  MAX_REQUESTS_IN_FLIGHT: count(),
+  /** Mean event-loop delay past which requests are shed with 429 (0 = not watched). */
+  MAX_EVENT_LOOP_DELAY_MS: count(),
+  /** Heap in use past which requests are shed with 429 (0 = not watched). */
+  MAX_HEAP_USED_BYTES: count(),
+  /** Bearer token of `GET /metrics` (Prometheus); unset: no metrics are collected and /metrics is 404. */
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, 'at least 16 printable ASCII characters, no spaces (the bearer Prometheus sends); unset it to turn /metrics off')
+    .optional(),
+  /** Encrypts upstream channel keys at rest (events and views hold only ciphertext). Unset: generated into DATA_DIR. */
+  CHANNEL_KEYS_SECRET: z
+    .string()
+    .refine((v) => parseChannelKeysSecret(v) !== undefined, `must be ${CHANNEL_KEYS_SECRET_FORMAT}`)
+    .optional(),
+  /** Older secrets, comma-separated: still decrypt during a rotation, never encrypt. */
+  CHANNEL_KEYS_SECRET_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const list = text
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
+      const bad = list.findIndex((e) => parseChannelKeysSecret(e) === undefined);
+      if (bad >= 0) ctx.addIssue({ code: 'custom', message: `entry ${bad + 1} is not ${CHANNEL_KEYS_SECRET_FORMAT}` });
+      return list;
+    }),
 });
 
 export type Config = Readonly<{
@@ -150,7 +201,18 @@ export type Config = Readonly<{
   loginRateLimitPerIp: number;
   loginRateLimitPerUser: number;
   requestTimeoutMs: number;
+  channelBreakerFailures: number;
+  channelBreakerHalfOpenMs: number;
+  channelHealthIntervalMs: number;
+  rateLimitPerMinute: number;
+  maxTasksInFlightPerAccount: number;
+  maxRequestsInFlight: number;
+  maxEventLoopDelayMs: number;
+  maxHeapUsedBytes: number;
   responseSchemas: 'log' | 'strict';
+  metricsToken: string | undefined;
+  channelKeysSecret: string | undefined;
+  channelKeysSecretPrevious: readonly string[];
 }>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -194,7 +256,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginRateLimitPerIp: e.LOGIN_RATE_LIMIT,
     loginRateLimitPerUser: e.LOGIN_RATE_LIMIT_PER_USER,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    channelBreakerFailures: e.CHANNEL_BREAKER_FAILURES,
+    channelBreakerHalfOpenMs: e.CHANNEL_BREAKER_HALF_OPEN_MS,
+    channelHealthIntervalMs: e.CHANNEL_HEALTH_INTERVAL_MS,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    maxTasksInFlightPerAccount: e.MAX_TASKS_IN_FLIGHT_PER_ACCOUNT,
+    maxRequestsInFlight: e.MAX_REQUESTS_IN_FLIGHT,
+    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+    maxHeapUsedBytes: e.MAX_HEAP_USED_BYTES,
     responseSchemas: e.RESPONSE_SCHEMAS,
+    metricsToken: e.METRICS_TOKEN,
+    channelKeysSecret: e.CHANNEL_KEYS_SECRET,
+    channelKeysSecretPrevious: e.CHANNEL_KEYS_SECRET_PREVIOUS,
     ...overrides,
   };
   // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen
@@ -210,6 +283,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if ((config.role === 'worker' || config.role === 'projector') && !config.kafkaBrokers) {
     throw new Error(
       `invalid configuration: KAFKA_BROKERS: required when ROLE=${config.role} (the roles of the distributed deployment share work through Kafka; the embedded bus serves one process); set it, or run ROLE=all`,
+    );
+  }
+  // Channel keys are encrypted with it: instances on one event log must share it, and it must
+  // outlive every container; a secret generated into DATA_DIR would be neither (docs/decisions.md).
+  if (config.eventStoreUrl && !config.channelKeysSecret) {
+    throw new Error(
+      'invalid configuration: CHANNEL_KEYS_SECRET: required when EVENTSTORE_URL is set (every instance on the event log encrypts and reads channel keys with it); generate one with `openssl rand -base64 32`',
     );
   }
   return config;

@@ -13,6 +13,9 @@ import { createCatalog } from './engine/catalog.js';
 import { createReconciler } from './engine/reconciler.js';
 import { startAll, stopAll, type BackgroundProcess } from './engine/background.js';
 import { periodicProcess } from './engine/periodic.js';
+import { createChannelHealth } from './engine/channel-health.js';
+import { createChannelHealthCheck } from './engine/channel-health-check.js';
+import { channelKeysNotice, loadChannelKeys } from './engine/channel-key-secret.js';
 import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
 import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
@@ -30,11 +33,15 @@ import { buildHealthServer, buildServer, type RoutePlugin } from './http/server.
 import { selectAdapters } from './adapters/select.js';
 import { createCheckpointFollower } from '../projections/follower.js';
 import { waitForProjectedHead } from '../projections/head.js';
-import { withViewCache } from '../projections/view-cache.js';
 import type { EventStore } from './ports/event-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
 import { createProjectionRunner } from '../projections/runner.js';
+import { withViewCache } from '../projections/view-cache.js';
+import { createGatewayMetrics } from './metrics/registry.js';
+import { eventMetricsProcess } from './metrics/event-metrics.js';
+import { instrumentUpstreams } from './metrics/upstream-metrics.js';
+import { registerStateGauges } from './metrics/state-gauges.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -85,6 +92,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
+  // Before any store is opened: a secret that cannot be read stops the start with nothing open.
+  const channelKeys = loadChannelKeys(config);
+  const channelKeysLine = channelKeysNotice(channelKeys);
+  if (channelKeysLine) log[channelKeysLine.level](channelKeysLine.message);
 
   const adapters = await selectAdapters(config);
   const events = options.wrapEventStore ? options.wrapEventStore(adapters.events) : adapters.events;
@@ -108,7 +119,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : createCheckpointFollower(views, projections);
   await runner.start();
   if (runsProjections) await waitForProjectedHead(events, runner, 120_000);
-  const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000);
+  const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000, {
+    keys: channelKeys.cipher,
+    log: log.child({ processor: 'catalog' }),
+  });
   const accounts = createAccountService({ events, log: log.child({ processor: 'accounts' }) });
   const tokens = createTokenCache(views, runner, runsProjections ? {} : { ttlMs: 2000 });
   // Known once the server listens: the address the engine calls itself at (simulator
@@ -116,6 +130,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let selfUrl = `http://127.0.0.1:${config.port}`;
   const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
+  // Circuit breakers per channel, this process's own view (docs/decisions.md, channel health).
+  const channelHealth = createChannelHealth({
+    failures: config.channelBreakerFailures,
+    halfOpenAfterMs: config.channelBreakerHalfOpenMs,
+    log: log.child({ processor: 'channel-health' }),
+    clock,
+  });
+  // Prometheus instruments, one registry per instance; none without METRICS_TOKEN (docs/decisions.md).
+  const metrics = config.metricsToken ? createGatewayMetrics(config) : undefined;
   // The role's background processes: filled below, reported by /readyz.
   let background: readonly BackgroundProcess[] = [];
   const deps: GatewayDeps = {
@@ -129,10 +152,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     catalog,
     accounts,
     tokens,
+    channelKeys: channelKeys.cipher,
     signer,
     clock,
     selfUrl: () => config.simulatorUrl ?? selfUrl,
     backgroundProcesses: () => background,
+    channelHealth,
+    metrics,
   };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
@@ -165,7 +191,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const publisher = createPublisher(deps);
   const engine = createTaskEngine({
     ...deps,
-    upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
+    upstreams: instrumentUpstreams(new Map(upstreamAdapters.map((a) => [a.family, a])), metrics),
     log,
     assetRetentionSeconds: config.assetRetentionSeconds,
     channelConcurrency: config.channelConcurrency,
@@ -185,6 +211,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.taskMaxAgeSeconds !== undefined ? { syncMaxAgeSeconds: config.taskMaxAgeSeconds } : {}),
   });
   const projectionsProcess = runsProjections ? projectionProcess(events, runner) : undefined;
+  const channelHealthCheck = createChannelHealthCheck({
+    catalog,
+    health: channelHealth,
+    // The adapters themselves, not the engine's: a health check is no task traffic.
+    upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
+    selfUrl: deps.selfUrl,
+    log: log.child({ processor: 'channel-health' }),
+  });
+  if (metrics)
+    registerStateGauges(metrics, { events, views, runner, poller: runsEngine ? engine.poller : undefined, channelHealth, inflightView: runsProjections, log });
 
   // THE list of what each role runs in the background, in start order (stopped in reverse).
   // Projections are not in it: they start before the server (read-your-writes) and stop after it.
@@ -195,9 +231,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           ...callbacks.processes,
           // Often enough that a reservation is released soon after its grace period ends.
           periodicProcess(reconciler, Math.max(500, Math.min(30_000, config.reservationGraceSeconds * 250))),
+          ...(config.channelHealthIntervalMs > 0 ? [periodicProcess(channelHealthCheck, config.channelHealthIntervalMs)] : []),
         ]
       : []),
     ...(runsProjections ? [publisher] : []),
+    // Counters derived from the event log, where the projections run: once per deployment.
+    ...(runsProjections && metrics ? [eventMetricsProcess({ events, metrics, log: log.child({ processor: 'metrics' }) })] : []),
   ];
   background = projectionsProcess ? [projectionsProcess, ...processes] : processes;
 

@@ -63,7 +63,8 @@ async function ignoreExisting(append: Promise<unknown>): Promise<void> {
 export async function seedChannelsAndPrices(deps: GatewayDeps, seed: BootstrapFile, metadata: EventMetadata): Promise<void> {
   let last = 0n;
   for (const { id, ...c } of seed.channels) {
-    const data = { key: '', modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1 as const, ...c, channelId: id };
+    // The bootstrap file's key is clear text; the event gets its ciphertext (as the admin API's).
+    const data = { modelMapping: {}, groups: [], priority: 0, weight: 1, status: 1 as const, ...c, key: deps.channelKeys.encrypt(c.key ?? ''), channelId: id };
     await ignoreExisting(
       appendEvents(deps.events, streams.channel(id), [{ type: 'ChannelCreated', data }], { expectedRevision: 'no_stream', metadata }).then(
         (r) => (last = r.position),

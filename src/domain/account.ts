@@ -51,9 +51,11 @@ export type CreditQuota = Command<'CreditQuota', EventDataOf<'QuotaCredited'>>;
 /**
  * `tokenQuotaLimit`: what the token may have charged in all, settled charges and open
  * reservations together (projections/tokens.ts `tokenQuotaLimit`); absent for an unlimited
- * token or none. It bounds the decision only and is not recorded in the event.
+ * token or none. `maxOpenReservations`: how many tasks the account may have in flight
+ * (MAX_TASKS_IN_FLIGHT_PER_ACCOUNT); absent for no limit. Both bound the decision only and are
+ * not recorded in the event.
  */
-export type ReserveQuota = Command<'ReserveQuota', EventDataOf<'QuotaReserved'> & { tokenQuotaLimit?: number }>;
+export type ReserveQuota = Command<'ReserveQuota', EventDataOf<'QuotaReserved'> & { tokenQuotaLimit?: number; maxOpenReservations?: number }>;
 /** `actual` is what the result cost; it may exceed the reservation. */
 export type SettleQuota = Command<'SettleQuota', { reservationId: string; actual: number; basis?: PriceBasis; deliveredUnits?: number }>;
 export type ReleaseQuota = Command<'ReleaseQuota', { reservationId: string; reason: string }>;
@@ -88,6 +90,17 @@ export class TokenQuotaExceededError extends Error {
   ) {
     super(`token ${tokenId} quota exceeded: ${requested} requested, ${remaining} left`);
     this.name = 'TokenQuotaExceededError';
+  }
+}
+
+/**
+ * The account already has as many tasks in flight as it may: a reservation is open from the
+ * submit until its task settles or is released, so the open ones are exactly the tasks in flight.
+ */
+export class TasksInFlightLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`the account has ${limit} tasks in flight, the most it may`);
+    this.name = 'TasksInFlightLimitError';
   }
 }
 
@@ -187,7 +200,7 @@ function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[
     throw new ReservationConflictError(data.reservationId, 'already-closed');
   }
   // The token first, as the HTTP layer checked it before: a capped token's refusal is a 403.
-  const { tokenQuotaLimit, ...eventData } = data;
+  const { tokenQuotaLimit, maxOpenReservations, ...eventData } = data;
   if (tokenQuotaLimit !== undefined) {
     requireQuota('token quota limit', tokenQuotaLimit, 0);
     const usage = tokenUsageOf(state, data.tokenId);
@@ -196,6 +209,12 @@ function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[
   }
   const available = availableOf(state);
   if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
+  // Last: the refusals above stand until someone acts, this one passes as tasks complete.
+  // Decided here, on the stream every instance appends to with its expected revision, the
+  // count is exact under parallel submits across instances.
+  if (maxOpenReservations !== undefined && maxOpenReservations > 0 && state.openReservations.size >= maxOpenReservations) {
+    throw new TasksInFlightLimitError(maxOpenReservations);
+  }
   return [{ type: 'QuotaReserved', data: eventData }];
 }
 

@@ -112,6 +112,11 @@ export const TokenSettings = z.object({
   group: z.string(),
   allowIps: z.array(z.string()),
   channelId: z.string().nullable(),
+  /**
+   * Requests per minute this key may make; 0: no limit; null or absent (every token created
+   * before the setting existed): the gateway's RATE_LIMIT_PER_MINUTE.
+   */
+  rateLimitPerMinute: z.number().int().min(0).nullable().optional(),
 });
 export type TokenSettings = z.infer<typeof TokenSettings>;
 export const TokenCreated = TokenSettings.extend({
@@ -131,7 +136,10 @@ export const ChannelSettings = z.object({
   /** Upstream protocol family (image, vidgen, ...): which adapter speaks to it. */
   family: z.string(),
   baseUrl: z.string(),
-  /** Upstream credential. Never returned by the API or logged (see docs/decisions.md). */
+  /**
+   * Upstream credential, as ciphertext `enc:v1:<keyId>:<iv>:<data>` (src/engine/channel-key-cipher.ts);
+   * clear text in events from before encryption. Never returned by the API or logged (see docs/decisions.md).
+   */
   key: z.string(),
   models: z.array(z.string()),
   modelMapping: z.record(z.string(), z.string()),

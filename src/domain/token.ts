@@ -3,8 +3,9 @@
  * deleted by the user it belongs to.
  *
  * Who may set what: a user's tokens act in the user's group (only an administrator picks
- * another), expire in the future or never, and may be bound only to a channel that serves
- * their group. Another user's token, or a deleted one, is treated as missing.
+ * another), expire in the future or never, may be bound only to a channel that serves their
+ * group, and may only tighten the gateway's per-key rate limit (only an administrator raises it
+ * or lifts it). Another user's token, or a deleted one, is treated as missing.
  */
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
@@ -22,10 +23,11 @@ export type TokenActor = Readonly<{ userId: string; role: 'admin' | 'user'; grou
 export type BoundChannel = Readonly<{ channelId: string; groups: readonly string[] }> | null;
 
 /**
- * What a check of settings needs besides them: who acts, now (epoch seconds), and the channel
- * the settings name (looked up when they name one).
+ * What a check of settings needs besides them: who acts, now (epoch seconds), the channel the
+ * settings name (looked up when they name one), and the gateway's default requests per minute
+ * per key (RATE_LIMIT_PER_MINUTE; absent or 0: none).
  */
-type SettingsFacts = { actor: TokenActor; nowSeconds: number; channel?: BoundChannel };
+type SettingsFacts = { actor: TokenActor; nowSeconds: number; channel?: BoundChannel; defaultRateLimitPerMinute?: number };
 
 /** `settings`: what the user gave; the rest takes the defaults of a new token. */
 export type CreateToken = Command<
@@ -76,6 +78,14 @@ export class TokenChannelUnavailableError extends Error {
   ) {
     super(`no channel ${channelId} serves group ${group}`);
     this.name = 'TokenChannelUnavailableError';
+  }
+}
+
+/** A user asked for more requests per minute than the gateway's default, or for none at all. */
+export class TokenRateLimitForbiddenError extends Error {
+  constructor(readonly defaultLimit: number) {
+    super(`only an administrator may set a rate limit above the default ${defaultLimit} per minute, or none`);
+    this.name = 'TokenRateLimitForbiddenError';
   }
 }
 
@@ -136,7 +146,7 @@ function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
  * The channel is checked against the group the settings give, else the actor's own: an
  * update that names a channel but no group is checked against the actor's group.
  */
-function checkSettings(s: Partial<TokenSettings>, { actor, nowSeconds, channel }: SettingsFacts): void {
+function checkSettings(s: Partial<TokenSettings>, { actor, nowSeconds, channel, defaultRateLimitPerMinute }: SettingsFacts): void {
   if (s.group !== undefined && s.group !== '' && s.group !== actor.group && actor.role !== 'admin') {
     throw new TokenGroupForbiddenError(actor.group);
   }
@@ -145,6 +155,13 @@ function checkSettings(s: Partial<TokenSettings>, { actor, nowSeconds, channel }
     const known = channel?.channelId === s.channelId ? channel : null;
     const group = s.group || actor.group;
     if (!known || (known.groups.length > 0 && !known.groups.includes(group))) throw new TokenChannelUnavailableError(s.channelId, group);
+  }
+  // The default protects the gateway from one key's flood: a user may ask for fewer (a leaked
+  // key's damage bounded), not for more; 0 is no limit at all.
+  const limit = s.rateLimitPerMinute;
+  const defaultLimit = defaultRateLimitPerMinute ?? 0;
+  if (typeof limit === 'number' && defaultLimit > 0 && (limit === 0 || limit > defaultLimit) && actor.role !== 'admin') {
+    throw new TokenRateLimitForbiddenError(defaultLimit);
   }
 }
 

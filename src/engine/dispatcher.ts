@@ -15,6 +15,7 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import { InvalidTaskTransitionError, UpstreamSubmitClaimedError, type KnownTask } from '../domain/task.js';
 import type { Catalog } from './catalog.js';
+import type { ChannelHealth } from './channel-health.js';
 import { exhaustedReason, failover, failoverChannels } from './failover.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { InputUnavailableError, resolveInlineInputs } from './inline-inputs.js';
@@ -56,6 +57,8 @@ export interface DispatcherDeps {
    * upstream try: once the partition is revoked no new try starts here; the new owner goes on.
    */
   owns?(taskId: string): boolean;
+  /** Circuit breakers per channel (channel-health.ts): open channels are skipped. */
+  channelHealth?: ChannelHealth | undefined;
 }
 
 const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
@@ -132,6 +135,7 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     log: deps.log,
     logFields: { taskId },
     failedMessage: 'upstream submit failed',
+    health: deps.channelHealth,
     beforeTry: ({ channel, attempt }) => claimSubmit(channel.channelId, attempt),
     call: ({ channel }) => {
       const adapter = deps.upstreams.get(channel.family)!;

@@ -11,6 +11,11 @@
  *   logged and recorded (the caller's `recordFailure`) before the loop moves on or stops.
  * - Anything else thrown by a call (the task's deadline, the gateway's own failure) stops the
  *   loop too and is handed back: what it means is the caller's to decide.
+ * - Channel health (channel-health.ts), when given: a channel whose circuit is open is skipped
+ *   before anything else (not called, no attempt number, nothing recorded), and every call runs
+ *   under its breaker, which judges the outcome. When every channel was skipped the loop is
+ *   exhausted like one whose channels all failed, with `ChannelsUnavailableError` as the failure:
+ *   an upstream known to be down is not called again before its trial is due.
  *
  * What is each caller's own stays with it: the submit lease and ownership check before an async
  * try (`beforeTry`), the events recorded, and what the end of the loop means for the task.
@@ -18,11 +23,23 @@
 import type { Logger } from 'pino';
 import type { ChannelDoc } from '../../projections/channels.js';
 import type { Catalog } from './catalog.js';
+import type { ChannelHealth } from './channel-health.js';
 import { orderChannels } from './channel-order.js';
 import { UpstreamError } from './upstream.js';
 
 /** Why a task failed when no channel answered (none was left to try, or none could be). */
 export const NO_CHANNEL_REASON = 'no enabled channel serves this model';
+
+/** Why a task failed when every channel serving it was skipped for an open circuit. */
+export const CHANNELS_UNAVAILABLE_REASON = 'every channel serving this model is failing and paused (circuit open); try again shortly';
+
+/** The loop's failure when no channel was called: each one's circuit is open. */
+export class ChannelsUnavailableError extends UpstreamError {
+  constructor() {
+    super(CHANNELS_UNAVAILABLE_REASON, true);
+    this.name = 'ChannelsUnavailableError';
+  }
+}
 
 export interface CandidateFilter {
   /** Channels already tried by this task (an async task dispatched again). */
@@ -67,6 +84,8 @@ export interface FailoverOptions<T> {
   call(t: FailoverTry): Promise<T>;
   /** Records a failed try, before the loop moves on or stops. */
   recordFailure(t: FailoverTry, failure: UpstreamError): Promise<void>;
+  /** Circuit breakers per channel: open ones are skipped, every call is judged. Default: none. */
+  health?: ChannelHealth | undefined;
 }
 
 export type FailoverOutcome<T> =
@@ -76,21 +95,28 @@ export type FailoverOutcome<T> =
   | { kind: 'stopped' }
   /** A channel refused for good (a non-retryable UpstreamError). */
   | { kind: 'refused'; failure: UpstreamError }
-  /** Every channel failed (retryably), or there was none: `failure` is the last one's. */
+  /** Every channel failed (retryably) or was skipped, or there was none: `failure` is the last one's. */
   | { kind: 'exhausted'; failure: UpstreamError | undefined }
   /** A call threw something other than an UpstreamError. */
   | { kind: 'threw'; channel: ChannelDoc; attempt: number; error: unknown };
 
 /** Tries the channels in turn until one answers or the rules above say stop. */
 export async function failover<T>(options: FailoverOptions<T>): Promise<FailoverOutcome<T>> {
+  const { health } = options;
   let attempt = options.attemptsBefore ?? 0;
   let failure: UpstreamError | undefined;
+  let skipped = 0;
   for (const channel of options.channels) {
+    if (health && !health.admits(channel.channelId)) {
+      skipped++;
+      options.log.debug({ ...options.logFields, channelId: channel.channelId }, 'channel skipped: its circuit is open');
+      continue;
+    }
     const t: FailoverTry = { channel, attempt: ++attempt };
     if (options.beforeTry && !(await options.beforeTry(t))) return { kind: 'stopped' };
     let value: T;
     try {
-      value = await options.call(t);
+      value = await (health ? health.run(channel.channelId, () => options.call(t)) : options.call(t));
     } catch (err) {
       if (!(err instanceof UpstreamError)) return { kind: 'threw', channel, attempt, error: err };
       failure = err;
@@ -101,7 +127,7 @@ export async function failover<T>(options: FailoverOptions<T>): Promise<Failover
     }
     return { kind: 'succeeded', channel, attempt, value };
   }
-  return { kind: 'exhausted', failure };
+  return { kind: 'exhausted', failure: failure ?? (skipped > 0 ? new ChannelsUnavailableError() : undefined) };
 }
 
 /** The reason a task that no channel answered fails with. */

@@ -44,8 +44,12 @@ interface Tracked {
   /** Polls that answered so far: the interval grows with them (see `nextPollIn`). */
   polls: number;
   timer?: NodeJS.Timeout;
-  /** Aborted when the task is untracked (its partition moved): a poll or re-hosting under way stops. */
-  revoked: AbortController;
+  /**
+   * The upstream call under way (a poll or the re-hosting of results), aborted when the task is
+   * untracked (its partition moved). Only while a call runs: a controller per task in flight,
+   * held for its whole life, would cost memory at 100,000 tasks.
+   */
+  call?: AbortController;
 }
 
 /** The first poll after dispatch, doubled after each answer up to the family's interval. */
@@ -82,7 +86,24 @@ export function createPoller(deps: PollerDeps): Poller {
   /** Still this poller's to follow (not untracked since, nor tracked again as a new entry). */
   const followed = (entry: Tracked) => tracked.get(entry.task.taskId) === entry;
   /** The upstream call's signal: aborts at the deadline (`signal`) or when the task is untracked. */
-  const until = (signal: AbortSignal, entry: Tracked) => AbortSignal.any([signal, entry.revoked.signal]);
+  /**
+   * Runs one upstream call of the entry with a signal aborted at the deadline (`deadline`, when
+   * given) or when the task is untracked meanwhile. Linked by a listener removed after the call,
+   * not AbortSignal.any, whose composite signals stay reachable from long-lived sources.
+   */
+  async function asCall<T>(entry: Tracked, deadline: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const call = new AbortController();
+    const onDeadline = () => call.abort(deadline?.reason);
+    if (deadline?.aborted) call.abort(deadline.reason);
+    else deadline?.addEventListener('abort', onDeadline, { once: true });
+    entry.call = call;
+    try {
+      return await run(call.signal);
+    } finally {
+      deadline?.removeEventListener('abort', onDeadline);
+      if (entry.call === call) entry.call = undefined;
+    }
+  }
 
   function schedule(entry: Tracked, delayMs: number): void {
     if (stopped || !followed(entry)) return;
@@ -147,15 +168,17 @@ export function createPoller(deps: PollerDeps): Poller {
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
       let completion: CompletionData;
       try {
-        completion = await rehostCompletion(deps, {
-          task: t,
-          channel: { key: channel.key, baseUrl },
-          answer: status,
-          delivery: adapter.delivery(t),
-          deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
-          policy: deps.outbound(baseUrl),
-          abort: entry.revoked.signal,
-        });
+        completion = await asCall(entry, undefined, (abort) =>
+          rehostCompletion(deps, {
+            task: t,
+            channel: { key: channel.key, baseUrl },
+            answer: status,
+            delivery: adapter.delivery(t),
+            deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
+            policy: deps.outbound(baseUrl),
+            abort,
+          }),
+        );
       } catch (err) {
         if (!followed(entry)) return;
         if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
@@ -203,16 +226,18 @@ export function createPoller(deps: PollerDeps): Poller {
     }
     let status: UpstreamStatus;
     try {
-      status = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        limitOf(channel.channelId).run(() =>
-          adapter.poll({
-            channel,
-            baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
-            upstreamModel: upstreamModelOf(channel, t.model),
-            task: t,
-            upstreamTaskId: t.upstreamTaskId!,
-            signal: until(signal, entry),
-          }),
+      status = await beforeDeadline(deadline, deps.clock(), (atDeadline) =>
+        asCall(entry, atDeadline, (signal) =>
+          limitOf(channel.channelId).run(() =>
+            adapter.poll({
+              channel,
+              baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
+              upstreamModel: upstreamModelOf(channel, t.model),
+              task: t,
+              upstreamTaskId: t.upstreamTaskId!,
+              signal,
+            }),
+          ),
         ),
       );
     } catch (err) {
@@ -271,7 +296,7 @@ export function createPoller(deps: PollerDeps): Poller {
   return {
     track(task, revision) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, revision, errors: 0, polls: 0, revoked: new AbortController() };
+      const entry: Tracked = { task, revision, errors: 0, polls: 0 };
       tracked.set(task.taskId, entry);
       schedule(entry, nextPollIn(entry));
     },
@@ -280,7 +305,7 @@ export function createPoller(deps: PollerDeps): Poller {
         if (!matches(taskId)) continue;
         clearTimeout(entry.timer);
         tracked.delete(taskId);
-        entry.revoked.abort(new Error("the task's partition moved to another instance"));
+        entry.call?.abort(new Error("the task's partition moved to another instance"));
       }
     },
     size: () => tracked.size,

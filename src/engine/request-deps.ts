@@ -12,6 +12,7 @@ import type { ViewStore } from '../ports/view-store.js';
 import type { AccountService } from './account-service.js';
 import type { AssetSigner } from './assets.js';
 import type { Catalog } from './catalog.js';
+import type { ChannelHealth } from './channel-health.js';
 
 export interface RequestDeps {
   config: Config;
@@ -26,4 +27,6 @@ export interface RequestDeps {
   selfUrl: () => string;
   /** Injected so tests can move time; never call Date.now() in request logic. */
   clock: () => Date;
+  /** Circuit breakers per channel (this process's view); synchronous calls skip open channels. */
+  channelHealth?: ChannelHealth;
 }

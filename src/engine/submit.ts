@@ -8,7 +8,7 @@
  * anything is reserved, the inputs are stored after the reservation and before the task
  * stream is opened, and a submit that records no task deletes what it stored.
  */
-import { InsufficientQuotaError, TokenQuotaExceededError } from '../domain/account.js';
+import { InsufficientQuotaError, TasksInFlightLimitError, TokenQuotaExceededError } from '../domain/account.js';
 import { streams, type EventDataOf } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import { NoPriceError, quote } from '../domain/pricing.js';
@@ -17,8 +17,12 @@ import { toDomainEvent } from '../domain/recorded.js';
 import { assertTokenCovers, tokenQuotaExhausted, type Caller } from './caller.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from './refusal.js';
+import { Throttled } from './throttled.js';
 import { appendEvents } from './append.js';
 import { discardInlineInputs, planInlineInputs, storeInlineInputs } from './inline-inputs.js';
+
+/** A task takes seconds to minutes: a client told to come back sooner would only be refused again. */
+const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 export interface SubmitRequest {
   family: string;
@@ -129,6 +133,8 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
           basis: priced.basis,
           // The token's cap is enforced in the same decision as the balance, so parallel submits can not overshoot it.
           ...(caller.unlimitedQuota ? {} : { tokenQuotaLimit: caller.quotaLimit }),
+          // So is the account's count of tasks in flight (its open reservations).
+          ...(deps.config.maxTasksInFlightPerAccount > 0 ? { maxOpenReservations: deps.config.maxTasksInFlightPerAccount } : {}),
         },
       },
       metadata,
@@ -137,6 +143,13 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     if (err instanceof TokenQuotaExceededError) throw tokenQuotaExhausted(err.remaining, err.requested);
     if (err instanceof InsufficientQuotaError) {
       throw new Refusal('insufficient_quota', 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
+    }
+    if (err instanceof TasksInFlightLimitError) {
+      throw new Throttled(
+        'too_many_tasks_in_flight',
+        `tasks: the account already has ${err.limit} tasks in flight, the most it may; retry when one completes`,
+        TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS,
+      );
     }
     throw err;
   }

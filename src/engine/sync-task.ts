@@ -98,6 +98,7 @@ async function executeSyncTask(
     log: deps.log,
     logFields: { taskId: task.taskId },
     failedMessage: 'synchronous upstream call failed',
+    health: deps.channelHealth,
     call: async ({ channel }) => {
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
       const answer = await beforeDeadline(deadline, deps.clock(), (signal) =>

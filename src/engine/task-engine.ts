@@ -13,6 +13,7 @@ import type { KnownTask } from '../domain/task.js';
 import type { AccountService } from './account-service.js';
 import type { AssetSigner } from './assets.js';
 import type { Catalog } from './catalog.js';
+import type { ChannelHealth } from './channel-health.js';
 import { dispatchTask } from './dispatcher.js';
 import { createExpirer, type Expirer } from './expirer.js';
 import { createDeadlineSweeper } from './deadline-sweeper.js';
@@ -55,6 +56,8 @@ export interface TaskEngineDeps {
   outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Resolves once the views show everything written so far (before reading the in-flight set). */
   viewsReachHead: () => Promise<void>;
+  /** Circuit breakers per channel (channel-health.ts): the dispatcher skips open channels. */
+  channelHealth?: ChannelHealth;
 }
 
 export interface TaskEngine {
@@ -128,6 +131,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     return again;
   });
   let stopping = false;
+  /** Aborted when the engine stops: waits between adoption tries end at once. */
+  const stopped = new AbortController();
   // Owner of this engine's submit leases: readable in the event log (host, process), unique per start.
   const instanceId = deps.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   /**
@@ -208,8 +213,14 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
         await adopt(partitions);
         adoptedAt = new Date();
       },
-      { backoff: ADOPT_RETRY, onRetry: (err, attempt) => deps.log.error({ err, attempt }, 'adopting in-flight tasks failed; trying again') },
-    );
+      {
+        backoff: ADOPT_RETRY,
+        signal: stopped.signal,
+        onRetry: (err, attempt) => deps.log.error({ err, attempt }, 'adopting in-flight tasks failed; trying again'),
+      },
+    ).catch((err: unknown) => {
+      if (!stopped.signal.aborted) throw err;
+    });
   }
   /** Ownership of partitions, adoption of their unfinished tasks, and their polling. */
   const polling: BackgroundProcess = {
@@ -242,6 +253,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       // skips this: the dead instance's submit lease then runs out before another may submit
       // (dispatcher.ts, SUBMIT_LEASE_SECONDS), the one window for a second upstream submit.
       stopping = true;
+      stopped.abort(new Error('the task engine is stopping'));
       for (const timer of lookAgain) clearTimeout(timer);
       lookAgain.clear();
       await dispatcher.stop();

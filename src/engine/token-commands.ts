@@ -6,11 +6,13 @@
  */
 import { streams, type TokenSettings } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
+import type { Config } from '../config.js';
 import {
   TokenChannelUnavailableError,
   TokenExpiryPassedError,
   TokenGroupForbiddenError,
   TokenNotFoundError,
+  TokenRateLimitForbiddenError,
   tokenDecider,
   type BoundChannel,
   type TokenActor,
@@ -26,6 +28,8 @@ import { Refusal } from './refusal.js';
 export interface TokenCommandDeps {
   events: EventStore;
   catalog: Pick<Catalog, 'channel'>;
+  /** The default a user's `rateLimitPerMinute` may not exceed; without it (tests) there is none. */
+  config?: Pick<Config, 'rateLimitPerMinute'>;
 }
 
 /** A new token: its owner's account, the key's hash and tail (the key itself never gets here), what the user set. */
@@ -46,6 +50,14 @@ export function tokenRefusalOf(err: unknown): Refusal | undefined {
   if (err instanceof TokenChannelUnavailableError) {
     return new Refusal('invalid', 'invalid_request', `channel_id: no channel ${err.channelId} serves group ${err.group}`, 'channel_id');
   }
+  if (err instanceof TokenRateLimitForbiddenError) {
+    return new Refusal(
+      'forbidden',
+      'forbidden',
+      `rate_limit_per_minute: only an administrator may set more than the default ${err.defaultLimit} requests per minute, or 0 (no limit)`,
+      'rate_limit_per_minute',
+    );
+  }
   return undefined;
 }
 
@@ -53,6 +65,11 @@ function boundChannel(catalog: TokenCommandDeps['catalog'], settings: Partial<To
   if (!settings.channelId) return {};
   const doc = catalog.channel(settings.channelId);
   return { channel: doc ? { channelId: doc.channelId, groups: doc.groups } : null };
+}
+
+/** What the token aggregate checks settings against besides the command: the channel they name, the default rate limit. */
+function settingsFacts(deps: TokenCommandDeps, settings: Partial<TokenSettings>): { channel?: BoundChannel; defaultRateLimitPerMinute?: number } {
+  return { ...boundChannel(deps.catalog, settings), ...(deps.config ? { defaultRateLimitPerMinute: deps.config.rateLimitPerMinute } : {}) };
 }
 
 function execute(deps: TokenCommandDeps, tokenId: string, command: TokenCommand, metadata: EventMetadata): Promise<CommandResult<TokenState, TokenEvent>> {
@@ -68,7 +85,7 @@ export async function createToken(
   metadata: EventMetadata,
 ): Promise<{ tokenId: string; position: bigint }> {
   const tokenId = newId('tok', 16);
-  const command: TokenCommand = { type: 'CreateToken', data: { tokenId, ...token, actor, nowSeconds, ...boundChannel(deps.catalog, token.settings) } };
+  const command: TokenCommand = { type: 'CreateToken', data: { tokenId, ...token, actor, nowSeconds, ...settingsFacts(deps, token.settings) } };
   return { tokenId, position: appendedPosition(await execute(deps, tokenId, command, metadata)) };
 }
 
@@ -81,7 +98,7 @@ export async function updateToken(
   nowSeconds: number,
   metadata: EventMetadata,
 ): Promise<bigint | undefined> {
-  const command: TokenCommand = { type: 'UpdateToken', data: { tokenId, changes, actor, nowSeconds, ...boundChannel(deps.catalog, changes) } };
+  const command: TokenCommand = { type: 'UpdateToken', data: { tokenId, changes, actor, nowSeconds, ...settingsFacts(deps, changes) } };
   return (await execute(deps, tokenId, command, metadata)).position;
 }
 

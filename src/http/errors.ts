@@ -7,6 +7,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AccountContendedError } from '../engine/account-service.js';
 import { EventTooLargeError } from '../ports/event-store.js';
 import { Refusal, type RefusalKind } from '../engine/refusal.js';
+import { Throttled } from '../engine/throttled.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -15,6 +16,8 @@ export class GatewayError extends Error {
     message: string,
     /** The request field at fault, when there is one. */
     readonly param?: string,
+    /** A refusal that passes with time (429): when to try again, sent as `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -120,6 +123,7 @@ export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
 export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   if (error instanceof Refusal) return new GatewayError(STATUS_OF_REFUSAL[error.kind], error.code, error.message, error.param);
+  if (error instanceof Throttled) return new GatewayError(429, error.code, error.message, undefined, error.retryAfterSeconds);
   // Contention on one account's stream: the client may simply try again (with Retry-After).
   if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
   // Last line of defence: submits store large inputs aside and check the size first, so only
@@ -146,7 +150,8 @@ export function normalizeError(error: unknown): GatewayError {
 export function sendError(reply: FastifyReply, shape: ErrorShape, error: unknown): FastifyReply {
   const err = normalizeError(error);
   if (err.status >= 500) reply.log.error({ err: error }, 'request failed');
-  if (err.status === 503) void reply.header('retry-after', '1');
+  if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
+  else if (err.status === 503) void reply.header('retry-after', '1');
   return reply.status(err.status).send(renderError(shape, err));
 }
 

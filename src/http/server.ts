@@ -27,11 +27,17 @@ import { modelRoutes } from './models.js';
 import { keyPriceListRoutes, userPriceListRoutes } from './api/price-list.js';
 import { serverOptions } from './server-options.js';
 import { documentRoutes } from './openapi.js';
+import { shedLoad } from './load-shedding.js';
+import { limitRequestsPerToken } from './rate-limits.js';
+import { installMetrics } from './metrics-route.js';
+import { taskListRoutes } from './api/tasks.js';
+import { consoleRoutes } from './console.js';
 
 /** The server of the `worker` and `projector` roles: health and readiness only. */
 export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it is needed: it picks fastify's logger type for the instance (pino's Logger makes another FastifyInstance)
   const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger });
+  installMetrics(app, deps);
   await app.register(healthRoutes(deps));
   return app;
 }
@@ -65,6 +71,11 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   app.setSerializerCompiler(responseSerializer(app.log, deps.config.responseSchemas));
   // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
   limitJsonDepth(app);
+  // Prometheus: every answer counted by route pattern, and GET /metrics (with METRICS_TOKEN).
+  installMetrics(app, deps);
+  // 429s before any route runs: load shed past the configured bounds, then each API key's requests per minute.
+  await shedLoad(app, deps.config);
+  await limitRequestsPerToken(app, deps);
 
   await app.register(swagger, {
     openapi: {
@@ -100,9 +111,12 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     await api.register(webhookRoutes(deps));
     await api.register(eventStreamRoutes(deps));
     await api.register(userPriceListRoutes(deps));
+    await api.register(taskListRoutes(deps));
   });
   await app.register(modelRoutes(deps));
   await app.register(keyPriceListRoutes(deps));
+  // The web console's files (console/dist); the console itself only calls the APIs above.
+  await app.register(consoleRoutes());
   for (const plugin of extraRoutes) await app.register(plugin(deps));
 
   // Errors outside every family plugin (root routes, a body refused on the way to the not-found

@@ -59,6 +59,11 @@ export interface RetryOptions {
   retryIf?(err: unknown, attempt: number): boolean;
   /** Told of each failure that will be tried again, before the wait (to log it). */
   onRetry?(err: unknown, attempt: number, delayMs: number): void;
+  /**
+   * Ends the retrying at once, a wait included: the returned promise rejects with the signal's
+   * reason, and no further try starts (a wait's timer no longer holds the process open).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -68,7 +73,7 @@ export interface RetryOptions {
  */
 export async function retry<T>(work: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   let attempt = 0;
-  const policy = cockatielRetry(
+  const retrying = cockatielRetry(
     handleWhen((err) => options.retryIf?.(err, attempt) ?? true),
     // cockatiel counts retries from 1; this schedule from 0.
     {
@@ -76,12 +81,29 @@ export async function retry<T>(work: (attempt: number) => Promise<T>, options: R
       backoff: new DelegateBackoff((context: IRetryBackoffContext<unknown>) => backoffDelay(options.backoff, context.attempt - 1)),
     },
   );
+  const { signal } = options;
+  // cockatiel's wait between tries does not listen to the signal: with one, its timer must not hold the process.
+  const policy = signal ? retrying.dangerouslyUnref() : retrying;
   const listener = policy.onRetry((event) => options.onRetry?.('error' in event ? event.error : event.value, event.attempt - 1, event.delay));
+  const run = policy.execute((context) => {
+    attempt = context.attempt;
+    return work(context.attempt);
+  }, signal);
   try {
-    return await policy.execute((context) => {
-      attempt = context.attempt;
-      return work(context.attempt);
+    if (!signal) return await run;
+    signal.throwIfAborted();
+    let onAbort!: () => void;
+    const aborted = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
+    // The run left behind ends by itself: it tries nothing more once the signal is aborted.
+    run.catch(() => undefined);
+    try {
+      return await Promise.race([run, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
   } finally {
     listener.dispose();
   }

@@ -2,7 +2,8 @@
  * `docker-compose.yml` as the compose tool itself reads it: `config` validates the file (no
  * Docker engine needed), and each gateway service's environment is then fed to the gateway's
  * own configuration loader, so a setting a role requires (PUBLIC_BASE_URL for the worker,
- * KAFKA_BROKERS for worker and projector) cannot go missing from the file unnoticed.
+ * KAFKA_BROKERS for worker and projector, CHANNEL_KEYS_SECRET with EVENTSTORE_URL) cannot go
+ * missing from the file unnoticed.
  *
  * The compose plugin (`docker compose`) prints JSON with `--format json`; Debian's
  * docker-compose 1.29 prints YAML only, which the Python it runs on (with PyYAML, one of its
@@ -57,7 +58,13 @@ describe.skipIf(!config)(`docker-compose.yml (${config?.tool ?? 'no compose tool
       expect(loaded.kafkaBrokers, name).toBeTruthy();
       expect(loaded.eventStoreUrl, name).toBeTruthy();
       expect(loaded.mongoUrl, name).toBeTruthy();
+      // Required with EVENTSTORE_URL (loadConfig refuses without it).
+      expect(loaded.channelKeysSecret, name).toBeTruthy();
     }
+  });
+
+  it('every gateway service encrypts channel keys with the same secret', () => {
+    expect(new Set(gateways.map(([, s]) => s.environment!.CHANNEL_KEYS_SECRET)).size).toBe(1);
   });
 
   it("the worker signs callback URLs on a base the host reaches: an api service's published port", () => {

@@ -104,4 +104,23 @@ describe('retry', () => {
     );
     expect(result).toBe('gave up');
   });
+
+  it('an abort ends a wait at once: the promise rejects with the reason and no further try starts', async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const started = Date.now();
+    const done = retry(
+      async () => {
+        calls++;
+        throw new Error('down');
+      },
+      { backoff: { initialMs: 10_000 }, signal: stop.signal },
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    stop.abort(new Error('stopping'));
+    await expect(done).rejects.toThrow('stopping');
+    expect(Date.now() - started).toBeLessThan(1000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toBe(1);
+  });
 });

@@ -84,6 +84,7 @@ describe('background processes in a started gateway', () => {
       'callback-scheduler',
       'callbacks',
       'reconciler',
+      'channel-health',
       'publisher',
     ];
     const processes = await eventually(

@@ -1,15 +1,21 @@
-/** Admin channel management: `/api/channel/` (event-sourced; the upstream key is never returned). */
+/**
+ * Admin channel management: `/api/channel/` (event-sourced; the upstream key is never returned).
+ * A key is encrypted before it is appended: events and views hold only ciphertext.
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { NewChannelSettings } from '../../domain/channel.js';
 import type { ChannelSettings } from '../../domain/events.js';
 import { createChannel, deleteChannel, updateChannel } from '../../engine/channel-commands.js';
+import type { ChannelKeyCipher } from '../../engine/channel-key-cipher.js';
+import type { UnreadableChannel } from '../../engine/catalog.js';
+import type { ChannelHealthSnapshot } from '../../engine/channel-health.js';
 import type { ChannelDoc } from '../../../projections/channels.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
-import { ok } from '../api-response.js';
+import { envelope, ok } from '../api-response.js';
 
 const ChannelFields = z.object({
   name: z.string().min(1).max(64),
@@ -29,12 +35,12 @@ const UpdateChannelBody = ChannelFields.partial()
   .extend({ id: z.string().min(1) })
   .strict();
 
-function toSettings(input: Partial<z.infer<typeof ChannelFields>>): Partial<ChannelSettings> {
+function toSettings(input: Partial<z.infer<typeof ChannelFields>>, keys: Pick<ChannelKeyCipher, 'encrypt'>): Partial<ChannelSettings> {
   const s: Partial<ChannelSettings> = {};
   if (input.name !== undefined) s.name = input.name;
   if (input.family !== undefined) s.family = input.family;
   if (input.base_url !== undefined) s.baseUrl = input.base_url;
-  if (input.key !== undefined) s.key = input.key;
+  if (input.key !== undefined) s.key = keys.encrypt(input.key);
   if (input.models !== undefined) s.models = input.models;
   if (input.model_mapping !== undefined) s.modelMapping = input.model_mapping;
   if (input.groups !== undefined) s.groups = input.groups;
@@ -42,6 +48,51 @@ function toSettings(input: Partial<z.infer<typeof ChannelFields>>): Partial<Chan
   if (input.weight !== undefined) s.weight = input.weight;
   if (input.status !== undefined) s.status = input.status;
   return s;
+}
+
+/** A channel's circuit breaker and health check, as this gateway process sees them. */
+const ChannelHealthRecord = z.object({
+  state: z.enum(['closed', 'open', 'half_open']),
+  consecutive_failures: z.number().int().min(0),
+  last_failure_at: z.string().nullable(),
+  last_error: z.string().nullable(),
+  last_check_at: z.string().nullable(),
+});
+
+const ChannelListItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  family: z.string(),
+  base_url: z.string(),
+  key_set: z.boolean(),
+  models: z.array(z.string()),
+  model_mapping: z.record(z.string(), z.string()),
+  groups: z.array(z.string()),
+  priority: z.number().int(),
+  weight: z.number().int(),
+  status: z.union([z.literal(1), z.literal(2)]),
+  created_at: z.string(),
+  updated_at: z.string(),
+  health: ChannelHealthRecord,
+});
+
+/** A channel never judged here (no try, no check yet) is closed with nothing to report. */
+function healthRecord(snapshot: ChannelHealthSnapshot | undefined): z.infer<typeof ChannelHealthRecord> {
+  return {
+    state: snapshot?.state ?? 'closed',
+    consecutive_failures: snapshot?.consecutiveFailures ?? 0,
+    last_failure_at: snapshot?.lastFailureAt?.toISOString() ?? null,
+    last_error: snapshot?.lastError ?? null,
+    last_check_at: snapshot?.lastCheckAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * A channel whose key this process cannot decrypt is never used: shown open, the reason as its
+ * last error, so the administrator sees why it serves nothing.
+ */
+function unreadableHealth(u: UnreadableChannel, snapshot: ChannelHealthSnapshot | undefined): z.infer<typeof ChannelHealthRecord> {
+  return { ...healthRecord(snapshot), state: 'open', last_error: `key: ${u.reason}` };
 }
 
 /** What the API shows of a channel: everything but the key, which is only said to be set. */
@@ -75,18 +126,23 @@ export function channelRoutes(deps: GatewayDeps): FastifyPluginAsync {
       return ok(doc ? channelRecord(doc.doc) : null);
     }
 
-    app.get('/api/channel/', { schema: { tags: ['admin'] } }, async () => ok(deps.catalog.channels().map(channelRecord)));
+    app.get('/api/channel/', { schema: { tags: ['admin'], response: { 200: envelope(z.array(ChannelListItem)) } } }, async () =>
+      ok([
+        ...deps.catalog.channels().map((c) => ({ ...channelRecord(c), health: healthRecord(deps.channelHealth?.of(c.channelId)) })),
+        ...deps.catalog.unreadable().map((u) => ({ ...channelRecord(u.channel), health: unreadableHealth(u, deps.channelHealth?.of(u.channel.channelId)) })),
+      ]),
+    );
 
     app.post('/api/channel/', { schema: { tags: ['admin'], body: CreateChannelBody } }, async (request) => {
       // The body's schema requires name, family, base_url and models; the rest has defaults.
-      const settings = toSettings(request.body) as NewChannelSettings;
+      const settings = toSettings(request.body, deps.channelKeys) as NewChannelSettings;
       const { channelId, position } = await createChannel(deps.events, settings, metadataFor(request, deps.clock()));
       return respondWith(channelId, position);
     });
 
     app.put('/api/channel/', { schema: { tags: ['admin'], body: UpdateChannelBody } }, async (request) => {
       const { id, ...fields } = request.body;
-      return respondWith(id, await updateChannel(deps.events, id, toSettings(fields), metadataFor(request, deps.clock())));
+      return respondWith(id, await updateChannel(deps.events, id, toSettings(fields, deps.channelKeys), metadataFor(request, deps.clock())));
     });
 
     app.delete('/api/channel/:id', { schema: { tags: ['admin'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {

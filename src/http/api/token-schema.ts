@@ -20,6 +20,8 @@ export const TokenFields = z.object({
   group: z.string().max(32),
   allow_ips: stringList(z.string()).pipe(z.array(allowIp)),
   channel_id: z.string().min(1).nullable(),
+  /** null: the gateway's default (RATE_LIMIT_PER_MINUTE); 0: no limit. */
+  rate_limit_per_minute: z.number().int().min(0).max(1_000_000).nullable(),
 });
 
 export const CreateTokenBody = TokenFields.partial().strict();
@@ -40,6 +42,7 @@ export const TokenRecord = z.object({
   group: z.string(),
   allow_ips: z.array(z.string()),
   channel_id: z.string().nullable(),
+  rate_limit_per_minute: z.number().nullable(),
   created_time: z.number(),
 });
 
@@ -57,6 +60,7 @@ export function tokenRecord(doc: TokenDoc, fullKey?: string): z.infer<typeof Tok
     group: doc.group,
     allow_ips: doc.allowIps,
     channel_id: doc.channelId,
+    rate_limit_per_minute: doc.rateLimitPerMinute ?? null,
     created_time: Math.floor(Date.parse(doc.createdAt) / 1000),
   };
 }

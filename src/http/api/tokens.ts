@@ -31,6 +31,7 @@ function toSettings(input: TokenInput): Partial<TokenSettings> {
   if (input.group !== undefined) s.group = input.group;
   if (input.allow_ips !== undefined) s.allowIps = input.allow_ips;
   if (input.channel_id !== undefined) s.channelId = input.channel_id;
+  if (input.rate_limit_per_minute !== undefined) s.rateLimitPerMinute = input.rate_limit_per_minute;
   return s;
 }
 

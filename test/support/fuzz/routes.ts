@@ -17,8 +17,11 @@ export interface Route {
   documented: boolean;
 }
 
-/** Registered but deliberately outside the document and this run (tooling, the test upstream). */
-const INFRASTRUCTURE = [/^\/_sim(\/|$)/, /^\/docs(\/|$)/];
+/**
+ * Registered but deliberately outside the document and this run (tooling, the test upstream): the
+ * simulator, and the static files of the OpenAPI browser and of the web console (tested in test/console).
+ */
+const INFRASTRUCTURE = [/^\/_sim(\/|$)/, /^\/docs(\/|$)/, /^\/console(\/|$)/];
 
 const paramsOf = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
 

@@ -1,0 +1,173 @@
+/** The answers of the gateway's APIs the console reads (docs/api.md), as far as it uses them. */
+
+export interface Self {
+  id: string;
+  username: string;
+  role: 'admin' | 'user';
+  group: string;
+  account_id: string;
+  /** Available: the balance minus open reservations. */
+  quota: number;
+  used_quota: number;
+  balance: number;
+  reserved_quota: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  total?: number;
+  page: number;
+  page_size: number;
+}
+
+export interface Token {
+  id: string;
+  name: string;
+  /** `sk-****abcd` in listings; the full key only in the answer that created it. */
+  key: string;
+  status: 1 | 2;
+  expired_time: number;
+  remain_quota: number;
+  unlimited_quota: boolean;
+  used_quota: number;
+  model_limits: string[];
+  group: string;
+  allow_ips: string[];
+  channel_id: string | null;
+  created_time: number;
+}
+
+export interface PriceEntry {
+  model: string;
+  unit: string;
+  price: number;
+  tiers: Record<string, number>;
+  extras: Record<string, number>;
+}
+
+export interface PriceList {
+  group: string;
+  group_ratio_permille: number;
+  models: PriceEntry[];
+}
+
+export type TaskStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+
+export interface TaskResult {
+  /** image, video, audio or text. */
+  kind: string;
+  url: string | null;
+  content_type: string | null;
+  text: string | null;
+}
+
+export interface TaskSummary {
+  id: string;
+  family: string;
+  action: string;
+  model: string;
+  prompt: string | null;
+  status: TaskStatus;
+  progress: number;
+  created_at: string;
+  completed_at: string | null;
+  reserved: number;
+  charged: number | null;
+  error: { code: string; message: string } | null;
+  results: TaskResult[];
+  assets_expire_at: string | null;
+  callback_url: string | null;
+  sync: boolean;
+}
+
+export interface CallbackRecord {
+  task_id: string;
+  url: string;
+  state: 'pending' | 'delivered' | 'dead';
+  next_attempt_at: string | null;
+  attempts: { attempt: number; at: string; status: number; latency_ms: number; error: string | null }[];
+}
+
+export type LedgerType = 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited';
+
+export interface LedgerEntry {
+  id: string;
+  type: LedgerType;
+  at: string;
+  position: string;
+  task_id: string | null;
+  model: string | null;
+  amount: number;
+  balance_delta: number;
+  reserved_delta: number;
+  note: string | null;
+}
+
+export interface WebhookSecret {
+  secret: string;
+  scheme: string;
+}
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  role: 'admin' | 'user';
+  group: string;
+  account_id: string;
+}
+
+export interface Channel {
+  id: string;
+  name: string;
+  family: string;
+  base_url: string;
+  key_set: boolean;
+  models: string[];
+  model_mapping: Record<string, string>;
+  groups: string[];
+  priority: number;
+  weight: number;
+  status: 1 | 2;
+  created_at: string;
+  updated_at: string;
+  /** Added by the channel health work: rendered whatever its shape when present. */
+  health?: unknown;
+}
+
+export interface ModelPrice {
+  unit: string;
+  price: number;
+  tiers?: Record<string, number>;
+  extras?: Record<string, number>;
+}
+
+export interface PriceTable {
+  models: Record<string, ModelPrice>;
+  group_ratios: Record<string, number>;
+}
+
+export interface Metrics {
+  projection_position: string;
+  event_store_head: string;
+  final_event_lag_ms: { count: number; p50: number | null; p99: number | null; max: number | null };
+  tasks_in_flight: { submitted: number; dispatched: number };
+  memory: { rss: number; heap_used: number };
+}
+
+export interface Readiness {
+  status: string;
+  checks?: Record<string, unknown>;
+  processes?: Record<string, { last_pass: string | null }>;
+}
+
+/** One event of `/api/events/stream` (docs/events.md). */
+export interface LiveEvent {
+  id: string;
+  type: string;
+  key: string;
+  stream: string;
+  position: string;
+  time: string;
+  accountId: string;
+  data: Record<string, unknown> | null;
+}

@@ -1,0 +1,20 @@
+/** The few types the tests need of parse-prometheus-text-format (the package ships none). */
+declare module 'parse-prometheus-text-format' {
+  export interface PrometheusSample {
+    labels?: Record<string, string>;
+    /** Counters, gauges, untyped. */
+    value?: string;
+    /** Histograms. */
+    buckets?: Record<string, string>;
+    /** Histograms and summaries. */
+    count?: string;
+    sum?: string;
+  }
+  export interface PrometheusFamily {
+    name: string;
+    help: string;
+    type: 'COUNTER' | 'GAUGE' | 'HISTOGRAM' | 'SUMMARY' | 'UNTYPED';
+    metrics: PrometheusSample[];
+  }
+  export default function parsePrometheusTextFormat(text: string): PrometheusFamily[];
+}
