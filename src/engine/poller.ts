@@ -242,7 +242,8 @@ export function createPoller(deps: PollerDeps): Poller {
       );
     } catch (err) {
       // Revoked mid-poll (the abort is the likely error): the partition's new owner polls it.
-      if (!followed(entry)) return;
+      // Stopped mid-poll: nothing is recorded, the next start adopts the task.
+      if (stopped || !followed(entry)) return;
       await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
       return;
     }
@@ -312,7 +313,11 @@ export function createPoller(deps: PollerDeps): Poller {
     lastPoll: () => lastPoll,
     async stop() {
       stopped = true;
-      for (const entry of tracked.values()) clearTimeout(entry.timer);
+      for (const entry of tracked.values()) {
+        clearTimeout(entry.timer);
+        // A call under way records nothing once stopped: end it rather than wait for the upstream.
+        entry.call?.abort(new Error('the poller is stopping'));
+      }
       await Promise.allSettled([...running]);
     },
   };
