@@ -13,8 +13,23 @@ const config = (() => {
   }
 })();
 const log = createLogger(config);
-const gateway = await createGateway(config, { log });
-const address = await gateway.listen();
+const started = await (async () => {
+  let gateway: Awaited<ReturnType<typeof createGateway>> | undefined;
+  try {
+    gateway = await createGateway(config, { log });
+    return { gateway, address: await gateway.listen() };
+  } catch (err) {
+    // A setting found wrong while starting (e.g. an unreadable secret file) reads as a configuration
+    // mistake does: one line. Anything else is logged with its cause. Either way: exit 1, what was
+    // opened closed, never an unhandled rejection.
+    const message = err instanceof Error ? err.message : String(err);
+    if (message.startsWith('invalid configuration:')) process.stderr.write(`${message}\n`);
+    else log.fatal({ err }, 'the gateway could not start');
+    await gateway?.close().catch(() => undefined);
+    process.exit(1);
+  }
+})();
+const { gateway, address } = started;
 
 if (gateway.generatedAdminPassword) {
   // Printed once, on the console only (never through the logger): the first administrator.

@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -277,6 +277,26 @@ describe('a gateway on EventStoreDB needs CHANNEL_KEYS_SECRET', () => {
       ]);
       expect(run.stdout).toBe('');
       expect(readdirSync(dir.path)).toEqual([]);
+    } finally {
+      dir.remove();
+    }
+  }, 90_000);
+});
+
+describe('a damaged generated secret file', () => {
+  it('`npm start` exits 1 with one line naming the file, no stack trace, and opens nothing else', () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.path, 'channel-keys.secret'), 'not a secret\n');
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: process.cwd(),
+        env: { ...embeddedEnv(), DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^invalid configuration: .*channel-keys\.secret: not a channel keys secret$/)]);
+      expect(readdirSync(dir.path)).toEqual(['channel-keys.secret']);
     } finally {
       dir.remove();
     }
