@@ -2,7 +2,7 @@
  * The channel aggregate (stream `channel-<channelId>`): an upstream an administrator adds,
  * changes and deletes. A deleted channel is treated as missing.
  */
-import { assertNever, type Command, type Decider } from './decider.js';
+import { assertNever, fold, type Command, type Decider } from './decider.js';
 import type { ChannelSettings, DomainEvent, EventOf } from './events.js';
 
 export type ChannelEvent = EventOf<'ChannelCreated' | 'ChannelUpdated' | 'ChannelDeleted'>;
@@ -82,9 +82,7 @@ export function evolveChannel(state: ChannelState, event: DomainEvent): ChannelS
 }
 
 export function foldChannel(events: Iterable<DomainEvent>): ChannelState {
-  let state = initialChannelState();
-  for (const event of events) state = evolveChannel(state, event);
-  return state;
+  return fold(channelDecider, events);
 }
 
 export const channelDecider: Decider<ChannelState, ChannelCommand, ChannelEvent> = {

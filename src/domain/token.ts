@@ -7,7 +7,7 @@
  * group, and may only tighten the gateway's per-key rate limit (only an administrator raises it
  * or lifts it). Another user's token, or a deleted one, is treated as missing.
  */
-import { assertNever, type Command, type Decider } from './decider.js';
+import { assertNever, fold, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
 
 export type TokenEvent = EventOf<'TokenCreated' | 'TokenUpdated' | 'TokenDeleted'>;
@@ -185,9 +185,7 @@ export function evolveToken(state: TokenState, event: DomainEvent): TokenState {
 }
 
 export function foldToken(events: Iterable<DomainEvent>): TokenState {
-  let state = initialTokenState();
-  for (const event of events) state = evolveToken(state, event);
-  return state;
+  return fold(tokenDecider, events);
 }
 
 export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {

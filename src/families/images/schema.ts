@@ -16,7 +16,7 @@ import { VIS_EDIT_MAX_REFERENCES, VIS_MAX_N } from './rules/vis.js';
 type JsonType = 'string' | 'integer' | 'object' | 'array';
 
 /**
- * A field whose type, limits and refusals depend on the model: any value passes the schema, the
+ * A field whose type, limits and refusals depend on the model: every value passes the schema, the
  * model's rules check it (a model that does not take it ignores or refuses it, in its words).
  */
 const byModel = (type: JsonType, description: string, extra: Record<string, unknown> = {}) =>

@@ -5,15 +5,15 @@
  * by), and a signal for the client going away.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { idempotencyKeyOf } from './submit.js';
 
 export const TASK_ID_HEADER = 'x-task-id';
 
 export function syncCallOptions(request: FastifyRequest, reply: FastifyReply, body: unknown = request.body) {
-  const header = request.headers['idempotency-key'];
   const gone = new AbortController();
   reply.raw.once('close', () => gone.abort());
   return {
-    idempotencyKey: Array.isArray(header) ? header[0] : header,
+    idempotencyKey: idempotencyKeyOf(request),
     body,
     signal: gone.signal,
     // On the raw response: an SSE answer writes its head there itself.

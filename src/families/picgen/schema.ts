@@ -41,7 +41,7 @@ const notTaken = (reason: string) =>
     .optional()
     .meta({ description: `refused: ${reason}` });
 
-/** A field whose first check depends on the model: any value passes here, the model's rules judge it. */
+/** A field whose first check depends on the model: every value passes here, the model's rules judge it. */
 const byModel = (description: string, json: Record<string, unknown>) =>
   z
     .unknown()

@@ -26,7 +26,7 @@ import {
 
 /**
  * An object field of a body that may be a form: a file part where an object is expected is
- * refused as any other non-object (the rules see it as such), not read as an object of its
+ * refused as every other non-object is (the rules see it as such), not read as an object of its
  * properties, which the object schema would pass on to the rules in its stead.
  */
 function formObject<T extends z.ZodType>(schema: T) {
