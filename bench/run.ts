@@ -3,6 +3,9 @@
  * beside a fastify hello-world baseline measured in the same run, and records the results in
  * bench/results/<date>.json and bench/README.md. `--quick` finishes in under a minute (the test
  * suite runs it so the harness never rots) and writes nothing unless --out is given.
+ * `--only poll,lifecycle,replay,memory,account,busy` runs just those scenarios (with the baseline, for
+ * the ratios) at the chosen size and prints their raw figures as JSON, writing nothing: for
+ * before/after comparisons while working on one figure.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,10 +25,24 @@ const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/resu
 const size = quick
   ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300 }
   : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000, settled: 1_000_000, submitInFlight: 10_000 };
+const onlyIndex = args.indexOf('--only');
+const only = onlyIndex >= 0 ? new Set((args[onlyIndex + 1] ?? '').split(',')) : undefined;
 const basePort = 4100 + Math.floor(Math.random() * 800);
 
 function step(name: string): void {
   process.stderr.write(`[bench] ${name}…\n`);
+}
+
+if (only) {
+  const partial: Record<string, unknown> = { baseline: await baseline(basePort, size.seconds) };
+  if (only.has('poll')) partial.pollAndSubmit = await pollAndSubmit(basePort + 1, size.seconds, size.pool);
+  if (only.has('lifecycle')) partial.lifecycle = await lifecycle(basePort + 2, size.lifecycle);
+  if (only.has('replay')) partial.replay = await replay(size.events);
+  if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight);
+  if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
+  if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds);
+  process.stdout.write(`${JSON.stringify(partial, null, 2)}\n`);
+  process.exit(0);
 }
 
 step('baseline');
