@@ -15,6 +15,7 @@
  * store (src/gateway.ts). `getMany`, `find` and `count` always read the store. Cached documents
  * are shared between readers, which must not change them (taskViewFor copies as it signs).
  */
+import { LRUCache } from 'lru-cache';
 import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../src/ports/view-store.js';
 
 export interface ViewCacheStats {
@@ -30,42 +31,8 @@ export interface CachedViewStore extends ViewStore {
 /** Documents kept per view. */
 export const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
 
-/**
- * Least recently used first out, on a Map's insertion order (a hit moves the key to the end).
- * `lru-cache` is only a transitive dependency here, so this small one is ours (docs/decisions.md).
- */
-class Lru<V> {
-  private readonly entries = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get size(): number {
-    return this.entries.size;
-  }
-  get(key: string): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-  peek(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-  set(key: string, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
-  }
-  delete(key: string): void {
-    this.entries.delete(key);
-  }
-  clear(): void {
-    this.entries.clear();
-  }
-}
-
 export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerView = DEFAULT_DOCUMENTS_PER_VIEW): CachedViewStore {
-  const caches = new Map<string, Lru<ViewDocument>>([...views].map((view) => [view, new Lru<ViewDocument>(maxPerView)]));
+  const caches = new Map<string, LRUCache<string, ViewDocument>>([...views].map((view) => [view, new LRUCache<string, ViewDocument>({ max: maxPerView })]));
   /** Commits (and resets) per cached view, so a miss can tell whether one overlapped its read. */
   const commits = new Map<string, number>([...caches.keys()].map((view) => [view, 0]));
   const stats = { hits: 0, misses: 0 };
@@ -117,6 +84,14 @@ export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerV
       }
       committed(writes, true);
       return applied;
+    },
+    async bulkLoad(projection, writes, checkpoint) {
+      try {
+        await inner.bulkLoad(projection, writes, checkpoint);
+      } finally {
+        // Unguarded writes: the cached documents they touch are forgotten, not compared.
+        committed(writes, false);
+      }
     },
     getCheckpoint: (projection) => inner.getCheckpoint(projection),
     async reset(view, projection) {

@@ -16,6 +16,8 @@ import type { UpstreamResult } from './upstream.js';
 export const MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024;
 
 export interface AssetSigner {
+  /** The public base URLs are signed on now (it is known only once the server listens). */
+  base(): string;
   url(key: string, expiresAt: number): string;
   verify(key: string, expiresAt: number, signature: string): boolean;
 }
@@ -33,6 +35,7 @@ export function loadSigningSecret(configured: string | undefined, dataDir: strin
 export function createAssetSigner(secret: string, publicBaseUrl: () => string): AssetSigner {
   const sign = (key: string, exp: number) => createHmac('sha256', secret).update(`${key}\n${exp}`).digest('base64url').slice(0, 32);
   return {
+    base: publicBaseUrl,
     url: (key, exp) => `${publicBaseUrl()}/assets/${key}?exp=${exp}&sig=${sign(key, exp)}`,
     verify(key, exp, signature) {
       const expected = Buffer.from(sign(key, exp));

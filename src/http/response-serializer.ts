@@ -20,12 +20,28 @@ function zodOf(schema: Schema): $ZodType {
 }
 
 export function responseSerializer(log: FastifyBaseLogger, mode: 'log' | 'strict'): FastifySerializerCompiler<Schema> {
-  return ({ schema, method, url }) =>
-    (data) => {
+  return ({ schema, method, url }) => {
+    /**
+     * JSON of frozen answers (a polled task's signed view, engine/task-view.ts), per route: a
+     * frozen object can not have changed since it was checked and serialised, so the same
+     * object answered again is sent as it was. Entries go with their objects.
+     */
+    const kept = new WeakMap<object, string>();
+    return (data: unknown) => {
+      const frozen = data !== null && typeof data === 'object' && Object.isFrozen(data) ? data : undefined;
+      if (frozen) {
+        const json = kept.get(frozen);
+        if (json !== undefined) return json;
+      }
       const result = safeParse(zodOf(schema), data);
-      if (result.success) return JSON.stringify(result.data);
+      if (result.success) {
+        const json = JSON.stringify(result.data);
+        if (frozen) kept.set(frozen, json);
+        return json;
+      }
       if (mode === 'strict') throw new ResponseSerializationError(method, url, { cause: result.error });
       log.error({ method, route: url, issues: result.error.issues.slice(0, 5) }, 'answer does not match its declared response schema; sent as produced');
       return JSON.stringify(data);
     };
+  };
 }

@@ -40,3 +40,24 @@ describe('response serializer', () => {
     expect(res.statusCode).toBe(500);
   });
 });
+
+describe('response serializer: kept JSON of frozen answers', () => {
+  it('a frozen answer sent again is the JSON it was; an unfrozen one is serialised anew each time', async () => {
+    const app = Fastify({ logger: false });
+    app.setSerializerCompiler(responseSerializer(app.log, 'strict'));
+    let checks = 0;
+    const Answer = z.object({ id: z.string(), count: z.number() }).refine(() => ++checks > 0);
+    const frozen = Object.freeze({ id: 'f', count: 1 });
+    const open = { id: 'o', count: 1 };
+    app.get('/frozen', { schema: { response: { 200: Answer } } }, async () => frozen);
+    app.get('/open', { schema: { response: { 200: Answer } } }, async () => open);
+    await app.ready();
+    expect((await app.inject('/frozen')).json()).toEqual({ id: 'f', count: 1 });
+    expect((await app.inject('/frozen')).json()).toEqual({ id: 'f', count: 1 });
+    expect(checks).toBe(1);
+    expect((await app.inject('/open')).json()).toEqual({ id: 'o', count: 1 });
+    open.count = 2;
+    expect((await app.inject('/open')).json()).toEqual({ id: 'o', count: 2 });
+    expect(checks).toBe(3);
+  });
+});

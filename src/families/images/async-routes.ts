@@ -20,6 +20,8 @@ function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
 }
 
 export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
+  // Nothing to inline: the (frozen, shared) body as it is, so its JSON can be kept too.
+  if (!body.data.some((item) => item.b64_asset)) return body;
   const data = await Promise.all(
     body.data.map(async ({ b64_asset, ...rest }) => {
       if (!b64_asset) return rest;
