@@ -21,7 +21,15 @@ import {
 import { accountSnapshot, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../domain/account-snapshot.js';
 import { streams, type EventOf } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
-import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../ports/event-store.js';
+import {
+  appendSize,
+  MAX_APPEND_BYTES,
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventMetadata,
+  type EventStore,
+  type NewEvent,
+} from '../ports/event-store.js';
 import { loadAccount } from './account-load.js';
 import { toNewEvents } from './append.js';
 import { backoffDelay, sleep, type Backoff } from '../lib/backoff.js';
@@ -32,14 +40,26 @@ export interface AccountResult {
   position: bigint | undefined;
 }
 
+export interface ExecuteOptions {
+  /**
+   * Called, synchronously, each time the command's decision is handed to the store: with that
+   * append, still pending, so the caller can queue an append that must follow it
+   * (AppendOptions.after) into the same group commit. A conflicting append is decided again and
+   * appended again: the latest call is the one that counts. Not called when the command decides
+   * nothing, or is refused.
+   */
+  onAppend?: (append: Promise<AppendResult>) => void;
+}
+
 export interface AccountService {
-  execute(accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<AccountResult>;
+  execute(accountId: string, command: AccountCommand, metadata: EventMetadata, options?: ExecuteOptions): Promise<AccountResult>;
   state(accountId: string): Promise<AccountState>;
 }
 
 interface Pending {
   command: AccountCommand;
   metadata: EventMetadata;
+  onAppend: ExecuteOptions['onAppend'];
   resolve(result: AccountResult): void;
   reject(err: unknown): void;
 }
@@ -138,9 +158,11 @@ export function createAccountService(deps: {
         const decidedEvents = toAppend.flatMap((a) => toNewEvents([a.event], a.metadata));
         const closing = closingTheBooks(entry, accountId, decidedEvents, toAppend.at(-1)!.metadata.at);
         const newEvents = closing ? [...decidedEvents, closing.recorded] : decidedEvents;
-        const result = await events.append(streams.account(accountId), newEvents, {
+        const appending = events.append(streams.account(accountId), newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
         });
+        announceAppend(decided, appending, accountId);
+        const result = await appending;
         entry.revision = result.nextExpectedRevision;
         if (closing) applyAccountEvents(entry.state, [closing.event]);
         entry.sinceSnapshot = closing ? 0 : entry.sinceSnapshot + decidedEvents.length;
@@ -161,6 +183,19 @@ export function createAccountService(deps: {
         }
         for (const d of decided) d.pending.reject(err);
         return;
+      }
+    }
+  }
+
+  /** Hands the pending append to the commands that decided events in it (ExecuteOptions.onAppend). */
+  function announceAppend(decided: readonly { pending: Pending; events: AccountEvent[] }[], appending: Promise<AppendResult>, accountId: string): void {
+    for (const d of decided) {
+      if (d.events.length === 0 || !d.pending.onAppend) continue;
+      try {
+        d.pending.onAppend(appending);
+      } catch (err) {
+        // The caller's follow-up is its own affair: this batch's append goes on regardless.
+        log.error({ err, accountId }, 'a command failed to follow its account append');
       }
     }
   }
@@ -199,9 +234,9 @@ export function createAccountService(deps: {
   }
 
   return {
-    execute(accountId, command, metadata) {
+    execute(accountId, command, metadata, options) {
       return new Promise<AccountResult>((resolve, reject) => {
-        const pending: Pending = { command, metadata, resolve, reject };
+        const pending: Pending = { command, metadata, onAppend: options?.onAppend, resolve, reject };
         const queue = queues.get(accountId);
         if (queue) {
           queue.push(pending);

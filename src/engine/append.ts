@@ -14,7 +14,10 @@ export function appendEvents(
   store: EventStore,
   stream: string,
   events: readonly DomainEvent[],
-  options: { expectedRevision: ExpectedRevision; metadata: EventMetadata; ids?: readonly string[] },
+  options: { expectedRevision: ExpectedRevision; metadata: EventMetadata; ids?: readonly string[]; after?: Promise<AppendResult> },
 ): Promise<AppendResult> {
-  return store.append(stream, toNewEvents(events, options.metadata, options.ids), { expectedRevision: options.expectedRevision });
+  return store.append(stream, toNewEvents(events, options.metadata, options.ids), {
+    expectedRevision: options.expectedRevision,
+    ...(options.after ? { after: options.after } : {}),
+  });
 }

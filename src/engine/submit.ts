@@ -1,7 +1,10 @@
 /**
  * Accepting a task: quote, reserve on the account stream, then open the task stream. Two
  * single-stream appends; when the second fails the reservation is released at once, and when
- * the process dies between them the reconciler releases it after its grace period.
+ * the process dies between them the reconciler releases it after its grace period. The task
+ * stream's append follows the reservation's (AppendOptions.after): queued as soon as the
+ * reservation is decided, it commits in the same group commit on the embedded store (one fsync
+ * for both) and after it on any other, and is never written when the reservation is not.
  *
  * Large inline inputs (data URIs, declared raw Base64) are stored aside and recorded as
  * references (inline-inputs.ts): the recorded request is planned and its size checked before
@@ -12,7 +15,7 @@ import { InsufficientQuotaError, TasksInFlightLimitError, TokenQuotaExceededErro
 import { streams, type EventDataOf } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import { NoPriceError, quote } from '../domain/pricing.js';
-import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
+import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type AppendResult, type EventMetadata } from '../ports/event-store.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import { assertTokenCovers, tokenQuotaExhausted, type Caller } from './caller.js';
 import type { RequestDeps } from './request-deps.js';
@@ -119,6 +122,22 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
       'body',
     );
   }
+  // Async: the append is queued at once (before the first await), and an event refused by its
+  // schema is a rejection like any failed append, not a throw inside the account service.
+  const openTask = async (after?: Promise<AppendResult>): Promise<AppendResult> =>
+    appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], {
+      expectedRevision: 'no_stream',
+      metadata,
+      ...(after ? { after } : {}),
+    });
+  // Inline inputs are stored between the two appends (they must exist before the task does):
+  // only requests without any follow their reservation in the same commit.
+  let openingTask: Promise<AppendResult> | undefined;
+  const followReservation = (reserving: Promise<AppendResult>): void => {
+    openingTask = openTask(reserving);
+    // Awaited below when the reservation holds; when it does not, this append failed unwritten.
+    openingTask.catch(() => undefined);
+  };
   try {
     await deps.accounts.execute(
       caller.accountId,
@@ -138,6 +157,7 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
         },
       },
       metadata,
+      planned.inputs.length === 0 ? { onAppend: followReservation } : {},
     );
   } catch (err) {
     if (err instanceof TokenQuotaExceededError) throw tokenQuotaExhausted(err.remaining, err.requested);
@@ -165,7 +185,8 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     throw err;
   }
   try {
-    const result = await appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], { expectedRevision: 'no_stream', metadata });
+    // Not queued when the reservation decided nothing (an idempotent retry's, already made).
+    const result = await (openingTask ?? openTask());
     return { taskId, data, position: result.position, opened: true };
   } catch (err) {
     // This attempt's inputs (its own nonce) belong to no task: the task already there has its own.

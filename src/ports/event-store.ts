@@ -129,6 +129,11 @@ export interface ReadAllOptions {
   streamPrefixes?: readonly string[];
 }
 
+export interface ReadStreamsWithPrefixOptions {
+  /** Upper bound of one yielded page. Default 1000. */
+  pageSize?: number;
+}
+
 export interface SubscribeOptions {
   /** Exclusive starting position (a checkpoint). Omitted = from the beginning. */
   after?: bigint;
@@ -146,6 +151,40 @@ export interface Subscription extends AsyncIterable<RecordedEvent[]> {
   close(): Promise<void>;
 }
 
+export interface AppendOptions {
+  expectedRevision?: ExpectedRevision;
+  /**
+   * Another append to this store, still pending, that must be durable before this one is:
+   * when it fails, this append fails with PrecedingAppendFailedError and writes nothing. Not a
+   * multi-stream transaction: both stay single-stream appends with their own expectations, and
+   * this one may fail after the preceding one succeeded. A store that commits in groups (the
+   * embedded SQLite store) commits both in one group when it can; every other store simply
+   * waits for the preceding append before sending this one.
+   */
+  after?: Promise<AppendResult>;
+}
+
+/** The append this one was to follow (AppendOptions.after) failed; nothing of this one was written. */
+export class PrecedingAppendFailedError extends Error {
+  constructor(
+    readonly streamName: string,
+    readonly precedingError: unknown,
+  ) {
+    super(`stream ${streamName}: not appended, the append it was to follow failed`, { cause: precedingError });
+    this.name = 'PrecedingAppendFailedError';
+  }
+}
+
+/** Waits for the append `options.after` names (if any): how a store that sends appends one by one honours it. */
+export async function awaitPrecedingAppend(streamName: string, options: AppendOptions | undefined): Promise<void> {
+  if (!options?.after) return;
+  try {
+    await options.after;
+  } catch (error) {
+    throw new PrecedingAppendFailedError(streamName, error);
+  }
+}
+
 export interface EventStore {
   /**
    * Appends atomically to one stream. Throws WrongExpectedRevisionError when the expectation
@@ -153,7 +192,7 @@ export interface EventStore {
    * MAX_APPEND_BYTES. Appending events whose ids are all already the last events of the stream
    * (a retried append) succeeds without writing them twice.
    */
-  append(streamName: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  append(streamName: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   /**
    * Events of one stream from a revision (inclusive), at most maxCount. Forwards (the default):
    * in revision order, from revision 0 unless told. Backwards: newest first, from the last
@@ -162,6 +201,17 @@ export interface EventStore {
    */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Every event of every stream whose name starts with `prefix` ('' = every stream), in pages
+   * (never empty) of at most `pageSize`, so memory stays bounded however large the store is.
+   * Order: each stream comes complete, from revision 0, in revision order. Nothing is promised
+   * across streams (SQLite yields one stream after another; EventStoreDB interleaves them in
+   * commit order): a reader keeps state per stream. For a replay that needs no global order, it
+   * touches no event of other streams where the store can (SQLite: the (stream, revision) index).
+   * Events committed before the call are all read; one committed during the read may or may not
+   * be, but what is read of a stream is always gapless from revision 0.
+   */
+  readStreamsWithPrefix(prefix: string, options?: ReadStreamsWithPrefixOptions): AsyncIterable<RecordedEvent[]>;
   /** Position of the last event in the store (0n when empty). */
   headPosition(): Promise<bigint>;
   subscribe(options?: SubscribeOptions): Subscription;

@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type NewEvent } from '../../src/ports/event-store.js';
+import { appendAfterContract } from './event-store-after.contract.js';
 import { revisionContract } from './event-store-revisions.contract.js';
+import { streamsWithPrefixContract } from './event-store-streams-with-prefix.contract.js';
 import { subscriptionContract } from './event-store-subscription.contract.js';
 import { ids, newEvent, newEvents, uniquePrefix, uniqueStream, useEventStore, type EventStoreFactory } from './event-store.fixtures.js';
 
@@ -86,6 +88,7 @@ export function eventStoreContract(name: string, factory: EventStoreFactory): vo
     });
 
     revisionContract(store);
+    appendAfterContract(store);
 
     describe('append size', () => {
       /** An event of exactly `size` bytes as MAX_APPEND_BYTES measures an append of it alone. */
@@ -184,6 +187,7 @@ export function eventStoreContract(name: string, factory: EventStoreFactory): vo
       });
     });
 
+    streamsWithPrefixContract(store);
     subscriptionContract(store);
   });
 }

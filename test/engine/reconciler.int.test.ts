@@ -2,11 +2,10 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler, NEVER_SUBMITTED } from '../../src/engine/reconciler.js';
 import { submitTask } from '../../src/engine/submit.js';
-import { authenticate } from '../../src/http/auth/bearer.js';
 import type { EventStore } from '../../src/ports/event-store.js';
-import type { FastifyRequest } from 'fastify';
 import { faultyEventStore } from '../support/faulty-event-store.js';
-import { adminClient, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { callerFor as callerForGateway, submitOf } from '../support/submit-request.js';
 
 let gw: TestGateway;
 let failOn: { pattern: RegExp | undefined };
@@ -25,24 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-async function callerFor(credit: number) {
-  const admin = await adminClient(gw);
-  const user = await newUser(admin, { credit });
-  const { key } = await newToken(user.client);
-  const request = { headers: { authorization: `Bearer ${key}` }, ip: '127.0.0.1' } as unknown as FastifyRequest;
-  return { caller: await authenticate(request, gw.gateway.deps.tokens, new Date()), accountId: user.accountId };
-}
-
-const submitOf = (caller: Awaited<ReturnType<typeof callerFor>>['caller']) => ({
-  family: 'image',
-  channelFamily: 'images',
-  action: 'generate',
-  model: 'anime-diffusion-4-5-full',
-  caller,
-  request: { prompt: 'a cat' },
-  units: 1,
-  metadata: { at: new Date().toISOString() },
-});
+const callerFor = (credit: number) => callerForGateway(gw, credit);
 
 describe('reservation reconciler', () => {
   it('a failed task append releases the reservation at once', async () => {

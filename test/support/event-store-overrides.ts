@@ -9,6 +9,7 @@ export function withOverrides(store: EventStore, overrides: Partial<EventStore>)
     append: (stream, events, options) => store.append(stream, events, options),
     readStream: (s, o) => store.readStream(s, o),
     readAll: (o) => store.readAll(o),
+    readStreamsWithPrefix: (p, o) => store.readStreamsWithPrefix(p, o),
     headPosition: () => store.headPosition(),
     subscribe: (o) => store.subscribe(o),
     ping: () => store.ping(),

@@ -21,6 +21,8 @@
  *   created: reads are collected inside try/catch and a missing stream reads as [].
  * - `readAll` filters client-side (6.2.1 has no server-side filter for reads), skipping
  *   EventStoreDB's own events; `subscribe` filters server-side by stream prefix.
+ * - `readStreamsWithPrefix` has no index to use either: a client-side filtered `$all` read,
+ *   streams interleaved in commit order (each one still in revision order).
  */
 import {
   BACKWARDS,
@@ -44,6 +46,7 @@ import {
 import {
   appendSize,
   assertAppendFits,
+  awaitPrecedingAppend,
   EventTooLargeError,
   WrongExpectedRevisionError,
   type AppendResult,
@@ -66,6 +69,7 @@ import {
   toEventData,
   toRecordedEvent,
   validExpectedRevision,
+  type ClientRecordedEvent,
 } from './records.js';
 import { createEsdbSubscription, type SubscriptionDrop } from './subscription.js';
 
@@ -116,11 +120,12 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
     return { nextExpectedRevision: last.revision, position: last.position };
   }
 
-  /** Reads `$all` forwards from an inclusive position, page by page, until `keep` says stop. */
-  async function scanAll(from: Position | typeof START, visit: (event: RecordedEvent) => boolean): Promise<void> {
+  /** `$all` forwards from an inclusive position, one page at a time, without EventStoreDB's own events. */
+  async function* pagesOfAll(from: Position | typeof START): AsyncGenerator<ClientRecordedEvent[]> {
     let cursor: Position | undefined;
     for (;;) {
       const page = await collectAll(client.readAll({ direction: FORWARDS, fromPosition: cursor ?? from, maxCount: PAGE, resolveLinkTos: false }));
+      const events: ClientRecordedEvent[] = [];
       let fresh = 0;
       for (const resolved of page) {
         const event = resolved.event;
@@ -128,11 +133,41 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
         if (!event || !position || (cursor && comparePositions(position, cursor) <= 0)) continue;
         cursor = position;
         fresh += 1;
-        if (isSystemEvent(event)) continue;
-        if (!visit(toRecordedEvent(event))) return;
+        if (!isSystemEvent(event)) events.push(event);
       }
+      yield events;
       if (page.length < PAGE || fresh === 0) return;
     }
+  }
+
+  /** Reads `$all` forwards from an inclusive position, page by page, until `visit` says stop. */
+  async function scanAll(from: Position | typeof START, visit: (event: RecordedEvent) => boolean): Promise<void> {
+    for await (const events of pagesOfAll(from)) {
+      for (const event of events) if (!visit(toRecordedEvent(event))) return;
+    }
+  }
+
+  /**
+   * The fallback the client allows: 6.2.1's `readAll` takes no filter (only `subscribeToAll`
+   * does) and EventStoreDB has no stream-name range read, so this reads `$all` forwards and
+   * keeps the events of matching streams, filtered before they are decoded. `$all` is in commit
+   * order, which within a stream is revision order: each stream comes complete and in order,
+   * interleaved with the others, as the port allows.
+   */
+  async function* streamsWithPrefix(prefix: string, pageSize: number): AsyncGenerator<RecordedEvent[]> {
+    let found: RecordedEvent[] = [];
+    for await (const events of pagesOfAll(START)) {
+      assertOpen();
+      for (const event of events) {
+        if (!event.streamId.startsWith(prefix)) continue;
+        found.push(toRecordedEvent(event));
+        if (found.length === pageSize) {
+          yield found;
+          found = [];
+        }
+      }
+    }
+    if (found.length > 0) yield found;
   }
 
   return {
@@ -144,6 +179,8 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
       const data = events.map(toEventData);
       // Measured here as the server measures it, so a too-large append costs no round trip.
       assertAppendFits(stream, appendSize(events));
+      // No transaction spans two appends here: the one this follows is simply done first.
+      await awaitPrecedingAppend(stream, appendOptions);
 
       const tail = await readTail(stream, Math.max(1, ids.length));
       const current = tail.at(-1)?.revision ?? -1;
@@ -204,6 +241,11 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
         return found.length < maxCount;
       });
       return found;
+    },
+
+    readStreamsWithPrefix(prefix, readOptions = {}) {
+      assertOpen();
+      return streamsWithPrefix(prefix, Math.max(1, Math.trunc(readOptions.pageSize ?? 1000)));
     },
 
     async headPosition() {

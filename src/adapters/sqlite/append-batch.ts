@@ -2,9 +2,11 @@
  * The write side of the SQLite event store: one transaction per group-commit batch, one
  * savepoint per append, so a failed expectation rejects only its own caller. Expected
  * revisions follow EventStoreDB; a retried append whose ids are exactly the stream's last
- * events succeeds with the stored result and writes nothing.
+ * events succeeds with the stored result and writes nothing. An append that follows another
+ * of the same batch (`after`) is applied only when that one succeeded: both then commit in the
+ * batch's one transaction, so neither is on disk without the other having been decided.
  */
-import { expectationHolds, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
+import { expectationHolds, PrecedingAppendFailedError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
 import type { SqliteDatabase } from './database.js';
 import type { JobOutcome } from './group-commit.js';
 
@@ -19,6 +21,8 @@ export interface AppendJob {
   stream: string;
   events: readonly SerializedEvent[];
   expected: ExpectedRevision;
+  /** A job earlier in the same batch that must succeed for this one to be applied. */
+  after?: AppendJob;
 }
 
 export interface AppendBatchResult {
@@ -79,16 +83,34 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
   // only its own inserts are rolled back.
   const inSavepoint = db.transaction(applyOne);
 
+  function applyAfterPreceding(
+    job: AppendJob,
+    outcomeOf: ReadonlyMap<AppendJob, JobOutcome<AppendResult>>,
+  ): { outcome: JobOutcome<AppendResult>; wrote: boolean } {
+    if (job.after) {
+      const preceding = outcomeOf.get(job.after);
+      // The store queues a dependent append only behind a job of the same batch.
+      if (!preceding) {
+        return { outcome: { ok: false, error: new Error(`append to ${job.stream}: the append it follows is not earlier in its batch`) }, wrote: false };
+      }
+      if (!preceding.ok) return { outcome: { ok: false, error: new PrecedingAppendFailedError(job.stream, preceding.error) }, wrote: false };
+    }
+    try {
+      const applied = inSavepoint(job);
+      return { outcome: { ok: true, value: applied.result }, wrote: applied.wrote };
+    } catch (error) {
+      return { outcome: { ok: false, error }, wrote: false };
+    }
+  }
+
   const inTransaction = db.transaction((jobs: readonly AppendJob[]): AppendBatchResult => {
     let wrote = false;
+    const outcomeOf = new Map<AppendJob, JobOutcome<AppendResult>>();
     const outcomes = jobs.map((job): JobOutcome<AppendResult> => {
-      try {
-        const applied = inSavepoint(job);
-        wrote ||= applied.wrote;
-        return { ok: true, value: applied.result };
-      } catch (error) {
-        return { ok: false, error };
-      }
+      const applied = applyAfterPreceding(job, outcomeOf);
+      wrote ||= applied.wrote;
+      outcomeOf.set(job, applied.outcome);
+      return applied.outcome;
     });
     return { outcomes, wrote };
   });

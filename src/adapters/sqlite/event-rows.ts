@@ -33,7 +33,8 @@ export interface EventRow {
   metadata: string;
 }
 
-const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
+/** The columns an EventRow is read from, in every query of the events table. */
+export const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
 
 export function toRecordedEvent(row: EventRow): RecordedEvent {
   return {

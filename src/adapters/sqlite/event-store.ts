@@ -5,6 +5,7 @@
  */
 import {
   assertAppendFits,
+  awaitPrecedingAppend,
   serializedAppendSize,
   type AppendResult,
   type EventStore,
@@ -20,6 +21,8 @@ import { createChangeNotifier } from './change-notifier.js';
 import { openSqlite } from './database.js';
 import { EVENTS_SCHEMA, MAX_POSITION, prepareEventQueries, sqlLimit, toJson, toRecordedEvent } from './event-rows.js';
 import { createGroupCommit } from './group-commit.js';
+import { createQueuedAppends } from './queued-appends.js';
+import { prepareStreamsWithPrefixRead } from './stream-prefix-read.js';
 import { createCatchUpSubscription, type BatchRead } from './subscription.js';
 
 export interface SqliteEventStoreOptions {
@@ -46,6 +49,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
   const db = openSqlite(options.path);
   db.exec(EVENTS_SCHEMA);
   const queries = prepareEventQueries(db);
+  const streamsWithPrefix = prepareStreamsWithPrefixRead(db, () => assertOpen());
   const appendBatch = prepareAppendBatch(db);
   const notifier = createChangeNotifier();
   const subscriptions = new Set<Subscription>();
@@ -55,7 +59,9 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
   const stats: GroupCommitStats = { transactions: 0, appends: 0 };
   let closed = false;
 
+  const queuedAppends = createQueuedAppends();
   const groupCommit = createGroupCommit<AppendJob, AppendResult>((jobs) => {
+    queuedAppends.batchTaken();
     const { outcomes, wrote } = appendBatch(jobs);
     stats.transactions += 1;
     stats.appends += jobs.length;
@@ -78,16 +84,35 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
   }
 
   return {
-    async append(streamName, events, appendOptions) {
-      assertOpen();
-      const job: AppendJob = {
-        stream: requireStreamName(streamName),
-        events: serializeEvents(events),
-        expected: validExpectedRevision(appendOptions?.expectedRevision ?? 'any'),
-      };
-      // SQLite would take it; EventStoreDB would not: the same limit everywhere (port).
-      assertAppendFits(job.stream, serializedAppendSize(job.events));
-      return groupCommit.enqueue(job);
+    append(streamName, events, appendOptions) {
+      let job: AppendJob;
+      try {
+        assertOpen();
+        job = {
+          stream: requireStreamName(streamName),
+          events: serializeEvents(events),
+          expected: validExpectedRevision(appendOptions?.expectedRevision ?? 'any'),
+        };
+        // SQLite would take it; EventStoreDB would not: the same limit everywhere (port).
+        assertAppendFits(job.stream, serializedAppendSize(job.events));
+      } catch (error) {
+        // Refused before anything is queued: a rejection all the same, like every failed append.
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      const after = appendOptions?.after;
+      if (!after) return queuedAppends.track(groupCommit.enqueue(job), job);
+      // Right behind the append it follows, in the same transaction (one fsync for both); an
+      // append already taken for commit (or not this store's) is waited for instead.
+      const preceding = queuedAppends.stillQueued(after);
+      if (preceding) {
+        const dependent: AppendJob = { ...job, after: preceding };
+        return queuedAppends.track(groupCommit.enqueue(dependent), dependent);
+      }
+      const waiting = job;
+      return awaitPrecedingAppend(waiting.stream, appendOptions).then(() => {
+        assertOpen();
+        return groupCommit.enqueue(waiting);
+      });
     },
 
     async readStream(streamName, readOptions = {}) {
@@ -105,6 +130,11 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
       assertOpen();
       const rows = queries.readRange(readOptions.after ?? 0n, MAX_POSITION, sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? []);
       return rows.map(toRecordedEvent);
+    },
+
+    readStreamsWithPrefix(prefix, readOptions = {}) {
+      assertOpen();
+      return streamsWithPrefix(prefix, Math.max(1, Math.trunc(readOptions.pageSize ?? 1000)));
     },
 
     async headPosition() {

@@ -1,0 +1,65 @@
+/**
+ * `readStreamsWithPrefix` on the SQLite store: the streams whose names start with a prefix,
+ * read through the `(stream, revision)` index as one key range, one stream after another in
+ * name order, so the events of other streams are never touched (a full-store replay of the
+ * account streams skips the task events, two thirds of the store, entirely).
+ *
+ * Pages continue from the last `(stream, revision)` read (a keyset, not an offset), so each
+ * page is one index seek and memory stays bounded by the page size.
+ */
+import type { RecordedEvent } from '../../ports/event-store.js';
+import type { SqliteDatabase } from './database.js';
+import { COLUMNS, toRecordedEvent, type EventRow } from './event-rows.js';
+
+export type StreamsWithPrefixRead = (prefix: string, pageSize: number) => AsyncIterable<RecordedEvent[]>;
+
+/**
+ * The least string above every string that starts with `prefix`, in SQLite's BINARY order
+ * (memcmp of UTF-8, which is code point order): the prefix with its last code point raised by
+ * one (`account-` → `account.`). Undefined when there is none (an empty prefix, or one of
+ * U+10FFFF only): the range is then open above.
+ */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = points.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      // U+D800–U+DFFF are surrogates, not characters: the next one after U+D7FF is U+E000.
+      const next = last === 0xd7ff ? 0xe000 : last + 1;
+      return points.join('') + String.fromCodePoint(next);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * One page: `(stream, revision) > (?, ?)` is a range in the index's own key order, and starting
+ * from (prefix, -1) makes the first page `stream >= prefix` (revisions are never negative). The
+ * query plan is a SEARCH of events_stream_revision with no sort (a test holds it to that).
+ */
+export const STREAMS_WITH_PREFIX_SQL = {
+  bounded: `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) AND stream < ? ORDER BY stream, revision LIMIT ?`,
+  /** For a prefix with no upper bound (the empty prefix). */
+  open: `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) ORDER BY stream, revision LIMIT ?`,
+};
+
+export function prepareStreamsWithPrefixRead(db: SqliteDatabase, assertOpen: () => void): StreamsWithPrefixRead {
+  const bounded = db.prepare<[string, bigint | number, string, number], EventRow>(STREAMS_WITH_PREFIX_SQL.bounded).safeIntegers(true);
+  const open = db.prepare<[string, bigint | number, number], EventRow>(STREAMS_WITH_PREFIX_SQL.open).safeIntegers(true);
+
+  return async function* readStreamsWithPrefix(prefix, pageSize) {
+    const upper = prefixUpperBound(prefix);
+    let stream = prefix;
+    let revision: bigint | number = -1;
+    for (;;) {
+      assertOpen();
+      const rows: EventRow[] = upper === undefined ? open.all(stream, revision, pageSize) : bounded.all(stream, revision, upper, pageSize);
+      const last = rows.at(-1);
+      if (!last) return;
+      yield rows.map(toRecordedEvent);
+      if (rows.length < pageSize) return;
+      stream = last.stream;
+      revision = last.revision;
+    }
+  };
+}
