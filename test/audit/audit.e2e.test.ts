@@ -113,5 +113,9 @@ describe('billing audit', () => {
     await rebuildViews({ events, views, log }, projections);
     expect(await snapshot()).toEqual(before);
     expect((await auditAccounts(events, views)).discrepancies).toEqual([]);
+    // Over its memory bound the fold writes documents out and, on later pages, reads them back: the same views.
+    const spilled = await rebuildViews({ events, views, log }, projections, undefined, { maxDocuments: 4, pageSize: 7 });
+    expect(spilled.peakDocuments).toBeGreaterThan(4);
+    expect(await snapshot()).toEqual(before);
   });
 });

@@ -1,9 +1,9 @@
 /**
- * Consumes one partition of one topic for one group member, sequentially: read from the
- * committed offset, await the handler, commit the next offset, repeat; sleep until woken when
- * the partition is drained. A handler that throws gets the same message again after a short,
- * growing backoff — until it succeeds or the partition is taken away (then it stays uncommitted
- * and its next owner receives it: at-least-once).
+ * Consumes one partition of one topic for one group member, sequentially: read a batch from the
+ * committed offset, await the handler for each message, commit the offset after the last one
+ * handled, repeat; sleep until woken when the partition is drained. A handler that throws gets
+ * the same message again after a short, growing backoff — until it succeeds or the partition is
+ * taken away (then it stays uncommitted and its next owner receives it: at-least-once).
  */
 import type { DeliveredMessage } from '../../ports/bus.js';
 import type { BusLog, LoggedMessage } from './bus-log.js';
@@ -94,10 +94,17 @@ export function startPartitionWorker(o: PartitionWorkerOptions): PartitionWorker
           await idle();
           continue;
         }
-        for (const m of batch) {
-          if (stopped || !(await deliver(delivered(o.topic, m)))) break;
-          o.log.commit(o.groupId, o.topic, o.partition, m.offset + 1);
-          next = m.offset + 1;
+        let handled = next;
+        try {
+          for (const m of batch) {
+            if (stopped || !(await deliver(delivered(o.topic, m)))) break;
+            handled = m.offset + 1;
+          }
+        } finally {
+          // One commit for what the batch handled, also when it stops midway: fewer commits,
+          // and a crash before it only delivers those messages again (at-least-once).
+          if (handled !== next) o.log.commit(o.groupId, o.topic, o.partition, handled);
+          next = handled;
         }
         backoff = BACKOFF_MIN_MS;
       } catch {

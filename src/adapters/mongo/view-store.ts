@@ -52,6 +52,8 @@ export interface MongoViewStoreOptions {
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_NOT_FOUND = 26;
 const INDEX_RECHECK_MS = 10 * 60 * 1000;
+/** Documents per insertMany of a bulk load: well under the 16 MiB message limit for view documents. */
+const LOAD_CHUNK = 1000;
 
 type Op<T extends object> = AnyBulkWriteOperation<T>;
 
@@ -153,6 +155,24 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
       return counts.reduce((sum, n) => sum + n, 0);
     },
 
+    async bulkLoad(projection, writes, checkpoint) {
+      assertOpen();
+      requireProjection(projection);
+      if (checkpoint !== undefined) toStoredPosition(checkpoint);
+      // Validated and serialised first, as in commit: a bad write fails before anything is written.
+      const byView = new Map<string, { collection: Collection<ViewRecord>; records: ViewRecord[] }>();
+      for (const write of writes) {
+        const collection = views(write.view);
+        const entry = byView.get(collection.collectionName) ?? { collection, records: [] };
+        byView.set(collection.collectionName, entry);
+        entry.records.push(loadedRecord(write));
+      }
+      for (const { collection, records } of byView.values()) {
+        for (let start = 0; start < records.length; start += LOAD_CHUNK) await insertOrReplace(collection, records.slice(start, start + LOAD_CHUNK));
+      }
+      if (checkpoint !== undefined) await moveCheckpoint(projection, checkpoint);
+    },
+
     async getCheckpoint(projection) {
       assertOpen();
       const record = await checkpoints.findOne({ _id: requireProjection(projection) });
@@ -201,6 +221,34 @@ function guardedWrite(write: ViewWrite): Op<ViewRecord>[] {
     { updateOne: { filter: { _id: write.id }, update: { $setOnInsert: live }, upsert: true } },
     { updateOne: { filter: filterNewer, update: { $set: live, $unset: { deleted: '' } } } },
   ];
+}
+
+/** A document as a bulk load stores it: what a guarded write leaves, live or tombstone. */
+function loadedRecord(write: ViewWrite): ViewRecord {
+  if (typeof write.id !== 'string' || write.id.length === 0) throw new TypeError('view document id must be a non-empty string');
+  const position = toStoredPosition(write.position);
+  if (write.doc === null) return { _id: write.id, position, doc: null, deleted: true };
+  return { _id: write.id, position, doc: jsonDocument(write.doc) };
+}
+
+/**
+ * One unordered insertMany (the view was emptied, so nearly every document is new); the few a
+ * rebuild wrote before (it writes a document again after folding more into it) fail with a
+ * duplicate key and are replaced, unguarded, in one unordered bulk write.
+ */
+async function insertOrReplace(collection: Collection<ViewRecord>, records: readonly ViewRecord[]): Promise<void> {
+  try {
+    await collection.insertMany([...records], { ordered: false });
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError)) throw error;
+    const writeErrors = (Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors]) as readonly WriteError[];
+    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== DUPLICATE_KEY)) throw error;
+    const again = writeErrors.map((e) => records[e.index]!);
+    await collection.bulkWrite(
+      again.map(({ _id, ...replacement }) => ({ replaceOne: { filter: { _id }, replacement, upsert: true } })),
+      { ordered: false },
+    );
+  }
 }
 
 /**

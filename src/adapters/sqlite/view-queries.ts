@@ -58,19 +58,3 @@ export function orderClause(options: FindOptions): { shape: string; sql: string 
     sql: ` ORDER BY json_extract(doc, ${path}) ${direction}, id ${direction}`,
   };
 }
-
-/** A small Map that forgets everything when it grows past `limit` (statement shapes are few). */
-export function boundedCache<V>(limit: number): { get(key: string, create: () => V): V } {
-  const entries = new Map<string, V>();
-  return {
-    get(key, create) {
-      let value = entries.get(key);
-      if (value === undefined) {
-        if (entries.size >= limit) entries.clear();
-        value = create();
-        entries.set(key, value);
-      }
-      return value;
-    },
-  };
-}

@@ -2,12 +2,14 @@
  * Embedded ViewStore on a SQLite file. Every document carries the position of the last event
  * folded into it; a write at or below that position is ignored. Deletes leave a tombstone
  * (doc NULL, position kept) so a replayed older write cannot bring a deleted document back.
- * `commit` applies the writes and moves the checkpoint (forward only) in one transaction.
+ * `commit` applies the writes and moves the checkpoint (forward only) in one transaction;
+ * `bulkLoad` does the same with one unguarded INSERT OR REPLACE per document (rebuilds).
  */
 import type Database from 'better-sqlite3';
 import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import { openSqlite } from './database.js';
-import { boundedCache, orderClause, whereClause } from './view-queries.js';
+import { memoCache } from '../../lib/memo-cache.js';
+import { orderClause, whereClause } from './view-queries.js';
 
 export interface SqliteViewStoreOptions {
   path: string;
@@ -52,12 +54,14 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
      ON CONFLICT (projection) DO UPDATE SET position = excluded.position
      WHERE excluded.position > view_checkpoints.position`,
   );
+  // A rebuild's bulk load: no position guard, whatever the view holds under the id is replaced.
+  const replace = db.prepare<[string, string, bigint, string | null]>('INSERT OR REPLACE INTO view_documents (view, id, position, doc) VALUES (?, ?, ?, ?)');
   const readCheckpoint = db.prepare<[string], { position: bigint }>('SELECT position FROM view_checkpoints WHERE projection = ?').safeIntegers(true);
   const dropView = db.prepare<[string]>('DELETE FROM view_documents WHERE view = ?');
   const dropCheckpoint = db.prepare<[string]>('DELETE FROM view_checkpoints WHERE projection = ?');
   const pingStatement = db.prepare('SELECT 1');
-  const findStatements = boundedCache<Database.Statement<unknown[], DocumentRow>>(256);
-  const countStatements = boundedCache<Database.Statement<unknown[], { n: number }>>(256);
+  const findStatements = memoCache<string, Database.Statement<unknown[], DocumentRow>>(256);
+  const countStatements = memoCache<string, Database.Statement<unknown[], { n: number }>>(256);
 
   const commitTransaction = db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
     let applied = 0;
@@ -67,6 +71,10 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
     }
     if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
     return applied;
+  });
+  const loadTransaction = db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): void => {
+    for (const write of writes) replace.run(write.view, write.id, write.position, write.doc === null ? null : JSON.stringify(write.doc));
+    if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
   });
   const resetTransaction = db.transaction((view: string, projection: string) => {
     dropView.run(view);
@@ -93,7 +101,7 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
     async find<T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, findOptions: FindOptions = {}) {
       const filter = whereClause(where);
       const order = orderClause(findOptions);
-      const statement = findStatements.get(`${filter.shape}|${order.shape}`, () =>
+      const statement = findStatements.getOrMake(`${filter.shape}|${order.shape}`, () =>
         db.prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${LIVE}${filter.sql}${order.sql} LIMIT ? OFFSET ?`).safeIntegers(true),
       );
       const limit = findOptions.limit === undefined ? -1 : Math.max(0, Math.trunc(findOptions.limit));
@@ -103,12 +111,16 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
 
     async count(view, where) {
       const filter = whereClause(where);
-      const statement = countStatements.get(filter.shape, () => db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`));
+      const statement = countStatements.getOrMake(filter.shape, () => db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`));
       return statement.get(view, ...filter.params)?.n ?? 0;
     },
 
     async commit(projection, writes, checkpoint) {
       return commitTransaction.immediate(projection, writes, checkpoint);
+    },
+
+    async bulkLoad(projection, writes, checkpoint) {
+      loadTransaction.immediate(projection, writes, checkpoint);
     },
 
     async getCheckpoint(projection) {
