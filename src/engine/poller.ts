@@ -11,11 +11,12 @@ import type { KnownTask } from '../domain/task.js';
 import type { AssetStore } from '../ports/asset-store.js';
 import type { EventMetadata, EventStore } from '../ports/event-store.js';
 import { isPermanentRehostFailure } from './assets.js';
-import { beforeDeadline, remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from './deadline.js';
+import { remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from './deadline.js';
 import type { OutboundPolicy } from './outbound-guard.js';
 import type { Catalog } from './catalog.js';
 import { rehostCompletion, type CompletionData } from './rehost.js';
-import { Semaphore } from './semaphore.js';
+import { ChannelSlots } from './channel-slots.js';
+import { TimerSchedule, type Schedulable } from './timer-schedule.js';
 import { backoffDelay } from '../lib/backoff.js';
 import { executeTask, readTask } from './task-commands.js';
 import { resolveBaseUrl, upstreamModelOf, type UpstreamRegistry, type UpstreamStatus } from './upstream.js';
@@ -36,19 +37,28 @@ export interface PollerDeps {
   outbound: (channelBaseUrl: string) => OutboundPolicy;
 }
 
-interface Tracked {
+/**
+ * A task followed: what polling it needs and where it is in its round, nothing else. Its
+ * timing lives in the poller's one schedule (`dueAt`, `heapIndex`), a poll waiting for a slot
+ * of its channel is a reference in that channel's queue, and an abort controller exists only
+ * while an upstream call of the task runs (at most the channel's concurrency at once), so a
+ * task between polls holds no timer, promise or signal.
+ */
+interface Tracked extends Schedulable {
   task: KnownTask;
   /** Revision of the task stream as last seen (saves a read per change). */
   revision: number | undefined;
   errors: number;
   /** Polls that answered so far: the interval grows with them (see `nextPollIn`). */
   polls: number;
-  timer?: NodeJS.Timeout;
   /**
-   * The upstream call under way (a poll or the re-hosting of results), aborted when the task is
-   * untracked (its partition moved). Only while a call runs: a controller per task in flight,
-   * held for its whole life, would cost memory at 100,000 tasks.
+   * - `waiting`: scheduled for its next poll;
+   * - `queued`: due, waiting for a slot of its channel (scheduled at its deadline);
+   * - `calling`: its upstream poll runs (scheduled at its deadline, which aborts the call);
+   * - `recording`: appending what the poll found, or re-hosting results (not scheduled).
    */
+  phase: 'waiting' | 'queued' | 'calling' | 'recording';
+  /** The upstream call under way (a poll or the re-hosting of results), aborted when the task is untracked or the poller stops. */
   call?: AbortController;
 }
 
@@ -70,38 +80,42 @@ export interface Poller {
 
 export function createPoller(deps: PollerDeps): Poller {
   const tracked = new Map<string, Tracked>();
-  const limits = new Map<string, Semaphore>();
+  /** Steps under way (polls, appends, re-hosting, time-outs): a stop waits for them. */
   const running = new Set<Promise<void>>();
   let stopped = false;
   let lastPoll: Date | undefined;
 
-  const limitOf = (channelId: string) => {
-    let s = limits.get(channelId);
-    if (!s) limits.set(channelId, (s = new Semaphore(deps.channelConcurrency)));
-    return s;
-  };
+  const timers = new TimerSchedule<Tracked>((entry) => onDue(entry));
+  const slots = new ChannelSlots<Tracked>(deps.channelConcurrency, (entry) => startPoll(entry));
+
   const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
 
   /** Still this poller's to follow (not untracked since, nor tracked again as a new entry). */
   const followed = (entry: Tracked) => tracked.get(entry.task.taskId) === entry;
-  /** The upstream call's signal: aborts at the deadline (`signal`) or when the task is untracked. */
-  /**
-   * Runs one upstream call of the entry with a signal aborted at the deadline (`deadline`, when
-   * given) or when the task is untracked meanwhile. Linked by a listener removed after the call,
-   * not AbortSignal.any, whose composite signals stay reachable from long-lived sources.
-   */
-  async function asCall<T>(entry: Tracked, deadline: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const call = new AbortController();
-    const onDeadline = () => call.abort(deadline?.reason);
-    if (deadline?.aborted) call.abort(deadline.reason);
-    else deadline?.addEventListener('abort', onDeadline, { once: true });
-    entry.call = call;
-    try {
-      return await run(call.signal);
-    } finally {
-      deadline?.removeEventListener('abort', onDeadline);
-      if (entry.call === call) entry.call = undefined;
+
+  /** Runs a step of the entry in the background; an error nothing expected backs the task off. */
+  function inBackground(entry: Tracked, step: () => Promise<void>): void {
+    const p = step().catch((err: unknown) => {
+      deps.log.error({ err, taskId: entry.task.taskId }, 'poll failed unexpectedly');
+      entry.errors++;
+      schedule(entry, backoff(entry));
+    });
+    running.add(p);
+    void p.finally(() => running.delete(p));
+  }
+
+  /** Its time came: the next poll, or (queued or calling) its deadline. */
+  function onDue(entry: Tracked): void {
+    if (stopped || !followed(entry)) return;
+    if (entry.phase === 'waiting') beginPoll(entry);
+    else if (entry.phase === 'queued') {
+      slots.remove(entry.task.channelId!, entry);
+      entry.phase = 'recording';
+      inBackground(entry, () => timeOut(entry, deadlineOf(entry.task)!));
+    } else if (entry.phase === 'calling') {
+      // The call stops being waited for at once (untilAborted), whatever the upstream does.
+      entry.call?.abort(new TaskDeadlineError(deadlineOf(entry.task)!.maxAgeSeconds));
     }
   }
 
@@ -110,15 +124,8 @@ export function createPoller(deps: PollerDeps): Poller {
     // Never past the deadline: the poll at the deadline fails the task.
     const deadline = deadlineOf(entry.task);
     const delay = deadline ? Math.min(delayMs, remainingMs(deadline, deps.clock())) : delayMs;
-    entry.timer = setTimeout(() => {
-      const p = pollOnce(entry).catch((err: unknown) => {
-        deps.log.error({ err, taskId: entry.task.taskId }, 'poll failed unexpectedly');
-        entry.errors++;
-        schedule(entry, backoff(entry));
-      });
-      running.add(p);
-      void p.finally(() => running.delete(p));
-    }, delay);
+    entry.phase = 'waiting';
+    timers.schedule(entry, delay);
   }
 
   /** When the task must have ended; undefined while its channel or family is unknown. */
@@ -159,6 +166,17 @@ export function createPoller(deps: PollerDeps): Poller {
     return backoffDelay({ initialMs: intervalOf(entry.task), maxMs: 60_000, jitter: 'equal' }, entry.errors);
   }
 
+  /** The re-hosting of results, aborted when the task is untracked or the poller stops (its deadline is rehostCompletion's). */
+  async function asCall<T>(entry: Tracked, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const call = new AbortController();
+    entry.call = call;
+    try {
+      return await run(call.signal);
+    } finally {
+      if (entry.call === call) entry.call = undefined;
+    }
+  }
+
   async function finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void> {
     const t = entry.task;
     const known = entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision };
@@ -168,7 +186,7 @@ export function createPoller(deps: PollerDeps): Poller {
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
       let completion: CompletionData;
       try {
-        completion = await asCall(entry, undefined, (abort) =>
+        completion = await asCall(entry, (abort) =>
           rehostCompletion(deps, {
             task: t,
             channel: { key: channel.key, baseUrl },
@@ -210,44 +228,86 @@ export function createPoller(deps: PollerDeps): Poller {
     tracked.delete(t.taskId);
   }
 
-  async function pollOnce(entry: Tracked): Promise<void> {
-    if (stopped || !followed(entry)) return;
+  /** Due: a task whose channel is gone is lost, one past its deadline times out, the others queue for a slot of their channel. */
+  function beginPoll(entry: Tracked): void {
     const t = entry.task;
     const channel = t.channelId ? deps.catalog.channel(t.channelId) : undefined;
     const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
+    entry.phase = 'recording';
     if (!channel || !adapter || !t.upstreamTaskId) {
-      await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
+      inBackground(entry, () => finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` }));
+      return;
+    }
+    const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
+    const left = remainingMs(deadline, deps.clock());
+    if (left <= 0) {
+      inBackground(entry, () => timeOut(entry, deadline));
+      return;
+    }
+    // Waiting for a slot and then calling, the task still fails at its deadline (onDue).
+    entry.phase = 'queued';
+    timers.schedule(entry, left);
+    slots.enqueue(channel.channelId, entry);
+  }
+
+  /** A slot of its channel is the entry's: the upstream poll starts. */
+  function startPoll(entry: Tracked): void {
+    entry.phase = 'calling';
+    inBackground(entry, () => pollOnce(entry));
+  }
+
+  async function pollOnce(entry: Tracked): Promise<void> {
+    const t = entry.task;
+    const channelId = t.channelId!;
+    const channel = deps.catalog.channel(channelId);
+    const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
+    if (stopped || !followed(entry) || !channel || !adapter) {
+      slots.release(channelId);
+      timers.remove(entry);
+      entry.phase = 'recording';
+      // The channel went while the poll waited for its slot.
+      if (!stopped && followed(entry)) await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
       return;
     }
     const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
     if (remainingMs(deadline, deps.clock()) <= 0) {
+      slots.release(channelId);
+      timers.remove(entry);
+      entry.phase = 'recording';
       await timeOut(entry, deadline);
       return;
     }
+    const call = new AbortController();
+    entry.call = call;
     let status: UpstreamStatus;
     try {
-      status = await beforeDeadline(deadline, deps.clock(), (atDeadline) =>
-        asCall(entry, atDeadline, (signal) =>
-          limitOf(channel.channelId).run(() =>
-            adapter.poll({
-              channel,
-              baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
-              upstreamModel: upstreamModelOf(channel, t.model),
-              task: t,
-              upstreamTaskId: t.upstreamTaskId!,
-              signal,
-            }),
-          ),
+      status = await untilAborted(
+        callHoldingSlot(channelId, () =>
+          adapter.poll({
+            channel,
+            baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
+            upstreamModel: upstreamModelOf(channel, t.model),
+            task: t,
+            upstreamTaskId: t.upstreamTaskId!,
+            signal: call.signal,
+          }),
         ),
+        call.signal,
       );
     } catch (err) {
       // Revoked mid-poll (the abort is the likely error): the partition's new owner polls it.
       // Stopped mid-poll: nothing is recorded, the next start adopts the task.
       if (stopped || !followed(entry)) return;
+      timers.remove(entry);
+      entry.phase = 'recording';
       await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
       return;
+    } finally {
+      if (entry.call === call) entry.call = undefined;
     }
     if (!followed(entry)) return;
+    timers.remove(entry);
+    entry.phase = 'recording';
     entry.errors = 0;
     lastPoll = new Date();
     if (status.state === 'queued' || status.state === 'in_progress') {
@@ -283,6 +343,22 @@ export function createPoller(deps: PollerDeps): Poller {
     }
   }
 
+  /**
+   * The upstream call, its channel's slot held until the call itself settles (not merely until
+   * the poller stops waiting for it), as the semaphore did; a stop waits for it too.
+   */
+  function callHoldingSlot<T>(channelId: string, call: () => Promise<T>): Promise<T> {
+    // Called at once; a synchronous throw becomes the call's rejection.
+    const work = (async () => call())();
+    const settled = work.then(
+      () => slots.release(channelId),
+      () => slots.release(channelId),
+    );
+    running.add(settled);
+    void settled.finally(() => running.delete(settled));
+    return work;
+  }
+
   /** A failed step: past the deadline the task times out, otherwise it is tried again later. */
   async function timeOutOrBackOff(entry: Tracked, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
     if (err instanceof TaskDeadlineError) {
@@ -294,33 +370,54 @@ export function createPoller(deps: PollerDeps): Poller {
     schedule(entry, backoff(entry));
   }
 
+  /** Stops following the entry: out of the schedule and its channel's queue, its call aborted. */
+  function drop(entry: Tracked, why: string): void {
+    timers.remove(entry);
+    if (entry.phase === 'queued') slots.remove(entry.task.channelId!, entry);
+    entry.call?.abort(new Error(why));
+  }
+
   return {
     track(task, revision) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, revision, errors: 0, polls: 0 };
+      const entry: Tracked = { task, revision, errors: 0, polls: 0, phase: 'waiting', dueAt: 0, heapIndex: -1 };
       tracked.set(task.taskId, entry);
       schedule(entry, nextPollIn(entry));
     },
     untrackWhere(matches) {
       for (const [taskId, entry] of tracked) {
         if (!matches(taskId)) continue;
-        clearTimeout(entry.timer);
         tracked.delete(taskId);
-        entry.call?.abort(new Error("the task's partition moved to another instance"));
+        drop(entry, "the task's partition moved to another instance");
       }
     },
     size: () => tracked.size,
     lastPoll: () => lastPoll,
     async stop() {
       stopped = true;
-      for (const entry of tracked.values()) {
-        clearTimeout(entry.timer);
-        // A call under way records nothing once stopped: end it rather than wait for the upstream.
-        entry.call?.abort(new Error('the poller is stopping'));
-      }
+      timers.clear();
+      slots.clearWaiting();
+      // A call under way records nothing once stopped: end it rather than wait for the upstream.
+      for (const entry of tracked.values()) entry.call?.abort(new Error('the poller is stopping'));
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/**
+ * The work's outcome, or the signal's reason as soon as it aborts: the poller stops waiting for
+ * an upstream that ignores its signal (at the deadline, on a revoke or a stop).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Loads a task's current state for tracking (used when rebuilding the in-flight set). */
