@@ -1,5 +1,6 @@
 /** The benchmark's results: each figure beside its baseline and its target. */
 import { cpus, totalmem } from 'node:os';
+import type { SimulatorMode } from './gateway.js';
 import type { LoadResult } from './load.js';
 import type { AccountLoadResult } from './scenarios/account-load.js';
 import type { LifecycleResult } from './scenarios/lifecycle.js';
@@ -10,6 +11,8 @@ export interface BenchResults {
   date: string;
   command: string;
   quick: boolean;
+  /** Where the upstream simulator ran in the gateway scenarios (older results: in process). */
+  simulator: SimulatorMode;
   machine: { cpus: number; model: string; memoryGiB: number; node: string };
   baseline: LoadResult;
   poll: LoadResult;
@@ -97,11 +100,18 @@ export function rows(r: BenchResults): Row[] {
   ];
 }
 
+function simulatorLine(mode: SimulatorMode): string {
+  return mode === 'out-of-process'
+    ? 'Simulator: out of process (`src/simulator/main.ts` on its own port; the gateway measured alone).'
+    : 'Simulator: in process (mounted in the gateway at `/_sim`; both ends of every upstream call count against the gateway).';
+}
+
 export function markdown(r: BenchResults): string {
   const lines = [
     `### ${r.date}${r.quick ? ' (quick)' : ''}`,
     '',
     `Machine: ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}. Command: \`${r.command}\`. Load: autocannon, loopback, 50 connections.`,
+    simulatorLine(r.simulator),
     '',
     '| figure | measured | target | met |',
     '|---|---|---|---|',

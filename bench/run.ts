@@ -6,9 +6,14 @@
  * `--only poll,lifecycle,replay,memory,account,busy` runs just those scenarios (with the baseline, for
  * the ratios) at the chosen size and prints their raw figures as JSON, writing nothing: for
  * before/after comparisons while working on one figure.
+ * `--sim out-of-process|in-process`: where the upstream simulator runs in the gateway scenarios.
+ * Out of process (the default) it is a process of its own (src/simulator/main.ts) the gateway's
+ * channels point at, so only the gateway's work is measured; in process it is mounted in the
+ * gateway at `/_sim` as on the embedded default (how every run before 2026-11-25 measured).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { simulatorModeOf } from './gateway.js';
 import { machine, markdown, rows, type BenchResults } from './report.js';
 import { accountLoad } from './scenarios/account-load.js';
 import { baseline, pollAndSubmit } from './scenarios/http.js';
@@ -19,6 +24,7 @@ import { submitInFlight } from './scenarios/submit-inflight.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const sim = simulatorModeOf(args);
 const outIndex = args.indexOf('--out');
 const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
 
@@ -34,13 +40,13 @@ function step(name: string): void {
 }
 
 if (only) {
-  const partial: Record<string, unknown> = { baseline: await baseline(basePort, size.seconds) };
-  if (only.has('poll')) partial.pollAndSubmit = await pollAndSubmit(basePort + 1, size.seconds, size.pool);
-  if (only.has('lifecycle')) partial.lifecycle = await lifecycle(basePort + 2, size.lifecycle);
+  const partial: Record<string, unknown> = { simulator: sim, baseline: await baseline(basePort, size.seconds) };
+  if (only.has('poll')) partial.pollAndSubmit = await pollAndSubmit(basePort + 1, size.seconds, size.pool, sim);
+  if (only.has('lifecycle')) partial.lifecycle = await lifecycle(basePort + 2, size.lifecycle, sim);
   if (only.has('replay')) partial.replay = await replay(size.events);
-  if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight);
+  if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight, sim);
   if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
-  if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds);
+  if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
   process.stdout.write(`${JSON.stringify(partial, null, 2)}\n`);
   process.exit(0);
 }
@@ -48,22 +54,25 @@ if (only) {
 step('baseline');
 const base = await baseline(basePort, size.seconds);
 step('poll and submit');
-const { poll, submit } = await pollAndSubmit(basePort + 1, size.seconds, size.pool);
+const { poll, submit } = await pollAndSubmit(basePort + 1, size.seconds, size.pool, sim);
 step(`life cycle of ${size.lifecycle} tasks`);
-const life = await lifecycle(basePort + 2, size.lifecycle);
+const life = await lifecycle(basePort + 2, size.lifecycle, sim);
 step(`replay and rebuild over ${size.events} events`);
 const rep = await replay(size.events);
 step(`memory with ${size.inflight} tasks in flight`);
-const mem = await memory(basePort + 3, size.inflight);
+const mem = await memory(basePort + 3, size.inflight, sim);
 step(`account load with ${size.settled} settled tasks`);
 const acct = await accountLoad(size.settled);
 step(`submit with ${size.submitInFlight} tasks in flight`);
-const busy = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds);
+const busy = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
 
+// What changes the figures, as the command line said it (not where they are written).
+const commandFlags = [...(quick ? ['--quick'] : []), ...(args.includes('--sim') ? [`--sim ${sim}`] : [])];
 const results: BenchResults = {
   date: new Date().toISOString(),
-  command: `npm run bench${quick ? ' -- --quick' : ''}`,
+  command: `npm run bench${commandFlags.length > 0 ? ` -- ${commandFlags.join(' ')}` : ''}`,
   quick,
+  simulator: sim,
   machine: machine(),
   baseline: base,
   poll,

@@ -1,6 +1,7 @@
 /** Baseline, poll and submit: requests/s and latency under autocannon, 50 connections. */
 import { tempDir } from '../../test/support/tmp.js';
 import { fundedKey, pool } from '../client.js';
+import { startGateway, type SimulatorMode } from '../gateway.js';
 import { load, type LoadResult } from '../load.js';
 import { startChild } from '../processes.js';
 
@@ -25,12 +26,12 @@ export const gatewayEnv = (dataDir: string, extra: Record<string, string> = {}) 
   ...extra,
 });
 
-// Small images: the simulator runs in the gateway's process, and PNG encoding is its cost, not the gateway's.
+// Small images: with `--sim in-process` the simulator runs in the gateway's process, and what it does is not the gateway's cost.
 const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'bench', size: '64x64' });
 
-export async function pollAndSubmit(port: number, seconds: number, poolSize: number): Promise<{ poll: LoadResult; submit: LoadResult }> {
+export async function pollAndSubmit(port: number, seconds: number, poolSize: number, sim: SimulatorMode): Promise<{ poll: LoadResult; submit: LoadResult }> {
   const dir = tempDir('gateway-bench-');
-  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path), '/readyz');
+  const gw = await startGateway(port, gatewayEnv(dir.path), sim);
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

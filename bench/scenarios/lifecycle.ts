@@ -1,7 +1,7 @@
 /** Life cycle: tasks submitted as fast as accepted and driven to completion; projection lag. */
 import { tempDir } from '../../test/support/tmp.js';
 import { adminCookie, fundedKey, pool } from '../client.js';
-import { startChild } from '../processes.js';
+import { startGateway, type SimulatorMode } from '../gateway.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
 export interface LifecycleResult {
@@ -17,9 +17,9 @@ interface Metrics {
   data: { final_event_lag_ms: { count: number; p50: number | null; p99: number | null }; tasks_in_flight: { submitted: number; dispatched: number } };
 }
 
-export async function lifecycle(port: number, tasks: number): Promise<LifecycleResult> {
+export async function lifecycle(port: number, tasks: number, sim: SimulatorMode): Promise<LifecycleResult> {
   const dir = tempDir('gateway-bench-');
-  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path), '/readyz');
+  const gw = await startGateway(port, gatewayEnv(dir.path), sim);
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const cookie = await adminCookie(gw.url, ADMIN_PASSWORD);

@@ -1,12 +1,12 @@
 /** Memory: peak RSS of a gateway holding many tasks in flight (the simulator never finishes them). */
 import { adminCookie, fundedKey, pool } from '../client.js';
 import { tempDir } from '../../test/support/tmp.js';
-import { startChild } from '../processes.js';
+import { startGateway, type SimulatorMode } from '../gateway.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
-export async function memory(port: number, tasks: number): Promise<{ tasks: number; peakRssBytes: number; idleRssBytes: number }> {
+export async function memory(port: number, tasks: number, sim: SimulatorMode): Promise<{ tasks: number; peakRssBytes: number; idleRssBytes: number }> {
   const dir = tempDir('gateway-bench-');
-  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), '/readyz');
+  const gw = await startGateway(port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), sim);
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const idleRssBytes = gw.peakRss();

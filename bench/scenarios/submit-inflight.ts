@@ -5,7 +5,7 @@
  */
 import { adminCookie, fundedKey, pool } from '../client.js';
 import { load, type LoadResult } from '../load.js';
-import { startChild } from '../processes.js';
+import { startGateway, type SimulatorMode } from '../gateway.js';
 import { tempDir } from '../../test/support/tmp.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
@@ -17,9 +17,9 @@ export interface SubmitInFlightResult {
 
 const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'bench', size: '64x64' });
 
-export async function submitInFlight(port: number, tasks: number, seconds: number): Promise<SubmitInFlightResult> {
+export async function submitInFlight(port: number, tasks: number, seconds: number, sim: SimulatorMode): Promise<SubmitInFlightResult> {
   const dir = tempDir('gateway-bench-');
-  const gw = await startChild('src/main.ts', port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), '/readyz');
+  const gw = await startGateway(port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), sim);
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -1,10 +1,12 @@
 /**
- * Real media bytes for simulated results: PNG images (pngjs), PCM WAV audio with a tone, and a
- * small MP4 container. All generators are deterministic in their inputs, so a stateless file URL
- * can be served again and again with the same bytes.
+ * Real media bytes for simulated results: PNG images, PCM WAV audio with a tone, and a small MP4
+ * container. All generators are deterministic in their inputs, so a stateless file URL can be
+ * served again and again with the same bytes; what does not depend on the seed is encoded once
+ * and kept in a bounded cache, so serving a result file costs the simulator little.
  */
 import { createHash } from 'node:crypto';
-import { PNG } from 'pngjs';
+import { crc32, deflateSync } from 'node:zlib';
+import { memoCache } from '../lib/memo-cache.js';
 
 export const MAX_IMAGE_SIDE = 4096;
 
@@ -18,18 +20,42 @@ export function seedColour(seed: string | number): Rgb {
 }
 
 /**
- * A `width`×`height` RGB PNG filled with the seed's colour. Sides are clamped to 1..4096. The
- * `Sub` filter turns every row of a solid image into zeros, so even 4096×4096 encodes in well
- * under a second and to a few tens of kilobytes.
+ * A `width`×`height` PNG filled with the seed's colour. Sides are clamped to 1..4096. It is a
+ * one-entry palette image (bit depth 1): every pixel is index 0 whatever the colour, so the
+ * compressed pixels depend on the size alone and are encoded once per size (a bounded cache);
+ * the seed only changes the 3-byte palette. A request for a result costs a few small copies,
+ * not an encoding, and even 4096×4096 is a few kilobytes.
  */
 export function makePng(width: number, height: number, seed: string | number): Buffer {
   const w = clampSide(width);
   const h = clampSide(height);
-  const [r, g, b] = seedColour(seed);
-  const options = { width: w, height: h, colorType: 2, inputColorType: 2, inputHasAlpha: false, filterType: 1 } as const;
-  const png = new PNG(options);
-  png.data = Buffer.alloc(w * h * 3).fill(Buffer.from([r, g, b]));
-  return PNG.sync.write(png, options);
+  const { head, pixels } = solidPngParts.getOrMake(`${w}x${h}`, () => encodeSolidPng(w, h));
+  return Buffer.concat([head, pngChunk('PLTE', Buffer.from(seedColour(seed))), pixels]);
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** Sizes in use are few (the requested sizes, their previews, the video tiers); each entry is a few kB. */
+const solidPngParts = memoCache<string, { head: Buffer; pixels: Buffer }>(64);
+
+/** Signature and IHDR (head); IDAT and IEND (pixels): what does not depend on the colour. */
+function encodeSolidPng(w: number, h: number): { head: Buffer; pixels: Buffer } {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 1; // bit depth
+  ihdr[9] = 3; // colour type: palette
+  // compression, filter and interlace methods: 0
+  // Each scanline: filter byte 0 (none), then ceil(w / 8) bytes of 1-bit indices, all 0.
+  const scanlines = Buffer.alloc(h * (1 + Math.ceil(w / 8)));
+  return {
+    head: Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', ihdr)]),
+    pixels: Buffer.concat([pngChunk('IDAT', deflateSync(scanlines)), pngChunk('IEND', Buffer.alloc(0))]),
+  };
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const typeAndData = Buffer.concat([ascii(type), data]);
+  return Buffer.concat([u32(data.length), typeAndData, u32(crc32(typeAndData))]);
 }
 
 function clampSide(side: number): number {
@@ -39,11 +65,21 @@ function clampSide(side: number): number {
 
 /**
  * A mono 16-bit PCM RIFF/WAVE file of `seconds` holding a sine tone (default 440 Hz at a third
- * of full scale). 44-byte canonical header followed by the samples.
+ * of full scale). 44-byte canonical header followed by the samples. Files up to 1 MiB (the
+ * simulated songs are 48 kB) are computed once per input and copied out of a bounded cache.
  */
 export function makeWav(seconds: number, sampleRate = 8000, frequencyHz = 440): Buffer {
   if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new Error('sampleRate must be a positive integer');
   const samples = Math.max(0, Math.round(Math.max(0, seconds) * sampleRate));
+  if (samples * 2 > MAX_CACHED_WAV_BYTES) return encodeWav(samples, sampleRate, frequencyHz);
+  // A copy: the cached bytes are never handed out, so no caller can alter another's file.
+  return Buffer.from(wavFiles.getOrMake(`${samples}:${sampleRate}:${frequencyHz}`, () => encodeWav(samples, sampleRate, frequencyHz)));
+}
+
+const MAX_CACHED_WAV_BYTES = 2 ** 20;
+const wavFiles = memoCache<string, Buffer>(16);
+
+function encodeWav(samples: number, sampleRate: number, frequencyHz: number): Buffer {
   const dataBytes = samples * 2;
   const out = Buffer.alloc(44 + dataBytes);
   out.write('RIFF', 0, 'ascii');

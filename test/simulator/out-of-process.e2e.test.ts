@@ -1,0 +1,102 @@
+/**
+ * The simulator as a process of its own (`src/simulator/main.ts`, how `npm run bench` runs it):
+ * a gateway whose seeded `/_sim` channels resolve to it through `SIMULATOR_URL` drives tasks
+ * to their end there, prompt markers included, and its own mount is not called.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedEnv, freePort } from '../support/child-gateway.js';
+import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
+import { pngSize, waitForImageTask } from '../support/images.js';
+import { pollUntil } from '../support/videos.js';
+
+let simulator: ChildProcess;
+let simulatorLog = '';
+let gw: TestGateway;
+let api: Client;
+
+async function startSimulatorProcess(): Promise<string> {
+  const port = await freePort();
+  // Node with tsx as a loader, so the pid is the simulator itself (a SIGTERM stops it).
+  simulator = spawn(process.execPath, ['--import', 'tsx', 'src/simulator/main.ts'], {
+    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', SIM_STEP_MS: '20', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  simulator.stdout?.on('data', (d: Buffer) => (simulatorLog += d.toString()));
+  simulator.stderr?.on('data', (d: Buffer) => (simulatorLog += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (simulator.exitCode !== null) throw new Error(`simulator exited with ${simulator.exitCode}: ${simulatorLog}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return url;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`simulator did not start: ${simulatorLog}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  const simulatorUrl = await startSimulatorProcess();
+  // The gateway's own simulator steps for an hour: a task that finishes was answered by the other process.
+  gw = await startGateway({ SIMULATOR_URL: simulatorUrl, SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '20' });
+  const admin = await adminClient(gw);
+  const user = await newUser(admin, { credit: 500_000_000 });
+  api = new Client(gw.url, (await newToken(user.client)).key);
+}, 90_000);
+
+afterAll(async () => {
+  await gw?.close();
+  if (simulator && simulator.exitCode === null) {
+    const exited = new Promise((r) => simulator.once('exit', r));
+    simulator.kill('SIGTERM');
+    await exited;
+  }
+});
+
+const submitImage = (body: Record<string, unknown>) => api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', ...body });
+
+describe('a gateway on an out-of-process simulator (SIMULATOR_URL)', () => {
+  it('drives an image task to completion there and re-hosts its file', async () => {
+    const r = await submitImage({ prompt: 'a fox', n: 2, size: '64x96' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const done = await waitForImageTask(api, r.body.id);
+    expect(done.status).toBe('completed');
+    expect(done.data).toHaveLength(2);
+    const file = await fetch(done.data[0].url);
+    expect(file.status).toBe(200);
+    expect(pngSize(Buffer.from(await file.arrayBuffer()))).toEqual({ width: 64, height: 96 });
+    expect(done.data[0].url.startsWith(`${gw.url}/assets/`)).toBe(true);
+    // Submit, polls and the file download reached the other process.
+    expect(simulatorLog).toContain('"url":"/_sim/');
+    expect(simulatorLog).toContain('"url":"/_sim/files/');
+  });
+
+  it.each([
+    ['[sim:fail]', { prompt: 'doomed [sim:fail]' }, { status: 'failed', error: /upstream_failed/ }],
+    ['[sim:reject]', { prompt: 'refused [sim:reject]' }, { status: 'failed', error: /upstream_rejected/ }],
+    ['[sim:4xx-poll]', { prompt: 'lost [sim:4xx-poll]' }, { status: 'failed', error: /upstream_task_lost/ }],
+    ['[sim:partial]', { prompt: 'fewer [sim:partial]', n: 3 }, { status: 'completed', images: 2 }],
+    ['[sim:slow]', { prompt: 'patient [sim:slow]' }, { status: 'completed', images: 1 }],
+  ] as const)('%s works the same out of process', async (_marker, body, expected) => {
+    const r = await submitImage(body);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const done: { status: string; data: unknown[]; error?: { message: string } } = await waitForImageTask(api, r.body.id);
+    expect(done.status).toBe(expected.status);
+    if ('error' in expected) expect(done.error?.message).toMatch(expected.error);
+    if ('images' in expected) expect(done.data).toHaveLength(expected.images);
+  });
+
+  it('[sim:dur=N] renders that many seconds of video', async () => {
+    const r = await api.post('/v1/video/generations', { model: 'vendor-vidgen-1-0-pro-250528', prompt: 'a boat [sim:dur=6]', seconds: 4 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const done = await pollUntil(
+      api,
+      `/v1/video/generations/${r.body.id}`,
+      (b: { data?: { status?: string } }) => b.data?.status === 'SUCCESS' || b.data?.status === 'FAILURE',
+    );
+    expect(done.data).toMatchObject({ status: 'SUCCESS', data: { duration: 6 } });
+  });
+});
