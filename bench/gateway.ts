@@ -22,13 +22,13 @@ export function simulatorModeOf(args: readonly string[]): SimulatorMode {
 const SIMULATOR_PORT_OFFSET = 1000;
 
 /**
- * Starts `src/main.ts` on `port` with `env`. Out of process, the simulator (`src/simulator/main.ts`)
+ * Starts `src/main.ts` on `port` with `env` (and `nodeArgs` for node itself, e.g. `--cpu-prof`). Out of process, the simulator (`src/simulator/main.ts`)
  * starts first with the gateway's `SIM_STEP_MS`, and the gateway's seeded `/_sim` channels
  * resolve to it through `SIMULATOR_URL`; the child returned is the gateway (its pid and RSS),
  * whose `stop` stops both.
  */
-export async function startGateway(port: number, env: Record<string, string>, mode: SimulatorMode): Promise<Child> {
-  if (mode === 'in-process') return startChild('src/main.ts', port, env, '/readyz');
+export async function startGateway(port: number, env: Record<string, string>, mode: SimulatorMode, nodeArgs: readonly string[] = []): Promise<Child> {
+  if (mode === 'in-process') return startChild('src/main.ts', port, env, '/readyz', nodeArgs);
   const simPort = port + SIMULATOR_PORT_OFFSET;
   const simulator = await startChild(
     'src/simulator/main.ts',
@@ -38,7 +38,7 @@ export async function startGateway(port: number, env: Record<string, string>, mo
   );
   let gateway: Child;
   try {
-    gateway = await startChild('src/main.ts', port, { ...env, SIMULATOR_URL: simulator.url }, '/readyz');
+    gateway = await startChild('src/main.ts', port, { ...env, SIMULATOR_URL: simulator.url }, '/readyz', nodeArgs);
   } catch (err) {
     await simulator.stop();
     throw err;

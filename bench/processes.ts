@@ -24,9 +24,15 @@ async function waitFor(url: string, child: ChildProcess, stderr: () => string): 
   }
 }
 
-export async function startChild(script: string, port: number, env: Record<string, string>, readyPath: string): Promise<Child> {
+export async function startChild(
+  script: string,
+  port: number,
+  env: Record<string, string>,
+  readyPath: string,
+  nodeArgs: readonly string[] = [],
+): Promise<Child> {
   // Node with tsx as a loader, so the child's pid is the server itself (signals and RSS).
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

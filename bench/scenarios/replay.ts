@@ -3,20 +3,20 @@
  * UpstreamSubmitted, TaskProgressed, TaskSucceeded on the task stream; QuotaReserved,
  * QuotaSettled on the account stream, the books closed every SNAPSHOT_EVERY account events as the
  * account service closes them), then (1) a full rebuild of every projection into an empty view
- * store and (2) the audit (src/audit/audit.ts): every account event replayed, every snapshot
+ * store (`rebuildViews`, what `npm run projections:rebuild` runs) and (2) the audit (src/audit/audit.ts): every account event replayed, every snapshot
  * checked against the replay, the balances compared with the rebuilt views — none may differ.
  */
 import { pino } from 'pino';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { auditAccounts } from '../../src/audit/audit.js';
+import { rebuildViews } from '../../src/audit/rebuild.js';
 import { applyAccountEvents, mutableAccountState } from '../../src/domain/account.js';
 import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
 import { toNewEvents } from '../../src/engine/append.js';
 import { familyProjections } from '../../src/families/index.js';
 import { coreProjections } from '../../projections/index.js';
-import { createProjectionRunner } from '../../projections/runner.js';
 import { tempDir } from '../../test/support/tmp.js';
 import { pool } from '../client.js';
 
@@ -115,20 +115,13 @@ export async function replay(events: number): Promise<ReplayResult> {
     const fillSeconds = (Date.now() - t0) / 1000;
     const store = createSqliteEventStore({ path });
 
-    // (1) Full projection rebuild into an empty view store.
+    // (1) A full rebuild of every projection into an empty view store, as `npm run
+    // projections:rebuild` does it (src/audit/rebuild.ts: folded in memory, each document written once).
     const views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-    const runner = createProjectionRunner({
-      events: store,
-      views,
-      projections: [...coreProjections, ...familyProjections],
-      log: pino({ level: 'silent' }),
-      batchSize: 2000,
-    });
     const t2 = Date.now();
-    await runner.start();
-    await runner.waitFor(BigInt(total), 3_600_000);
+    const rebuilt = await rebuildViews({ events: store, views, log: pino({ level: 'silent' }) }, [...coreProjections, ...familyProjections]);
     const rebuildSeconds = (Date.now() - t2) / 1000;
-    await runner.stop();
+    if (rebuilt.events !== total) throw new Error(`the rebuild reached ${rebuilt.events} of ${total} events`);
 
     // (2) The audit: every account event replayed and checked against snapshots and views.
     const t1 = Date.now();
