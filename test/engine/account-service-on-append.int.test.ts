@@ -2,35 +2,26 @@
  * ExecuteOptions.onAppend: a command that decided events hands its caller the store's pending
  * append, before it commits, so an append that must follow it can join the same group commit.
  */
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore, type SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
-import type { PriceBasis } from '../../src/domain/events.js';
-import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
+import type { SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import type { AccountService } from '../../src/engine/account-service.js';
 import type { AppendResult } from '../../src/ports/event-store.js';
 import { newEvents } from '../contract/event-store.fixtures.js';
-import { tempDir } from '../support/tmp.js';
+import { basis, meta, openedAccount, type AccountFixture } from '../support/account-fixture.js';
 
-const basis: PriceBasis = { model: 'm', group: 'default', unit: 'request', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
-const meta = () => ({ at: new Date().toISOString() });
 const reserve = (reservationId: string, amount = 10) =>
   ({ type: 'ReserveQuota', data: { reservationId, taskId: `t-${reservationId}`, amount, model: 'm', basis } }) as const;
 
-let dir: ReturnType<typeof tempDir>;
+let fixture: AccountFixture;
 let store: SqliteEventStore;
 let accounts: AccountService;
 
 beforeEach(async () => {
-  dir = tempDir();
-  store = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-  accounts = createAccountService({ events: store, log: pino({ level: 'silent' }) });
-  await accounts.execute('a1', { type: 'OpenAccount', data: { accountId: 'a1', userId: 'u1', group: 'default' } }, meta());
+  fixture = await openedAccount();
+  ({ store, accounts } = fixture);
   await accounts.execute('a1', { type: 'CreditQuota', data: { creditId: 'c1', amount: 15, note: 'top-up' } }, meta());
 });
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+afterEach(() => fixture.close());
 
 describe('account service: the pending append of a decision', () => {
   it('hands over the append before it commits; an append after it commits in the same transaction', async () => {

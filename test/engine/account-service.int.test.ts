@@ -1,30 +1,20 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import type { PriceBasis } from '../../src/domain/events.js';
 import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
 import type { EventStore } from '../../src/ports/event-store.js';
-import { tempDir } from '../support/tmp.js';
+import { basis, meta, openedAccount, type AccountFixture } from '../support/account-fixture.js';
 
-const basis: PriceBasis = { model: 'm', group: 'default', unit: 'request', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
-const meta = () => ({ at: new Date().toISOString() });
-
-let dir: ReturnType<typeof tempDir>;
+let fixture: AccountFixture;
 let store: EventStore;
 let accounts: AccountService;
 
 beforeEach(async () => {
-  dir = tempDir();
-  store = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-  accounts = createAccountService({ events: store, log: pino({ level: 'silent' }) });
-  await accounts.execute('a1', { type: 'OpenAccount', data: { accountId: 'a1', userId: 'u1', group: 'default' } }, meta());
+  fixture = await openedAccount();
+  ({ store, accounts } = fixture);
 });
-afterEach(async () => {
-  await store.close();
-  dir.remove();
-});
+afterEach(() => fixture.close());
 
 async function replayed(accountId: string) {
   const events = await store.readStream(`account-${accountId}`);
