@@ -13,7 +13,8 @@ import { tempDir } from '../test/support/tmp.js';
 import { adminCookie, fundedKey, pool } from './client.js';
 import { startGateway } from './gateway.js';
 import { load } from './load.js';
-import { ADMIN_PASSWORD, gatewayEnv } from './scenarios/http.js';
+import { ADMIN_PASSWORD, gatewayEnv, submitBody } from './scenarios/http.js';
+import { untilEveryTaskEnded } from './scenarios/lifecycle.js';
 
 interface ProfileNode {
   id: number;
@@ -35,7 +36,6 @@ if (!workload) throw new Error(`usage: npm run bench:profile -- ${WORKLOADS.join
 const topIndex = args.indexOf('--top');
 const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 0;
 
-const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'profile', size: '64x64' });
 const root = process.cwd();
 
 async function run(kind: Workload, url: string, key: string): Promise<string> {
@@ -64,17 +64,8 @@ async function run(kind: Workload, url: string, key: string): Promise<string> {
   const cookie = await adminCookie(url, ADMIN_PASSWORD);
   const started = Date.now();
   await pool(tasks, 64, submit);
-  // Done when every final event reached the views and nothing is in flight (as the bench waits).
-  for (;;) {
-    const m = ((await (await fetch(`${url}/api/admin/metrics`, { headers: { cookie } })).json()) as LifecycleMetrics).data;
-    if (m.final_event_lag_ms.count >= tasks && m.tasks_in_flight.submitted + m.tasks_in_flight.dispatched === 0) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await untilEveryTaskEnded(url, cookie, tasks, started);
   return `${tasks} tasks in ${((Date.now() - started) / 1000).toFixed(1)} s`;
-}
-
-interface LifecycleMetrics {
-  data: { final_event_lag_ms: { count: number }; tasks_in_flight: { submitted: number; dispatched: number } };
 }
 
 /** The owner of a sampled stack (see the header), walking from the leaf towards the root. */

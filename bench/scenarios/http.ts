@@ -27,7 +27,7 @@ export const gatewayEnv = (dataDir: string, extra: Record<string, string> = {}) 
 });
 
 // Small images: with `--sim in-process` the simulator runs in the gateway's process, and what it does is not the gateway's cost.
-const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'bench', size: '64x64' });
+export const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'bench', size: '64x64' });
 
 export async function pollAndSubmit(port: number, seconds: number, poolSize: number, sim: SimulatorMode): Promise<{ poll: LoadResult; submit: LoadResult }> {
   const dir = tempDir('gateway-bench-');

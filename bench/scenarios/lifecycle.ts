@@ -17,6 +17,20 @@ interface Metrics {
   data: { final_event_lag_ms: { count: number; p50: number | null; p99: number | null }; tasks_in_flight: { submitted: number; dispatched: number } };
 }
 
+/**
+ * Polls the admin metrics until `tasks` final events reached the views and nothing is in flight;
+ * fails after 10 minutes from `started`. Returns the last metrics read.
+ */
+export async function untilEveryTaskEnded(url: string, cookie: string, tasks: number, started = Date.now()): Promise<Metrics> {
+  for (;;) {
+    const metrics = (await (await fetch(`${url}/api/admin/metrics`, { headers: { cookie } })).json()) as Metrics;
+    const m = metrics.data;
+    if (m.final_event_lag_ms.count >= tasks && m.tasks_in_flight.submitted + m.tasks_in_flight.dispatched === 0) return metrics;
+    if (Date.now() - started > 600_000) throw new Error(`life cycle did not finish: ${JSON.stringify(m)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export async function lifecycle(port: number, tasks: number, sim: SimulatorMode): Promise<LifecycleResult> {
   const dir = tempDir('gateway-bench-');
   const gw = await startGateway(port, gatewayEnv(dir.path), sim);
@@ -35,14 +49,7 @@ export async function lifecycle(port: number, tasks: number, sim: SimulatorMode)
       await r.arrayBuffer();
     });
     const submitted = Date.now();
-    let metrics: Metrics | undefined;
-    for (;;) {
-      metrics = (await (await fetch(`${gw.url}/api/admin/metrics`, { headers: { cookie } })).json()) as Metrics;
-      const m = metrics.data;
-      if (m.final_event_lag_ms.count >= tasks && m.tasks_in_flight.submitted + m.tasks_in_flight.dispatched === 0) break;
-      if (Date.now() - started > 600_000) throw new Error(`life cycle did not finish: ${JSON.stringify(m)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const metrics = await untilEveryTaskEnded(gw.url, cookie, tasks, started);
     const seconds = (Date.now() - started) / 1000;
     return {
       tasks,

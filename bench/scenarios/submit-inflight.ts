@@ -7,15 +7,13 @@ import { adminCookie, fundedKey, pool } from '../client.js';
 import { load, type LoadResult } from '../load.js';
 import { startGateway, type SimulatorMode } from '../gateway.js';
 import { tempDir } from '../../test/support/tmp.js';
-import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
+import { ADMIN_PASSWORD, gatewayEnv, submitBody } from './http.js';
 
 export interface SubmitInFlightResult {
   /** Tasks in flight upstream when the measurement began. */
   tasksInFlight: number;
   submit: LoadResult;
 }
-
-const submitBody = JSON.stringify({ model: 'anime-diffusion-4-5-full', prompt: 'bench', size: '64x64' });
 
 export async function submitInFlight(port: number, tasks: number, seconds: number, sim: SimulatorMode): Promise<SubmitInFlightResult> {
   const dir = tempDir('gateway-bench-');

@@ -166,7 +166,11 @@ export function createPoller(deps: PollerDeps): Poller {
     return backoffDelay({ initialMs: intervalOf(entry.task), maxMs: 60_000, jitter: 'equal' }, entry.errors);
   }
 
-  /** The re-hosting of results, aborted when the task is untracked or the poller stops (its deadline is rehostCompletion's). */
+  /**
+   * One upstream call of the entry (a poll, or the re-hosting of results) with an abort
+   * controller that exists only while it runs: aborted when the task is untracked, the poller
+   * stops or (a poll) the deadline comes; re-hosting has its own deadline (rehostCompletion).
+   */
   async function asCall<T>(entry: Tracked, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const call = new AbortController();
     entry.call = call;
@@ -250,6 +254,12 @@ export function createPoller(deps: PollerDeps): Poller {
     slots.enqueue(channel.channelId, entry);
   }
 
+  /** The poll's outcome is being recorded: its deadline (scheduled while queued or calling) no longer applies. */
+  function toRecording(entry: Tracked): void {
+    timers.remove(entry);
+    entry.phase = 'recording';
+  }
+
   /** A slot of its channel is the entry's: the upstream poll starts. */
   function startPoll(entry: Tracked): void {
     entry.phase = 'calling';
@@ -263,8 +273,7 @@ export function createPoller(deps: PollerDeps): Poller {
     const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
     if (stopped || !followed(entry) || !channel || !adapter) {
       slots.release(channelId);
-      timers.remove(entry);
-      entry.phase = 'recording';
+      toRecording(entry);
       // The channel went while the poll waited for its slot.
       if (!stopped && followed(entry)) await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
       return;
@@ -272,42 +281,37 @@ export function createPoller(deps: PollerDeps): Poller {
     const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
     if (remainingMs(deadline, deps.clock()) <= 0) {
       slots.release(channelId);
-      timers.remove(entry);
-      entry.phase = 'recording';
+      toRecording(entry);
       await timeOut(entry, deadline);
       return;
     }
-    const call = new AbortController();
-    entry.call = call;
     let status: UpstreamStatus;
     try {
-      status = await untilAborted(
-        callHoldingSlot(channelId, () =>
-          adapter.poll({
-            channel,
-            baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
-            upstreamModel: upstreamModelOf(channel, t.model),
-            task: t,
-            upstreamTaskId: t.upstreamTaskId!,
-            signal: call.signal,
-          }),
+      status = await asCall(entry, (signal) =>
+        untilAborted(
+          callHoldingSlot(channelId, () =>
+            adapter.poll({
+              channel,
+              baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()),
+              upstreamModel: upstreamModelOf(channel, t.model),
+              task: t,
+              upstreamTaskId: t.upstreamTaskId!,
+              signal,
+            }),
+          ),
+          signal,
         ),
-        call.signal,
       );
     } catch (err) {
       // Revoked mid-poll (the abort is the likely error): the partition's new owner polls it.
       // Stopped mid-poll: nothing is recorded, the next start adopts the task.
       if (stopped || !followed(entry)) return;
-      timers.remove(entry);
-      entry.phase = 'recording';
+      toRecording(entry);
       await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
       return;
-    } finally {
-      if (entry.call === call) entry.call = undefined;
     }
     if (!followed(entry)) return;
-    timers.remove(entry);
-    entry.phase = 'recording';
+    toRecording(entry);
     entry.errors = 0;
     lastPoll = new Date();
     if (status.state === 'queued' || status.state === 'in_progress') {

@@ -3,39 +3,27 @@
  * a gateway whose seeded `/_sim` channels resolve to it through `SIMULATOR_URL` drives tasks
  * to their end there, prompt markers included, and its own mount is not called.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedEnv, freePort } from '../support/child-gateway.js';
+import { freePort, startTsxServer, type TsxServer } from '../support/child-gateway.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { pngSize, waitForImageTask } from '../support/images.js';
 import { pollUntil } from '../support/videos.js';
 
-let simulator: ChildProcess;
-let simulatorLog = '';
+let simulator: TsxServer;
 let gw: TestGateway;
 let api: Client;
 
 async function startSimulatorProcess(): Promise<string> {
   const port = await freePort();
-  // Node with tsx as a loader, so the pid is the simulator itself (a SIGTERM stops it).
-  simulator = spawn(process.execPath, ['--import', 'tsx', 'src/simulator/main.ts'], {
-    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', SIM_STEP_MS: '20', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  simulator = await startTsxServer({
+    script: 'src/simulator/main.ts',
+    name: 'simulator',
+    env: { HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', SIM_STEP_MS: '20', LOG_LEVEL: 'info' },
+    port,
+    readyPath: '/healthz',
+    collectStdout: true,
   });
-  simulator.stdout?.on('data', (d: Buffer) => (simulatorLog += d.toString()));
-  simulator.stderr?.on('data', (d: Buffer) => (simulatorLog += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (simulator.exitCode !== null) throw new Error(`simulator exited with ${simulator.exitCode}: ${simulatorLog}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return url;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`simulator did not start: ${simulatorLog}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return simulator.url;
 }
 
 beforeAll(async () => {
@@ -49,9 +37,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
-  if (simulator && simulator.exitCode === null) {
-    const exited = new Promise((r) => simulator.once('exit', r));
-    simulator.kill('SIGTERM');
+  const child = simulator?.child;
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
     await exited;
   }
 });
@@ -70,8 +59,8 @@ describe('a gateway on an out-of-process simulator (SIMULATOR_URL)', () => {
     expect(pngSize(Buffer.from(await file.arrayBuffer()))).toEqual({ width: 64, height: 96 });
     expect(done.data[0].url.startsWith(`${gw.url}/assets/`)).toBe(true);
     // Submit, polls and the file download reached the other process.
-    expect(simulatorLog).toContain('"url":"/_sim/');
-    expect(simulatorLog).toContain('"url":"/_sim/files/');
+    expect(simulator.output()).toContain('"url":"/_sim/');
+    expect(simulator.output()).toContain('"url":"/_sim/files/');
   });
 
   it.each([

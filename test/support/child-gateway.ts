@@ -23,34 +23,66 @@ export interface ChildGateway {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
-  // A PORT given in `env` is the one it listens on (a test that must know it beforehand, e.g. for PUBLIC_BASE_URL).
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  // Node itself with tsx as a loader (not the tsx wrapper, which would leave its node child
-  // running when killed): a SIGKILL here really kills the gateway.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+export interface TsxServer {
+  child: ChildProcess;
+  url: string;
+  /** What it wrote so far: stderr, and stdout too when collected. */
+  output(): string;
+}
+
+/**
+ * Starts `script` as a server process on 127.0.0.1:`port` and waits until `readyPath` answers
+ * 200 (60 s). Node itself runs it with tsx as a loader (not the tsx wrapper, which would leave
+ * its node child running when killed), so a signal really reaches the server. A server that
+ * exits or never gets ready fails the start with what it wrote, and is not left running.
+ */
+export async function startTsxServer(o: {
+  script: string;
+  /** Names it in errors. */
+  name: string;
+  env: Record<string, string>;
+  port: number;
+  readyPath: string;
+  /** Collect stdout as well (its log), not only stderr. */
+  collectStdout?: boolean;
+}): Promise<TsxServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', o.script], {
     cwd: process.cwd(),
-    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...embeddedEnv(), ...o.env },
+    stdio: ['ignore', o.collectStdout ? 'pipe' : 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${o.port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`${o.name} exited with ${child.exitCode}: ${output}`);
     try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
+      if ((await fetch(`${url}${o.readyPath}`)).ok) break;
     } catch {
       /* not listening yet */
     }
     if (Date.now() > deadline) {
       // Not left running behind the failed test.
       child.kill('SIGKILL');
-      throw new Error(`gateway did not start: ${stderr}`);
+      throw new Error(`${o.name} did not start: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  return { child, url, output: () => output };
+}
+
+export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
+  // A PORT given in `env` is the one it listens on (a test that must know it beforehand, e.g. for PUBLIC_BASE_URL).
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const { child, url } = await startTsxServer({
+    script: 'src/main.ts',
+    name: 'gateway',
+    env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
+    port,
+    readyPath: '/readyz',
+  });
   return {
     url,
     process: child,

@@ -165,7 +165,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
         const collection = views(write.view);
         const entry = byView.get(collection.collectionName) ?? { collection, records: [] };
         byView.set(collection.collectionName, entry);
-        entry.records.push(loadedRecord(write));
+        entry.records.push(storedRecord(write));
       }
       for (const { collection, records } of byView.values()) {
         for (let start = 0; start < records.length; start += LOAD_CHUNK) await insertOrReplace(collection, records.slice(start, start + LOAD_CHUNK));
@@ -206,25 +206,15 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
 
 /** The two operations of one position-guarded write: create if new, then update if newer. */
 function guardedWrite(write: ViewWrite): Op<ViewRecord>[] {
-  if (typeof write.id !== 'string' || write.id.length === 0) throw new TypeError('view document id must be a non-empty string');
-  const position = toStoredPosition(write.position);
-  const filterNewer = { _id: write.id, position: { $lt: position } };
-  if (write.doc === null) {
-    const tombstone = { position, doc: null, deleted: true };
-    return [
-      { updateOne: { filter: { _id: write.id }, update: { $setOnInsert: tombstone }, upsert: true } },
-      { updateOne: { filter: filterNewer, update: { $set: tombstone } } },
-    ];
-  }
-  const live = { position, doc: jsonDocument(write.doc) };
-  return [
-    { updateOne: { filter: { _id: write.id }, update: { $setOnInsert: live }, upsert: true } },
-    { updateOne: { filter: filterNewer, update: { $set: live, $unset: { deleted: '' } } } },
-  ];
+  const { _id, ...stored } = storedRecord(write);
+  const filterNewer = { _id, position: { $lt: stored.position } };
+  // A live document replacing a tombstone drops its `deleted` mark.
+  const update = stored.deleted ? { $set: stored } : { $set: stored, $unset: { deleted: '' as const } };
+  return [{ updateOne: { filter: { _id }, update: { $setOnInsert: stored }, upsert: true } }, { updateOne: { filter: filterNewer, update } }];
 }
 
-/** A document as a bulk load stores it: what a guarded write leaves, live or tombstone. */
-function loadedRecord(write: ViewWrite): ViewRecord {
+/** A write as stored: a live document, or the tombstone of a delete (checked and serialised first). */
+function storedRecord(write: ViewWrite): ViewRecord {
   if (typeof write.id !== 'string' || write.id.length === 0) throw new TypeError('view document id must be a non-empty string');
   const position = toStoredPosition(write.position);
   if (write.doc === null) return { _id: write.id, position, doc: null, deleted: true };

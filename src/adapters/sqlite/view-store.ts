@@ -63,19 +63,19 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
   const findStatements = memoCache<string, Database.Statement<unknown[], DocumentRow>>(256);
   const countStatements = memoCache<string, Database.Statement<unknown[], { n: number }>>(256);
 
-  const commitTransaction = db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
-    let applied = 0;
-    for (const write of writes) {
-      const doc = write.doc === null ? null : JSON.stringify(write.doc);
-      applied += upsert.run(write.view, write.id, write.position, doc).changes;
-    }
-    if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
-    return applied;
-  });
-  const loadTransaction = db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): void => {
-    for (const write of writes) replace.run(write.view, write.id, write.position, write.doc === null ? null : JSON.stringify(write.doc));
-    if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
-  });
+  /** Applies writes with `statement` (guarded upsert for commits, unguarded replace for bulk loads) and moves the checkpoint. */
+  const writesWith = (statement: Database.Statement<[string, string, bigint, string | null]>) =>
+    db.transaction((projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): number => {
+      let applied = 0;
+      for (const write of writes) {
+        const doc = write.doc === null ? null : JSON.stringify(write.doc);
+        applied += statement.run(write.view, write.id, write.position, doc).changes;
+      }
+      if (checkpoint !== undefined) moveCheckpoint.run(projection, checkpoint);
+      return applied;
+    });
+  const commitTransaction = writesWith(upsert);
+  const loadTransaction = writesWith(replace);
   const resetTransaction = db.transaction((view: string, projection: string) => {
     dropView.run(view);
     dropCheckpoint.run(projection);
