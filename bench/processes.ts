@@ -1,6 +1,10 @@
-/** Child processes of a benchmark: the baseline server and gateways, each on its own port. */
-import { spawn, type ChildProcess } from 'node:child_process';
+/**
+ * Child processes of a benchmark: the baseline server and gateways, each on its own port,
+ * started as the tests start theirs (the embedded default: the distributed backends' URLs are
+ * not passed on).
+ */
 import { readFileSync } from 'node:fs';
+import { startTsxServer } from '../test/support/child-gateway.js';
 
 export interface Child {
   url: string;
@@ -10,20 +14,6 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-async function waitFor(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`child exited ${child.exitCode}: ${stderr()}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`child did not start: ${stderr()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export async function startChild(
   script: string,
   port: number,
@@ -31,15 +21,15 @@ export async function startChild(
   readyPath: string,
   nodeArgs: readonly string[] = [],
 ): Promise<Child> {
-  // Node with tsx as a loader, so the child's pid is the server itself (signals and RSS).
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    env: { ...embeddedEnv(), HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const { child, url } = await startTsxServer({
+    script,
+    name: script,
+    env: { HOST: '127.0.0.1', PORT: String(port), ...env },
+    port,
+    readyPath,
+    nodeArgs,
+    startTimeoutMs: 120_000,
   });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(url + readyPath, child, () => stderr);
   return {
     url,
     pid: child.pid!,
@@ -74,10 +64,4 @@ function vmHwm(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-/** The bench measures the embedded default: the distributed backends' URLs are not passed on. */
-function embeddedEnv(): NodeJS.ProcessEnv {
-  const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, ...rest } = process.env;
-  return rest;
 }

@@ -122,6 +122,8 @@ const Env = z.object({
   LOGIN_RATE_LIMIT_PER_USER: z.coerce.number().int().min(0).default(10),
   /** Time to receive a whole request, headers and body (0 = no limit); handlers and responses are not bounded by it. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  /** On shutdown, how long requests in flight may take to finish before their connections are cut. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(8_000),
   /** Consecutive retryable failures of a channel that open its circuit (it is skipped until a trial call succeeds). */
   CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   /** How long an open circuit stays open before one trial call goes through. */
@@ -201,6 +203,7 @@ export type Config = Readonly<{
   loginRateLimitPerIp: number;
   loginRateLimitPerUser: number;
   requestTimeoutMs: number;
+  shutdownGraceMs: number;
   channelBreakerFailures: number;
   channelBreakerHalfOpenMs: number;
   channelHealthIntervalMs: number;
@@ -256,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     loginRateLimitPerIp: e.LOGIN_RATE_LIMIT,
     loginRateLimitPerUser: e.LOGIN_RATE_LIMIT_PER_USER,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     channelBreakerFailures: e.CHANNEL_BREAKER_FAILURES,
     channelBreakerHalfOpenMs: e.CHANNEL_BREAKER_HALF_OPEN_MS,
     channelHealthIntervalMs: e.CHANNEL_HEALTH_INTERVAL_MS,

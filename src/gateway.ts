@@ -42,6 +42,7 @@ import { createGatewayMetrics } from './metrics/registry.js';
 import { eventMetricsProcess } from './metrics/event-metrics.js';
 import { instrumentUpstreams } from './metrics/upstream-metrics.js';
 import { registerStateGauges } from './metrics/state-gauges.js';
+import { closeServer } from './lib/close-server.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -263,7 +264,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       // Process managers first (their upstream calls may be to this server's own simulator),
       // then the server, then the projections that in-flight requests may still wait for.
       await stopAll(processes);
-      await app.close();
+      await closeServer(app, config.shutdownGraceMs);
       if (projectionsProcess) await projectionsProcess.stop();
       else await runner.stop();
       catalog.close();

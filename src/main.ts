@@ -40,7 +40,8 @@ if (gateway.generatedAdminPassword) {
 }
 log.info({ address, dataDir: config.dataDir }, 'gateway listening');
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+// Past the requests' grace, the stores still close: the process exits on its own well before this.
+closeWithGrace({ delay: config.shutdownGraceMs + 10_000 }, async ({ err, signal }) => {
   if (err) log.error({ err }, 'shutting down after an error');
   else log.info({ signal }, 'shutting down');
   await gateway.close();

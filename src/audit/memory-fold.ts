@@ -91,18 +91,20 @@ export function createMemoryFold(deps: { views: ViewStore; log: Logger }, projec
 
   /** For projections that wrote documents out: the ones this page needs, read back as the runner would. */
   async function readBack(events: readonly RecordedDomainEvent[]): Promise<void> {
-    for (const fold of folds) {
-      if (!fold.spilled) continue;
-      const { projection, docs } = fold;
-      const missing = new Set<string>();
-      for (const event of events) {
-        if (!projection.handles.includes(event.type)) continue;
-        const id = projection.documentId(event);
-        if (id !== undefined && !docs.has(id)) missing.add(id);
+    const missing = new Map<ProjectionFold, Set<string>>();
+    for (const event of events) {
+      for (const fold of byType.get(event.type) ?? []) {
+        if (!fold.spilled) continue;
+        const id = fold.projection.documentId(event);
+        if (id === undefined || fold.docs.has(id)) continue;
+        const ids = missing.get(fold) ?? new Set<string>();
+        ids.add(id);
+        missing.set(fold, ids);
       }
-      if (missing.size === 0) continue;
-      for (const stored of await views.getMany(projection.view, [...missing])) {
-        docs.set(stored.id, new Entry(stored.position, stored.doc, page));
+    }
+    for (const [fold, ids] of missing) {
+      for (const stored of await views.getMany(fold.projection.view, [...ids])) {
+        fold.docs.set(stored.id, new Entry(stored.position, stored.doc, page));
         held++;
       }
     }

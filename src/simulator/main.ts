@@ -7,6 +7,7 @@
  */
 import closeWithGrace from 'close-with-grace';
 import Fastify from 'fastify';
+import { closeServer } from '../lib/close-server.js';
 import { simulatorPlugin } from './plugin.js';
 
 const port = Number(process.env.PORT ?? 4010);
@@ -21,7 +22,7 @@ app.get('/healthz', async () => ({ status: 'ok' }));
 
 closeWithGrace({ delay: 5000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'simulator stopping after an error');
-  await app.close();
+  await closeServer(app, 3000);
 });
 
 await app.listen({ port, host });

@@ -32,7 +32,7 @@ export interface TsxServer {
 
 /**
  * Starts `script` as a server process on 127.0.0.1:`port` and waits until `readyPath` answers
- * 200 (60 s). Node itself runs it with tsx as a loader (not the tsx wrapper, which would leave
+ * 200 (60 s unless told). Node itself runs it with tsx as a loader (not the tsx wrapper, which would leave
  * its node child running when killed), so a signal really reaches the server. A server that
  * exits or never gets ready fails the start with what it wrote, and is not left running.
  */
@@ -45,8 +45,11 @@ export async function startTsxServer(o: {
   readyPath: string;
   /** Collect stdout as well (its log), not only stderr. */
   collectStdout?: boolean;
+  /** Node's own options (e.g. `--cpu-prof`), before the loader. */
+  nodeArgs?: readonly string[];
+  startTimeoutMs?: number;
 }): Promise<TsxServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', o.script], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script], {
     cwd: process.cwd(),
     env: { ...embeddedEnv(), ...o.env },
     stdio: ['ignore', o.collectStdout ? 'pipe' : 'ignore', 'pipe'],
@@ -55,7 +58,7 @@ export async function startTsxServer(o: {
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const url = `http://127.0.0.1:${o.port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + (o.startTimeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${o.name} exited with ${child.exitCode}: ${output}`);
     try {

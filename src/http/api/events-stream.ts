@@ -53,6 +53,14 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
   }
 
   return async (app) => {
+    // A stream has no end of its own: closing the server ends the open ones (cleanly, so an
+    // EventSource reconnects — to another instance — with its Last-Event-ID) instead of
+    // waiting for their clients to leave.
+    const open = new Set<{ close(): void }>();
+    app.addHook('preClose', async () => {
+      for (const subscription of open) subscription.close();
+    });
+
     app.get('/api/events/stream', { schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } }, async (request, reply) => {
       const scope = await scopeOf(request);
       // Everything is checked before the 200: once the stream is open an error cannot be told.
@@ -64,6 +72,7 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-'] });
       stream.heartbeat();
       const stopListening = stream.onClose(() => void subscription.close());
+      open.add(subscription);
       try {
         for await (const batch of subscription) {
           for (const recorded of batch) {
@@ -75,6 +84,7 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
           }
         }
       } finally {
+        open.delete(subscription);
         stopListening();
         stream.end();
       }
