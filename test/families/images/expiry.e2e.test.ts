@@ -18,7 +18,10 @@ describe('asset retention', () => {
     const done = await waitForImageTask(api, r.body.id);
     const url: string = done.data[0].url;
     const expireAt: number = done.metadata.assetsExpireAt;
-    expect(expireAt - done.completed_at).toBe(2);
+    // Retention runs from the upstream's answer, taken before the files are stored: the store may
+    // end in the next second (a loaded machine), so completed_at is that second or one later.
+    expect(expireAt).toBeGreaterThanOrEqual(done.created_at + 2);
+    expect(expireAt).toBeLessThanOrEqual(done.completed_at + 2);
     expect((await fetch(url)).status).toBe(200);
 
     const expired = await eventually(
