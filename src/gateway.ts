@@ -42,7 +42,7 @@ import { createGatewayMetrics } from './metrics/registry.js';
 import { eventMetricsProcess } from './metrics/event-metrics.js';
 import { instrumentUpstreams } from './metrics/upstream-metrics.js';
 import { registerStateGauges } from './metrics/state-gauges.js';
-import { closeServer } from './lib/close-server.js';
+import { serverCloser } from './lib/close-server.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -176,6 +176,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const app = servesApi
     ? await buildServer(deps, [(d) => assetRoutes({ ...d, signer }), ...familyRoutes, ...(config.simulator ? [simulator] : []), ...(options.extraRoutes ?? [])])
     : await buildHealthServer(deps);
+  const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
   const callbacks = createCallbackService({
     ...deps,
@@ -264,7 +265,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       // Process managers first (their upstream calls may be to this server's own simulator),
       // then the server, then the projections that in-flight requests may still wait for.
       await stopAll(processes);
-      await closeServer(app, config.shutdownGraceMs);
+      await closeServer(config.shutdownGraceMs);
       if (projectionsProcess) await projectionsProcess.stop();
       else await runner.stop();
       catalog.close();

@@ -4,29 +4,48 @@
  *
  * Node's `server.close()` drops the connections idle at that moment, and fastify 5.12 does
  * nothing more by default (its `'idle'` setting only acts with a `serverFactory`: fastify
- * issue #7044). Two kinds of connection then held the close:
+ * issue #7044). Three kinds of connection then held the close:
  * - a keep-alive connection whose request was still running becomes idle after the close began
- *   and is not looked at again: the close waited out the keep-alive timeout (72 s) behind a
- *   client's pooled connection or the gateway's own call to its built-in simulator. Sweeping
- *   idle connections until the close ends lets each go once its last answer is sent.
- * - a request still arriving: `close()` also stops the checks that enforce the request
- *   timeout, so a client that stops sending half-way (seen from a closing browser) held it for
- *   good. Past the grace every connection left is cut.
+ *   and is not looked at again: the close waited out the keep-alive timeout (72 s). Idle
+ *   connections are swept until the close ends, so each goes once its last answer is sent.
+ * - a connection that never sent a byte (a browser's preconnect; an HTTP client's pooled
+ *   socket whose request was aborted while it connected) is not idle to Node — its headers
+ *   timeout runs from the connection — and `close()` stops the checks that would end it. With
+ *   nothing asked, nothing is lost by closing it: the sweep takes these too.
+ * - a request still arriving, for the same reason, held the close for good: past the grace
+ *   every connection left is cut.
  */
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 const SWEEP_EVERY_MS = 50;
 
-export async function closeServer(app: FastifyInstance, graceMs: number): Promise<void> {
-  const sweep = setInterval(() => app.server.closeIdleConnections(), SWEEP_EVERY_MS);
-  const cut = setTimeout(() => {
-    app.log.warn({ graceMs }, 'requests still in flight after the shutdown grace: their connections are cut');
-    app.server.closeAllConnections();
-  }, graceMs);
-  try {
-    await app.close();
-  } finally {
-    clearInterval(sweep);
-    clearTimeout(cut);
+export type CloseServer = (graceMs: number) => Promise<void>;
+
+/** Call as soon as the server is built: it must see every connection from the first. */
+export function serverCloser(app: FastifyInstance): CloseServer {
+  const connections = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
+  function sweep(): void {
+    app.server.closeIdleConnections();
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
   }
+
+  return async (graceMs) => {
+    const sweeping = setInterval(sweep, SWEEP_EVERY_MS);
+    const cut = setTimeout(() => {
+      app.log.warn({ graceMs }, 'requests still in flight after the shutdown grace: their connections are cut');
+      app.server.closeAllConnections();
+    }, graceMs);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(sweeping);
+      clearTimeout(cut);
+    }
+  };
 }

@@ -7,7 +7,7 @@
  */
 import closeWithGrace from 'close-with-grace';
 import Fastify from 'fastify';
-import { closeServer } from '../lib/close-server.js';
+import { serverCloser } from '../lib/close-server.js';
 import { simulatorPlugin } from './plugin.js';
 
 const port = Number(process.env.PORT ?? 4010);
@@ -16,13 +16,14 @@ const prefix = process.env.SIM_PREFIX ?? '/_sim';
 if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid PORT ${process.env.PORT}`);
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, bodyLimit: 40 * 1024 * 1024 });
+const closeServer = serverCloser(app);
 await app.register(simulatorPlugin, { prefix });
 // Outside the prefix: whoever starts this process (the bench, a compose file) waits on it.
 app.get('/healthz', async () => ({ status: 'ok' }));
 
 closeWithGrace({ delay: 5000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'simulator stopping after an error');
-  await closeServer(app, 3000);
+  await closeServer(3000);
 });
 
 await app.listen({ port, host });

@@ -76,28 +76,10 @@ beforeAll(async () => {
   accountId = user.accountId;
   api = new Client(gw.url, (await newToken(user.client)).key);
 });
-/**
- * Teardown, time-boxed: in about one full-suite run in three on 2 busy cores, stopping the
- * engines after the simulated crash did not finish within the hook's 60 s, after the test had
- * passed; the cause is not found yet (a stop of the gateway, kill -9 and SIGTERM are proven
- * elsewhere). A stop that takes longer than this is reported on stderr, naming the engine, and
- * the gateway is closed regardless.
- */
-const STOP_BOUND_MS = 15_000;
 afterAll(async () => {
-  for (const [i, e] of engines.entries()) {
-    const bound = new Promise<'late'>((r) => setTimeout(() => r('late'), STOP_BOUND_MS).unref());
-    const outcome = await Promise.race([
-      e.stop().then(
-        () => 'stopped' as const,
-        () => 'stopped' as const,
-      ),
-      bound,
-    ]);
-    if (outcome === 'late') process.stderr.write(`[ownership] engine ${i} did not stop within ${STOP_BOUND_MS} ms (known issue, see docs/decisions.md)\n`);
-  }
+  for (const e of engines) await e.stop();
   await gw.close();
-}, 90_000);
+});
 
 describe('work ownership across instances', () => {
   it('every task is dispatched and polled by exactly one engine, including across a crash of one', async () => {

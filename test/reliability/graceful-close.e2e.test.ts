@@ -2,7 +2,8 @@
  * Closing the gateway (what SIGTERM does) finishes the requests in flight and then ends: a
  * keep-alive connection whose request was still running when the close began must not hold the
  * close for the server's keep-alive timeout (72 s), and an open event stream (endless by nature)
- * must not hold it at all, and a request that stops arriving half-way is cut after the grace
+ * must not hold it at all, nor a connection that never asked anything; a request that stops
+ * arriving half-way is cut after the grace
  * (`SHUTDOWN_GRACE_MS`). The console's end-to-end test once waited out its hook's 60 s behind
  * one of them (docs/decisions.md).
  */
@@ -126,5 +127,18 @@ describe('closing the gateway', () => {
     expect(closeMs).toBeGreaterThanOrEqual(1000);
     expect(closeMs).toBeLessThan(1000 + CLOSE_WITHIN_MS);
     await cut;
+  }, 30_000);
+
+  it('closes a connection that never asked anything at once, not after the grace', async () => {
+    const gw = await startGateway({ ...ENGINE, SHUTDOWN_GRACE_MS: '30000' });
+    // A browser's preconnect, or a pooled socket whose request was aborted while it connected.
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const closed = once(socket, 'close');
+
+    const closeMs = await timed(() => gw.close());
+
+    expect(closeMs).toBeLessThan(CLOSE_WITHIN_MS);
+    await closed;
   }, 30_000);
 });
