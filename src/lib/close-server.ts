@@ -11,7 +11,7 @@
  * - a connection that never sent a byte (a browser's preconnect; an HTTP client's pooled
  *   socket whose request was aborted while it connected) is not idle to Node — its headers
  *   timeout runs from the connection — and `close()` stops the checks that would end it. With
- *   nothing asked, nothing is lost by closing it: the sweep takes these too.
+ *   nothing asked, nothing is lost by closing it: the sweep takes these too, once silent 1 s.
  * - a request still arriving, for the same reason, held the close for good: past the grace
  *   every connection left is cut.
  */
@@ -19,20 +19,28 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 const SWEEP_EVERY_MS = 50;
+/**
+ * How long a connection must have been silent to be taken as one that will ask nothing: a
+ * client sends its request within milliseconds of connecting, and one that connected just as
+ * the close began is better answered (503, by fastify) than reset.
+ */
+const SILENT_FOR_MS = 1_000;
 
 export type CloseServer = (graceMs: number) => Promise<void>;
 
 /** Call as soon as the server is built: it must see every connection from the first. */
 export function serverCloser(app: FastifyInstance): CloseServer {
-  const connections = new Set<Socket>();
+  /** Open connections and when each was accepted. */
+  const connections = new Map<Socket, number>();
   app.server.on('connection', (socket: Socket) => {
-    connections.add(socket);
+    connections.set(socket, Date.now());
     socket.once('close', () => connections.delete(socket));
   });
 
   function sweep(): void {
     app.server.closeIdleConnections();
-    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
+    const silentSince = Date.now() - SILENT_FOR_MS;
+    for (const [socket, acceptedAt] of connections) if (socket.bytesRead === 0 && acceptedAt <= silentSince) socket.destroy();
   }
 
   return async (graceMs) => {

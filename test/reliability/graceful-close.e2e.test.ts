@@ -141,4 +141,24 @@ describe('closing the gateway', () => {
     expect(closeMs).toBeLessThan(CLOSE_WITHIN_MS);
     await closed;
   }, 30_000);
+
+  it('answers 503, not a reset, to a request that arrives just after the close began', async () => {
+    const gw = await startGateway(ENGINE);
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    const ended = once(socket, 'close');
+
+    const closing = gw.close();
+    // The server stopped listening: the close of the HTTP server has begun.
+    await eventually(async () => (gw.gateway.app.server.listening ? undefined : true), 10_000, 10);
+    // Several sweeps later (every 50 ms), well within the second a silent connection is given.
+    await new Promise((r) => setTimeout(r, 200));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n');
+    await ended;
+    await closing;
+
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+  }, 30_000);
 });
