@@ -3,6 +3,7 @@
  * by hand): `/readyz` shows each one's last successful pass, the reconciler releases an orphan
  * reservation on its own, and a keyed request killed mid-submit is finished by its retry.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotentTaskId } from '../../src/engine/idempotency.js';
 import { quote } from '../../src/domain/pricing.js';
@@ -42,6 +43,21 @@ afterAll(async () => {
   await short.gw.close();
   await long.gw.close();
 });
+
+/** The names in the role's row of the background processes table in docs/decisions.md, in order. */
+function documentedProcesses(role: string): string[] {
+  const row = readFileSync('docs/decisions.md', 'utf8')
+    .split('\n')
+    .find((line) => line.trimStart().startsWith(`| \`${role}\``));
+  if (!row) throw new Error(`docs/decisions.md has no background processes row for ${role}`);
+  const cell = row.split('|')[2]!;
+  // Qualifiers in parentheses (what a process also does, when it runs) are not names.
+  return cell
+    .replace(/\([^)]*\)/g, '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+}
 
 const reservedOf = async (s: Setup) => (await s.user.client.get('/api/user/self')).body.data.reserved_quota as number;
 
@@ -97,6 +113,8 @@ describe('background processes in a started gateway', () => {
     );
     expect(Object.keys(processes).sort()).toEqual([...expected].sort());
     for (const name of expected) expect(Date.now() - Date.parse(processes[name]!.last_pass!), name).toBeLessThan(30_000);
+    // The documented list of the role (docs/decisions.md) is this one: metrics runs only with METRICS_TOKEN.
+    expect(documentedProcesses('all').filter((name) => name !== 'metrics')).toEqual(expected);
   });
 
   it('the reconciler releases, on its own, a reservation whose task never appeared', async () => {
