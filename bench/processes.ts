@@ -4,7 +4,7 @@
  * not passed on).
  */
 import { readFileSync } from 'node:fs';
-import { startTsxServer } from '../test/support/child-gateway.js';
+import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
 
 export interface Child {
   url: string;
@@ -38,13 +38,7 @@ export async function startChild(
       const pids = [child.pid!, ...childPids(child.pid!)];
       return Math.max(...pids.map(vmHwm));
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
-      }),
+    stop: () => stopProcess(child, 'SIGTERM', 15_000),
   };
 }
 

@@ -4,7 +4,7 @@
  * to their end there, prompt markers included, and its own mount is not called.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startTsxServer, type TsxServer } from '../support/child-gateway.js';
+import { freePort, startTsxServer, stopProcess, type TsxServer } from '../support/child-gateway.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { pngSize, waitForImageTask } from '../support/images.js';
 import { pollUntil } from '../support/videos.js';
@@ -37,12 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
-  const child = simulator?.child;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  if (simulator) await stopProcess(simulator.child, 'SIGTERM');
 });
 
 const submitImage = (body: Record<string, unknown>) => api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', ...body });

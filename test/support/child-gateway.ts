@@ -89,13 +89,21 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
   return {
     url,
     process: child,
-    kill: (signal) =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill(signal);
-      }),
+    kill: (signal) => stopProcess(child, signal),
   };
+}
+
+/**
+ * Sends `signal` and resolves once the process has exited (at once if it already had); with
+ * `killAfterMs`, one that is still running by then is killed (SIGKILL).
+ */
+export function stopProcess(child: ChildProcess, signal: NodeJS.Signals, killAfterMs?: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+    if (killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), killAfterMs).unref();
+  });
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { toDomainEvent } from '../../domain/recorded.js';
 import { envelopeOf } from '../../engine/event-envelope.js';
+import type { Subscription } from '../../ports/event-store.js';
 import { authenticate, bearerKey } from '../auth/bearer.js';
 import { sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
@@ -56,9 +57,9 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
     // A stream has no end of its own: closing the server ends the open ones (cleanly, so an
     // EventSource reconnects — to another instance — with its Last-Event-ID) instead of
     // waiting for their clients to leave.
-    const open = new Set<{ close(): void }>();
+    const open = new Set<Subscription>();
     app.addHook('preClose', async () => {
-      for (const subscription of open) subscription.close();
+      await Promise.all([...open].map((subscription) => subscription.close()));
     });
 
     app.get('/api/events/stream', { schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } }, async (request, reply) => {
