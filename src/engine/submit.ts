@@ -189,14 +189,24 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     const result = await (openingTask ?? openTask());
     return { taskId, data, position: result.position, opened: true };
   } catch (err) {
-    // This attempt's inputs (its own nonce) belong to no task: the task already there has its own.
-    await discardInlineInputs(deps.assets, planned.inputs, deps.log);
-    // The task already exists under this id: an idempotent retry that resumed a claim raced the
-    // request that made it. Same task, same reservation: answer it, release nothing.
-    if (err instanceof WrongExpectedRevisionError) {
-      const existing = await existingSubmit(deps, taskId, reservationId);
-      if (existing) return existing;
+    // Nothing is undone before the stream is looked at: the task may exist under this id with
+    // this reservation — an idempotent retry that resumed a claim raced the request that made it
+    // (WrongExpectedRevisionError), or this very append was written and only its answer was lost
+    // (a connection cut after the commit). Releasing then would let the task run unpaid.
+    let existing: SubmittedTask | undefined;
+    try {
+      existing = await existingSubmit(deps, taskId, reservationId);
+    } catch (readErr) {
+      // Unknown whether the task exists: leave the reservation open and the inputs stored. If
+      // the task is there it runs and settles; if not, the reconciler releases the reservation
+      // once its grace period has passed (reconciler.ts).
+      deps.log.error({ err: readErr, taskId }, 'a submit failed and its task stream could not be read; the reconciler settles the reservation');
+      throw err;
     }
+    // Found after a lost answer, the task is this request's own; after a conflict, another's.
+    if (existing) return { ...existing, opened: !(err instanceof WrongExpectedRevisionError) };
+    // This attempt's inputs (its own nonce) belong to no task.
+    await discardInlineInputs(deps.assets, planned.inputs, deps.log);
     await release();
     throw err;
   }
