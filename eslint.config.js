@@ -14,7 +14,7 @@ const familyFolders = readdirSync(new URL('./src/families/', import.meta.url), {
 export default defineConfig(
   globalIgnores(['node_modules/', 'dist/', '.tmp/', 'data/', 'bench/results/', 'console/dist/', 'test/console/output/']),
   {
-    files: ['{src,projections,scripts,bench,test}/**/*.ts'],
+    files: ['{src,projections,simulation,scripts,bench,test}/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       // The project service reads tsconfig.json, so lint sees exactly the types `tsc` sees.

@@ -1,0 +1,183 @@
+/**
+ * The invariants of a simulation, checked on every committed event as it lands (an
+ * independent model of the books, not the domain's own fold) and on the world as a whole
+ * after every step:
+ *
+ * - every account: balance = credits − charges − debits and reserved = its open reservations,
+ *   checked at each AccountSnapshotted and, at the end, against the account service's load;
+ * - no reservation opened twice or closed twice; no charge above what the request reserved;
+ * - a task has at most one outcome, its reservation closes the way the task ended (settled
+ *   when it succeeded, released when it failed) and nothing stays reserved at the end;
+ * - every acknowledged task is final by its deadline (plus the stated slack);
+ * - a vendor runs at most one job per task, except in the named windows (a submit whose answer
+ *   never reached a live process); every such job is counted by its window's name;
+ * - a callback body shows the task as the final event that scheduled it left it.
+ */
+import { toDomainEvent } from '../src/domain/recorded.js';
+import type { RecordedEvent } from '../src/ports/event-store.js';
+
+export class InvariantViolation extends Error {
+  constructor(
+    readonly invariant: string,
+    readonly detail: string,
+    /** The task (or account) whose trace explains it. */
+    readonly subject: string,
+  ) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+interface AccountModel {
+  credits: number;
+  charged: number;
+  debited: number;
+  open: Map<string, { amount: number; taskId: string }>;
+  closed: Set<string>;
+}
+
+export interface TaskModel {
+  taskId: string;
+  accountId: string;
+  reservationId: string;
+  createdAt: number;
+  outcome: 'succeeded' | 'failed' | null;
+  reservation: 'open' | 'settled' | 'released' | 'none';
+  upstreamSubmitted: number;
+  callbackUrl: boolean;
+}
+
+export class Books {
+  readonly accounts = new Map<string, AccountModel>();
+  readonly tasks = new Map<string, TaskModel>();
+  /** Reservations by id, for the task-side checks. */
+  private readonly reservations = new Map<string, { taskId: string; state: 'open' | 'settled' | 'released' }>();
+  checks = 0;
+  eventsSeen = 0;
+
+  private account(id: string): AccountModel {
+    let a = this.accounts.get(id);
+    if (!a) {
+      a = { credits: 0, charged: 0, debited: 0, open: new Map(), closed: new Set() };
+      this.accounts.set(id, a);
+    }
+    return a;
+  }
+
+  /** One committed event, in commit order. Throws InvariantViolation. */
+  observe(raw: RecordedEvent): void {
+    this.eventsSeen++;
+    const e = toDomainEvent(raw);
+    if (!e) return;
+    const stream = raw.streamName;
+    if (stream.startsWith('account-')) this.onAccount(stream.slice('account-'.length), e);
+    else if (stream.startsWith('task-')) this.onTask(stream.slice('task-'.length), e);
+  }
+
+  private onAccount(accountId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
+    const a = this.account(accountId);
+    this.checks++;
+    switch (e.type) {
+      case 'QuotaCredited':
+        a.credits += e.data.amount;
+        return;
+      case 'QuotaDebited':
+        a.debited += e.data.amount;
+        return;
+      case 'QuotaReserved': {
+        const id = e.data.reservationId;
+        if (a.open.has(id) || a.closed.has(id)) throw new InvariantViolation('reservation opened twice', id, e.data.taskId);
+        a.open.set(id, { amount: e.data.amount, taskId: e.data.taskId });
+        this.reservations.set(id, { taskId: e.data.taskId, state: 'open' });
+        return;
+      }
+      case 'QuotaSettled':
+      case 'QuotaReleased': {
+        const id = e.data.reservationId;
+        const open = a.open.get(id);
+        if (!open) {
+          throw new InvariantViolation(
+            'reservation closed twice',
+            `${e.type} of ${id} (${a.closed.has(id) ? 'already closed' : 'never opened'})`,
+            e.data.taskId,
+          );
+        }
+        if (e.type === 'QuotaSettled') {
+          if (e.data.charged > open.amount) {
+            throw new InvariantViolation('charge above what the request asked', `${id}: charged ${e.data.charged}, reserved ${open.amount}`, e.data.taskId);
+          }
+          a.charged += e.data.charged;
+        }
+        a.open.delete(id);
+        a.closed.add(id);
+        const r = this.reservations.get(id);
+        if (r) r.state = e.type === 'QuotaSettled' ? 'settled' : 'released';
+        const task = this.tasks.get(e.data.taskId);
+        if (task) task.reservation = e.type === 'QuotaSettled' ? 'settled' : 'released';
+        if (task && e.type === 'QuotaSettled' && task.outcome !== 'succeeded') {
+          throw new InvariantViolation(
+            'charged for a task that did not succeed',
+            `${id} settled while the task is ${task.outcome ?? 'unfinished'}`,
+            task.taskId,
+          );
+        }
+        return;
+      }
+      case 'AccountSnapshotted': {
+        const balance = a.credits - a.charged - a.debited;
+        const reserved = [...a.open.values()].reduce((n, r) => n + r.amount, 0);
+        if (e.data.balance !== balance || e.data.reserved !== reserved) {
+          throw new InvariantViolation(
+            'books closed on a wrong balance',
+            `${accountId}: snapshot balance ${e.data.balance} reserved ${e.data.reserved}; credits − charges − debits = ${balance}, open reservations = ${reserved}`,
+            accountId,
+          );
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private onTask(taskId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
+    const t = this.tasks.get(taskId);
+    switch (e.type) {
+      case 'TaskSubmitted': {
+        const r = this.reservations.get(e.data.reservationId);
+        this.tasks.set(taskId, {
+          taskId,
+          accountId: e.data.accountId,
+          reservationId: e.data.reservationId,
+          createdAt: e.data.createdAt,
+          outcome: null,
+          reservation: r ? r.state : 'none',
+          upstreamSubmitted: 0,
+          callbackUrl: e.data.callbackUrl !== undefined,
+        });
+        return;
+      }
+      case 'UpstreamSubmitted':
+        if (t && ++t.upstreamSubmitted > 1)
+          throw new InvariantViolation('task recorded as submitted twice', `${t.upstreamSubmitted} UpstreamSubmitted`, taskId);
+        return;
+      case 'TaskSucceeded':
+      case 'TaskFailed': {
+        if (!t) return;
+        if (t.outcome) throw new InvariantViolation('task ended twice', `${e.type} after ${t.outcome}`, taskId);
+        t.outcome = e.type === 'TaskSucceeded' ? 'succeeded' : 'failed';
+        if (t.reservation === 'settled' && t.outcome !== 'succeeded')
+          throw new InvariantViolation('charged for a task that did not succeed', 'settled before it failed', taskId);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Balance and reserved of an account as the model has them. */
+  expected(accountId: string): { balance: number; reserved: number } {
+    const a = this.account(accountId);
+    return { balance: a.credits - a.charged - a.debited, reserved: [...a.open.values()].reduce((n, r) => n + r.amount, 0) };
+  }
+}

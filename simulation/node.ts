@@ -1,0 +1,100 @@
+/**
+ * A simulated process: every call it makes to a shared port (event store, views, assets, bus,
+ * upstream) passes its gate, before and after the call. A crashed process's gates never open
+ * again: whatever it was doing stops at its next await on the outside world, with all of its
+ * memory lost (a restart builds a new process on the same stores), and what the store had
+ * already committed for it stays committed. A paused process (a GC pause, a frozen container)
+ * waits at its gates until it resumes, however long that is. The gates also draw a small
+ * latency now and then, which is what reorders the work of different processes.
+ */
+import type { Random } from './random.js';
+
+export type NodeState = 'up' | 'paused' | 'crashed';
+
+export interface NodeOptions {
+  /** Chance that a call waits a little (virtual milliseconds, up to `maxLatencyMs`) first. */
+  latencyChance: number;
+  maxLatencyMs: number;
+}
+
+const never = new Promise<never>(() => undefined);
+
+export class SimNode {
+  state: NodeState = 'up';
+  private resumed: (() => void)[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly random: () => Random,
+    private readonly options: NodeOptions,
+    /** Clock skew of this process, milliseconds added to the virtual time it reads. */
+    readonly skewMs = 0,
+  ) {}
+
+  /** This process's clock: virtual time plus its skew. */
+  readonly clock = (): Date => new Date(Date.now() + this.skewMs);
+
+  get alive(): boolean {
+    return this.state !== 'crashed';
+  }
+
+  async gate(): Promise<void> {
+    if (this.state === 'up' && this.random().chance(this.options.latencyChance)) {
+      await new Promise((resolve) => setTimeout(resolve, this.random().int(1, this.options.maxLatencyMs)));
+    }
+    return this.wait();
+  }
+
+  /** The process is killed: it never takes another step. */
+  crash(): void {
+    this.state = 'crashed';
+    this.wake();
+  }
+
+  pause(): void {
+    if (this.state === 'up') this.state = 'paused';
+  }
+
+  resume(): void {
+    if (this.state !== 'paused') return;
+    this.state = 'up';
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiting = this.resumed;
+    this.resumed = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** `fn` run through the gate on both sides (the latency is drawn on the way out only). */
+  async call<T>(fn: () => Promise<T>): Promise<T> {
+    await this.gate();
+    const result = await fn();
+    if (this.state !== 'up') await this.wait();
+    return result;
+  }
+
+  /** The gate without latency: hangs while crashed, waits while paused. */
+  private async wait(): Promise<void> {
+    for (;;) {
+      if (this.state === 'crashed') return never;
+      if (this.state === 'up') return;
+      await new Promise<void>((resolve) => this.resumed.push(resolve));
+    }
+  }
+
+  /** An async iterable whose every step passes the gate. */
+  iterable<T>(source: AsyncIterable<T>): AsyncIterable<T> {
+    const call = <R>(fn: () => Promise<R>) => this.call(fn);
+    return {
+      [Symbol.asyncIterator]() {
+        const it = source[Symbol.asyncIterator]();
+        return {
+          next: () => call(() => it.next()),
+          return: async (value?: unknown) => (it.return ? it.return(value) : { done: true as const, value: undefined as never }),
+        };
+      },
+    };
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * A process's own handles on the shared stores: every call passes the process's gate
+ * (node.ts), and the event store's calls may fail the way a networked store fails — an append
+ * refused before it was written, an append written whose answer is lost, a read that does not
+ * answer. The stores themselves are the real embedded adapters on `:memory:`.
+ */
+import type { AssetStore } from '../src/ports/asset-store.js';
+import type { AppendOptions, EventStore, NewEvent, Subscription } from '../src/ports/event-store.js';
+import type { ViewStore } from '../src/ports/view-store.js';
+import type { FaultCounts, FaultRates } from './faults.js';
+import type { SimNode } from './node.js';
+import type { Random } from './random.js';
+
+/** What a store that failed to answer throws (a connection error, not a refusal). */
+export class SimulatedStoreError extends Error {
+  constructor(what: string) {
+    super(`simulated: ${what}`);
+    this.name = 'SimulatedStoreError';
+  }
+}
+
+export interface FaultDeps {
+  node: SimNode;
+  random: () => Random;
+  rates: FaultRates;
+  faults: FaultCounts;
+  /** False while the world is being set up or drained: no store faults then. */
+  faulty: () => boolean;
+}
+
+export function nodeEventStore(store: EventStore, d: FaultDeps): EventStore {
+  const { node } = d;
+  const maybe = (kind: 'appendFailsBeforeCommit' | 'appendAmbiguous' | 'readFails'): boolean => {
+    if (!d.faulty() || !d.random().chance(d.rates[kind])) return false;
+    d.faults.add(kind);
+    return true;
+  };
+  const read = <T>(fn: () => Promise<T>): Promise<T> =>
+    node.call(async () => {
+      if (maybe('readFails')) throw new SimulatedStoreError('the store did not answer a read');
+      return fn();
+    });
+  return {
+    append: (stream: string, events: readonly NewEvent[], options?: AppendOptions) =>
+      node.call(async () => {
+        if (maybe('appendFailsBeforeCommit')) {
+          // Like a real lost request: a dependent append (options.after) is not written either.
+          throw new SimulatedStoreError(`the append to ${stream} failed before it was written`);
+        }
+        const result = await store.append(stream, events, options);
+        if (maybe('appendAmbiguous')) throw new SimulatedStoreError(`the append to ${stream} was written but its answer was lost`);
+        return result;
+      }),
+    readStream: (stream, options) => read(() => store.readStream(stream, options)),
+    readAll: (options) => read(() => store.readAll(options)),
+    readStreamsWithPrefix: (prefix, options) => node.iterable(store.readStreamsWithPrefix(prefix, options)),
+    headPosition: () => read(() => store.headPosition()),
+    subscribe(options): Subscription {
+      const subscription = store.subscribe(options);
+      const gated = node.iterable(subscription);
+      return { [Symbol.asyncIterator]: () => gated[Symbol.asyncIterator](), close: () => subscription.close() };
+    },
+    ping: () => node.call(() => store.ping()),
+    // The store is shared: a process closing its handle closes nothing of it.
+    close: async () => undefined,
+  };
+}
+
+/** Every method of `target` called through the process's gate (views, assets). */
+export function gated<T extends object>(target: T, node: SimNode, keepOpen = true): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (keepOpen && prop === 'close') return async () => undefined;
+      return (...args: unknown[]) => node.call(() => Promise.resolve((value as (...a: unknown[]) => unknown).apply(obj, args)));
+    },
+  });
+}
+
+export const nodeViewStore = (views: ViewStore, node: SimNode): ViewStore => gated(views, node);
+export const nodeAssetStore = (assets: AssetStore, node: SimNode): AssetStore => gated(assets, node);

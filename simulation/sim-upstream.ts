@@ -1,0 +1,215 @@
+/**
+ * The upstream vendors of a simulation: stateful, so a second submit of one task is seen and
+ * counted (a vendor bills every job it runs). Each vendor remembers every job it created, by
+ * its own id and by the gateway's task id. A vendor with `clientReference` takes the gateway's
+ * task id as the submit's idempotency key, as vendors with a client reference field do: the
+ * same key answers the job it already has instead of creating another.
+ *
+ * What a vendor may do to a task, drawn from the run's seed: accept a submit and never answer
+ * it (the call times out), refuse a submit with a passing error, fail polls, answer late,
+ * forget the task, fail it, return more results than asked, report results and then forget
+ * them, or never finish.
+ */
+import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamStatus } from '../src/engine/upstream.js';
+import type { FaultCounts, FaultRates } from './faults.js';
+import type { SimNode } from './node.js';
+import type { Random } from './random.js';
+import { InvariantViolation } from './invariants.js';
+
+/** The submit timeout of the real adapters (upstream-http.ts): a call that never answers fails then. */
+const UPSTREAM_TIMEOUT_MS = 30_000;
+/** A one-pixel PNG: the bytes of every result. */
+const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+interface Job {
+  id: string;
+  taskId: string;
+  asked: number;
+  createdAt: number;
+  readyAt: number;
+  outcome: 'succeed' | 'fail' | 'lose' | 'never' | 'vanish';
+  overDeliver: number;
+  /** Set once a success was reported for a job whose results then vanish. */
+  reported: boolean;
+}
+
+export interface VendorOptions {
+  name: string;
+  /** Whether the vendor deduplicates submits by the gateway's task id. */
+  clientReference: boolean;
+}
+
+/**
+ * Every job of every vendor by gateway task: a second job for one task is allowed only in a
+ * named window — when no earlier job's submit answer ever reached a live process (the call
+ * timed out, or the process that made it was killed or paused before the answer came back);
+ * any other second job is a violation.
+ */
+export class UpstreamLedger {
+  private readonly jobs = new Map<string, { jobId: string; answered: boolean }[]>();
+  private readonly answeredJobs = new Set<string>();
+  readonly windows = new Map<string, number>();
+  onViolation: (v: InvariantViolation) => void = () => undefined;
+
+  created(taskId: string, jobId: string): void {
+    const before = this.jobs.get(taskId) ?? [];
+    if (before.length > 0) {
+      if (before.some((j) => this.answeredJobs.has(j.jobId))) {
+        this.onViolation(
+          new InvariantViolation(
+            'second upstream job for a task',
+            `job ${jobId} after ${before.map((j) => j.jobId).join(', ')}, whose submit was answered`,
+            taskId,
+          ),
+        );
+      } else this.windows.set('submit answer lost, submitted again', (this.windows.get('submit answer lost, submitted again') ?? 0) + 1);
+    }
+    before.push({ jobId, answered: false });
+    this.jobs.set(taskId, before);
+  }
+
+  /** The submit that created (or found) `jobId` was answered to a live process. */
+  answered(jobId: string): void {
+    this.answeredJobs.add(jobId);
+  }
+}
+
+export interface UpstreamDeps {
+  ledger: UpstreamLedger;
+  random: () => Random;
+  rates: FaultRates;
+  faults: FaultCounts;
+  faulty: () => boolean;
+}
+
+export class SimVendor {
+  readonly jobs = new Map<string, Job>();
+  /** Jobs created per gateway task id (what the vendor bills). */
+  readonly jobsByTask = new Map<string, string[]>();
+  /** Submit calls received per gateway task id, created or not. */
+  readonly submitsByTask = new Map<string, number>();
+  private next = 0;
+
+  constructor(
+    readonly options: VendorOptions,
+    private readonly d: UpstreamDeps,
+  ) {}
+
+  private fault(kind: keyof FaultRates): boolean {
+    if (!this.d.faulty() || !this.d.random().chance(this.d.rates[kind])) return false;
+    this.d.faults.add(kind);
+    return true;
+  }
+
+  async submit(task: UpstreamContext['task']): Promise<{ upstreamTaskId: string }> {
+    const taskId = task.taskId;
+    this.submitsByTask.set(taskId, (this.submitsByTask.get(taskId) ?? 0) + 1);
+    if (this.fault('upstreamAnswersLate')) await sleep(this.d.random().int(5_000, 25_000));
+    if (this.fault('upstreamSubmitFails')) throw new UpstreamError(`${this.options.name}: 503 try again`, true, 503);
+    const existing = this.options.clientReference ? this.jobsByTask.get(taskId)?.[0] : undefined;
+    const job = existing ? this.jobs.get(existing)! : this.create(task);
+    if (this.fault('upstreamAcceptThenTimeout')) {
+      await sleep(UPSTREAM_TIMEOUT_MS);
+      throw new UpstreamError(`submit: no answer within ${UPSTREAM_TIMEOUT_MS} ms`, true);
+    }
+    return { upstreamTaskId: job.id };
+  }
+
+  private create(task: UpstreamContext['task']): Job {
+    const r = this.d.random();
+    const id = `${this.options.name}-${++this.next}`;
+    const now = Date.now();
+    const outcome = this.fault('upstreamNeverFinishes')
+      ? 'never'
+      : this.fault('upstreamLosesTask')
+        ? 'lose'
+        : this.fault('upstreamTaskFails')
+          ? 'fail'
+          : this.fault('upstreamResultsVanish')
+            ? 'vanish'
+            : 'succeed';
+    const asked = typeof task.request.n === 'number' ? task.request.n : 1;
+    const job: Job = {
+      id,
+      taskId: task.taskId,
+      asked,
+      createdAt: now,
+      readyAt: now + r.int(500, 90_000),
+      outcome,
+      overDeliver: this.fault('upstreamOverDelivers') ? r.int(1, 3) : 0,
+      reported: false,
+    };
+    this.jobs.set(id, job);
+    const list = this.jobsByTask.get(task.taskId) ?? [];
+    list.push(id);
+    this.jobsByTask.set(task.taskId, list);
+    this.d.ledger.created(task.taskId, id);
+    return job;
+  }
+
+  answered(jobId: string): void {
+    this.d.ledger.answered(jobId);
+  }
+
+  async poll(upstreamTaskId: string): Promise<UpstreamStatus> {
+    if (this.fault('upstreamAnswersLate')) await sleep(this.d.random().int(5_000, 25_000));
+    if (this.fault('upstreamPollFails')) throw new UpstreamError(`${this.options.name}: 502 bad gateway`, true, 502);
+    const job = this.jobs.get(upstreamTaskId);
+    if (!job) return { state: 'lost', reason: 'the upstream no longer knows the task' };
+    const now = Date.now();
+    if (now < job.readyAt || job.outcome === 'never') {
+      const progress = Math.min(99, Math.floor(((now - job.createdAt) / Math.max(1, job.readyAt - job.createdAt)) * 100));
+      return { state: progress > 0 ? 'in_progress' : 'queued', progress };
+    }
+    switch (job.outcome) {
+      case 'lose':
+        return { state: 'lost', reason: 'the upstream no longer knows the task' };
+      case 'fail':
+        return { state: 'failed', code: 'upstream_failed', reason: 'the simulated vendor failed the task' };
+      case 'vanish':
+        if (job.reported) return { state: 'lost', reason: 'the results are gone' };
+        job.reported = true;
+        return this.succeeded(job);
+      default:
+        return this.succeeded(job);
+    }
+  }
+
+  private succeeded(job: Job): UpstreamStatus {
+    const count = job.asked + job.overDeliver;
+    return {
+      state: 'succeeded',
+      results: Array.from({ length: count }, () => ({ kind: 'image' as const, b64: PNG_B64, contentType: 'image/png' })),
+      usage: { units: count },
+    };
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The adapter of the `images` channel family as process `node` runs it, speaking to the vendors by base URL. */
+export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node: SimNode, maxAgeSeconds: number): UpstreamAdapter {
+  const vendorOf = (ctx: UpstreamContext) => {
+    const vendor = vendors.get(ctx.baseUrl);
+    if (!vendor) throw new UpstreamError(`no vendor at ${ctx.baseUrl}`, false);
+    return vendor;
+  };
+  /** A call from a process: it waits at the process's gates, and a killed process never hears the answer. */
+  const call = <T>(ctx: UpstreamContext, fn: () => Promise<T>): Promise<T> =>
+    node.call(() => {
+      if (ctx.signal?.aborted) throw ctx.signal.reason;
+      return fn();
+    });
+  return {
+    family: 'images',
+    delivery: () => 'url',
+    pollIntervalMs: 5_000,
+    maxAgeSeconds,
+    async submit(ctx) {
+      const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task));
+      vendorOf(ctx).answered(answer.upstreamTaskId);
+      return answer;
+    },
+    poll: (ctx) => call(ctx, () => vendorOf(ctx).poll(ctx.upstreamTaskId)),
+  };
+}

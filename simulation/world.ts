@@ -1,0 +1,455 @@
+/**
+ * One seed's run: a deployment of `engines` engine processes, one API process and one
+ * projector on shared stores, a stream of submitted tasks, and every fault the rates allow,
+ * drawn from the seed; then the faults stop, the world drains, and the books are closed and
+ * audited. The invariants (invariants.ts) are checked on every committed event and after every
+ * step; the first violation ends the run with the trace of the task it concerns.
+ */
+import { createHash } from 'node:crypto';
+import pino from 'pino';
+import { streams } from '../src/domain/events.js';
+import { createAccountService } from '../src/engine/account-service.js';
+import { changePrices } from '../src/engine/price-commands.js';
+import { createChannel } from '../src/engine/channel-commands.js';
+import { submitTask } from '../src/engine/submit.js';
+import { auditAccounts } from '../src/audit/audit.js';
+import { createSqliteEventStore } from '../src/adapters/sqlite/event-store.js';
+import { createSqliteViewStore } from '../src/adapters/sqlite/view-store.js';
+import type { EventStore } from '../src/ports/event-store.js';
+import type { Caller } from '../src/engine/caller.js';
+import { FaultCounts, type FaultRates } from './faults.js';
+import { Books, InvariantViolation } from './invariants.js';
+import { memoryAssetStore } from './memory-asset-store.js';
+import { SimNode } from './node.js';
+import { nodeEventStore } from './ports.js';
+import { startApi, startEngine, startProjector, type ApiProcess, type Shared, type SimProcess } from './processes.js';
+import type { Random } from './random.js';
+import { SimBus } from './sim-bus.js';
+import { SimVendor, UpstreamLedger } from './sim-upstream.js';
+import type { VirtualTime } from './virtual-time.js';
+
+export interface WorldOptions {
+  seed: number;
+  tasks: number;
+  engines: number;
+  rates: FaultRates;
+  /** Virtual tasks submitted per second. */
+  submitPerSecond: number;
+  maxAgeSeconds: number;
+  partitions: number;
+  /** Keep every trace line (for printing a failing task's trace); the hash is kept regardless. */
+  keepTrace: boolean;
+}
+
+export interface RunResult {
+  seed: number;
+  tasks: number;
+  acknowledged: number;
+  refused: number;
+  succeeded: number;
+  failed: number;
+  steps: number;
+  virtualSeconds: number;
+  eventsChecked: number;
+  invariantChecks: number;
+  faults: Record<string, number>;
+  /** Vendor jobs beyond one per task, by the window that allows them. */
+  windows: Record<string, number>;
+  /** Submit calls that reached a vendor beyond one per task (deduplicated by a client reference or not). */
+  extraSubmitCalls: number;
+  callbacksDelivered: number;
+  traceHash: string;
+  violation?: { invariant: string; detail: string; subject: string; trace: string[] };
+}
+
+/** How long a task may stay unfinished past its deadline: the deadline sweeper's pass, a restart and a session timeout. */
+export const DEADLINE_SLACK_SECONDS = 120;
+const SESSION_TIMEOUT_MS = 10_000;
+const ACCOUNTS = 3;
+const MODEL = 'anime-diffusion-4-5-full';
+const PRICE_PER_IMAGE = 10_000;
+
+export async function runWorld(time: VirtualTime, random: Random, o: WorldOptions): Promise<RunResult> {
+  const faults = new FaultCounts();
+  let faulty = false;
+  const rnd = () => random;
+  const trace: string[] = [];
+  const hash = createHash('sha256');
+  const line = (text: string) => {
+    const l = `${(time.elapsedMs() / 1000).toFixed(3)} ${text}`;
+    hash.update(l).update('\n');
+    if (o.keepTrace) trace.push(l);
+  };
+  // One store object for every process: appends wake subscribers in process, so no poll timer is needed.
+  const store = createSqliteEventStore({ path: ':memory:', pollIntervalMs: 3_600_000 });
+  const views = createSqliteViewStore({ path: ':memory:' });
+  const assets = memoryAssetStore();
+  const bus = new SimBus({ partitions: o.partitions, random: rnd, rates: o.rates, faults, faulty: () => faulty });
+  const books = new Books();
+  const ledger = new UpstreamLedger();
+  const upstreamDeps = { random: rnd, rates: o.rates, faults, faulty: () => faulty, ledger };
+  const vendors = new Map([
+    ['sim://vendor-with-reference', new SimVendor({ name: 'ref', clientReference: true }, upstreamDeps)],
+    ['sim://vendor-plain', new SimVendor({ name: 'plain', clientReference: false }, upstreamDeps)],
+  ]);
+  const nodeOptions = { latencyChance: 0.1, maxLatencyMs: 50 };
+  let violation: InvariantViolation | undefined;
+  const fail = (v: InvariantViolation) => (violation ??= v);
+  ledger.onViolation = fail;
+  /** Callback bodies received, by webhook-id. */
+  const received = new Map<string, string>();
+  let delivered = 0;
+
+  /** Appends that reached the store, counted so the books look only when there is something new. */
+  let appends = 0;
+  const counted: EventStore = {
+    ...store,
+    append: (stream, events, options) =>
+      store.append(stream, events, options).finally(() => {
+        appends++;
+      }),
+  };
+  const shared: Shared = {
+    store: counted,
+    views,
+    assets,
+    bus,
+    vendors,
+    faultDeps: (node) => ({ node, random: rnd, rates: o.rates, faults, faulty: () => faulty }),
+    async post(node, _url, body, headers) {
+      return node.call(async () => {
+        const id = headers['webhook-id'] ?? '';
+        const taskId = id.replace(/^msg_/, '');
+        const parsed = JSON.parse(body) as { status?: string };
+        const task = books.tasks.get(taskId);
+        const expected = task?.outcome === 'succeeded' ? 'completed' : task?.outcome === 'failed' ? 'failed' : undefined;
+        if (parsed.status !== expected) {
+          fail(
+            new InvariantViolation(
+              'callback body older than the event that scheduled it',
+              `status ${String(parsed.status)}, the task ${task?.outcome ?? 'unfinished'}`,
+              taskId,
+            ),
+          );
+        }
+        const before = received.get(id);
+        if (before !== undefined && before !== body) fail(new InvariantViolation('callback retry carries another body', `webhook-id ${id}`, taskId));
+        received.set(id, body);
+        line(`callback ${taskId} ${String(parsed.status)}`);
+        if (faulty && random.chance(o.rates.receiverFails)) {
+          faults.add('receiverFails');
+          return 500;
+        }
+        delivered++;
+        return 200;
+      });
+    },
+    maxAgeSeconds: o.maxAgeSeconds,
+    reservationGraceSeconds: 60,
+    callbackRetryScheduleSeconds: [1, 5, 30, 120, 600],
+  };
+
+  // ---- the processes, and what kills, pauses and restarts them ----
+  let generation = 0;
+  const allNodes: SimNode[] = [];
+  const newNode = (role: string, skew = true) => {
+    const node = new SimNode(
+      `${role}-${++generation}`,
+      rnd,
+      nodeOptions,
+      skew && o.rates.maxClockSkewMs > 0 ? random.int(-o.rates.maxClockSkewMs, o.rates.maxClockSkewMs) : 0,
+    );
+    allNodes.push(node);
+    return node;
+  };
+  const live: SimProcess[] = [];
+  let projector: (SimProcess & { runner: { position(): bigint } }) | undefined;
+  let api: ApiProcess | undefined;
+  const starting = new Set<Promise<unknown>>();
+  async function start(role: SimProcess['role']): Promise<void> {
+    const node = newNode(role);
+    line(`start ${node.name} skew ${node.skewMs} ms`);
+    const started = role === 'projector' ? startProjector(shared, node) : role === 'api' ? startApi(shared, node) : startEngine(shared, node);
+    starting.add(started);
+    try {
+      const p = await started;
+      if (!node.alive) return;
+      live.push(p);
+      if (p.role === 'projector') projector = p as typeof projector;
+      if (p.role === 'api') api = p as ApiProcess;
+    } finally {
+      starting.delete(started);
+    }
+  }
+  /** The process is killed at whatever await it is at, and another starts in its place later. */
+  function crash(p: SimProcess): void {
+    faults.add('crash');
+    line(`crash ${p.node.name}`);
+    p.node.crash();
+    live.splice(live.indexOf(p), 1);
+    if (projector === p) projector = undefined;
+    if (api === p) api = undefined;
+    setTimeout(() => bus.expire(p.node), SESSION_TIMEOUT_MS);
+    setTimeout(() => void start(p.role), random.int(1_000, 30_000));
+  }
+  /** A pause longer than a session, and often longer than a submit lease. */
+  function pause(p: SimProcess, kind: 'pause' | 'projectorStall'): void {
+    faults.add(kind);
+    const ms = kind === 'pause' ? random.int(1_000, 150_000) : random.int(5_000, 60_000);
+    line(`pause ${p.node.name} ${ms} ms`);
+    p.node.pause();
+    setTimeout(() => {
+      if (p.node.state === 'paused') bus.expire(p.node);
+    }, SESSION_TIMEOUT_MS);
+    setTimeout(() => {
+      line(`resume ${p.node.name}`);
+      p.node.resume();
+      bus.rejoin(p.node);
+    }, ms);
+  }
+  const chaos = setInterval(() => {
+    if (!faulty) return;
+    const up = live.filter((p) => p.node.state === 'up');
+    if (up.length > 0 && random.chance(o.rates.crashPerSecond)) crash(random.pick(up));
+    const stillUp = live.filter((p) => p.node.state === 'up' && p.role !== 'projector');
+    if (stillUp.length > 0 && random.chance(o.rates.pausePerSecond)) pause(random.pick(stillUp), 'pause');
+    if (random.chance(o.rates.rebalancePerSecond)) {
+      faults.add('rebalance');
+      line('rebalance');
+      bus.rebalanceAll();
+    }
+    if (projector?.node.state === 'up' && random.chance(o.rates.projectorStallPerSecond)) pause(projector, 'projectorStall');
+  }, 1000);
+
+  // ---- every committed event goes through the books, in commit order ----
+  let seen = 0n;
+  let observedAppends = -1;
+  async function observe(raw: EventStore): Promise<void> {
+    // Only when something was appended since the last look (most steps append nothing).
+    if (appends === observedAppends) return;
+    observedAppends = appends;
+    for (;;) {
+      const batch = await raw.readAll({ after: seen, maxCount: 5000 });
+      if (batch.length === 0) return;
+      for (const e of batch) {
+        seen = e.position;
+        line(`${e.streamName}#${e.revision} ${e.type}`);
+        try {
+          books.observe(e);
+        } catch (err) {
+          if (err instanceof InvariantViolation) fail(err);
+          else throw err;
+        }
+      }
+    }
+  }
+
+  let steps = 0;
+  const runUntil = async (done: () => boolean, limitMs: number, what: string): Promise<void> => {
+    const end = time.elapsedMs() + limitMs;
+    while (!violation && !done()) {
+      if (time.elapsedMs() > end) {
+        fail(new InvariantViolation('world did not settle', `${what} not reached within ${limitMs / 1000} s`, unfinishedSubject()));
+        return;
+      }
+      if (!(await time.step())) throw new Error('no timer left: the world stopped');
+      steps++;
+      if (appends !== observedAppends) await until(observe(store));
+      checkDeadlines();
+    }
+  };
+  const openTasks = new Set<string>();
+  const acknowledgedAt = new Map<string, number>();
+  const unfinishedSubject = () => [...openTasks][0] ?? '';
+  let lastDeadlineCheck = 0;
+  function checkDeadlines(): void {
+    const now = time.elapsedMs();
+    if (now - lastDeadlineCheck < 1000) return;
+    lastDeadlineCheck = now;
+    const nowSeconds = Date.now() / 1000;
+    for (const id of openTasks) {
+      const t = books.tasks.get(id);
+      if (t?.outcome) {
+        openTasks.delete(id);
+        continue;
+      }
+      const created = t?.createdAt ?? acknowledgedAt.get(id)!;
+      if (nowSeconds > created + o.maxAgeSeconds + DEADLINE_SLACK_SECONDS) {
+        fail(new InvariantViolation('acknowledged task not final by its deadline', `created ${created}, now ${Math.floor(nowSeconds)}`, id));
+      }
+    }
+  }
+
+  // ---- set up (no faults): prices, two channels, accounts ----
+  const admin = newNode('admin', false);
+  const until = <T>(work: Promise<T>) => time.until(work);
+  await until(start('projector'));
+  const adminStore = shared.faultDeps(admin);
+  const adminEvents = nodeEventStore(store, adminStore);
+  const meta = { at: new Date().toISOString(), correlationId: 'simulation' };
+  await until(changePrices(adminEvents, { models: { [MODEL]: { unit: 'image', price: PRICE_PER_IMAGE } }, groupRatios: { default: 1000 } }, meta));
+  const channel = (name: string, baseUrl: string, priority: number) =>
+    createChannel(
+      adminEvents,
+      { name, family: 'images', baseUrl, key: 'k', models: [MODEL], modelMapping: {}, groups: ['default'], priority, weight: 1, status: 1 },
+      meta,
+    );
+  await until(channel('vendor with a client reference', 'sim://vendor-with-reference', random.int(0, 1)));
+  await until(channel('vendor without one', 'sim://vendor-plain', random.int(0, 1)));
+  const adminAccounts = createAccountService({ events: adminEvents, log: pino({ level: 'silent' }) });
+  const callers: Caller[] = [];
+  for (let a = 0; a < ACCOUNTS; a++) {
+    const accountId = `acct${a}`;
+    await until(adminAccounts.execute(accountId, { type: 'OpenAccount', data: { accountId, userId: `user${a}`, group: 'default' } }, meta));
+    // Some accounts run dry: refusals for insufficient quota are part of the world too.
+    const credit = a === 0 ? 4 * PRICE_PER_IMAGE * Math.ceil(o.tasks / 4) : PRICE_PER_IMAGE * 4 * o.tasks;
+    await until(adminAccounts.execute(accountId, { type: 'CreditQuota', data: { creditId: `credit${a}`, amount: credit, note: 'simulation' } }, meta));
+    callers.push({
+      tokenId: `tok${a}`,
+      accountId,
+      userId: `user${a}`,
+      group: 'default',
+      modelLimits: [],
+      channelId: null,
+      remainQuota: Number.MAX_SAFE_INTEGER,
+      quotaLimit: 0,
+      unlimitedQuota: true,
+    });
+  }
+  await until(start('api'));
+  for (let i = 0; i < o.engines; i++) void start('engine');
+  await runUntil(() => starting.size === 0, 600_000, 'start');
+  await until(observe(store));
+
+  // ---- the run: submits at their times, faults on ----
+  faulty = true;
+  let submitted = 0;
+  let acknowledged = 0;
+  let refused = 0;
+  let answered = 0;
+  const submitOne = async (i: number): Promise<void> => {
+    const front = api;
+    if (!front || front.node.state !== 'up') {
+      refused++;
+      answered++;
+      return;
+    }
+    const caller = random.pick(callers);
+    const n = random.int(1, 4);
+    const taskId = `task_sim${String(i).padStart(7, '0')}`;
+    try {
+      await submitTask(front.deps, {
+        family: 'image',
+        channelFamily: 'images',
+        action: 'anime/generate',
+        model: MODEL,
+        caller,
+        request: { model: MODEL, prompt: `simulated ${i}`, n },
+        units: n,
+        taskId,
+        ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
+        metadata: { at: front.node.clock().toISOString() },
+      });
+      acknowledged++;
+      openTasks.add(taskId);
+      acknowledgedAt.set(taskId, Math.floor(front.node.clock().getTime() / 1000));
+      line(`acknowledged ${taskId}`);
+    } catch (err) {
+      refused++;
+      line(`refused ${taskId} ${err instanceof Error ? err.name : 'error'}`);
+    } finally {
+      answered++;
+    }
+  };
+  const interval = 1000 / o.submitPerSecond;
+  const submitter = setInterval(() => {
+    if (submitted >= o.tasks) return;
+    void submitOne(submitted++);
+  }, interval);
+  await runUntil(() => submitted >= o.tasks, (o.tasks / o.submitPerSecond) * 1000 + 60_000, 'every submit sent');
+  clearInterval(submitter);
+
+  // ---- drain: faults off, everyone resumed, the world left to finish ----
+  faulty = false;
+  line('faults off');
+  for (const p of live) if (p.node.state === 'paused') p.node.resume();
+  const settled = () =>
+    answered >= o.tasks &&
+    starting.size === 0 &&
+    openTasks.size === 0 &&
+    [...books.tasks.values()].every((t) => t.reservation === 'settled' || t.reservation === 'released') &&
+    [...books.accounts.values()].every((a) => a.open.size === 0);
+  await runUntil(
+    () => {
+      for (const id of openTasks) if (books.tasks.get(id)?.outcome) openTasks.delete(id);
+      return settled();
+    },
+    (o.maxAgeSeconds + DEADLINE_SLACK_SECONDS + 900) * 1000,
+    'every task final and every reservation closed',
+  );
+  clearInterval(chaos);
+
+  // ---- the books closed: the account service's own load, then the audit ----
+  if (!violation) await until(closeTheBooks());
+  async function closeTheBooks(): Promise<void> {
+    const accounts = createAccountService({ events: store, log: pino({ level: 'silent' }) });
+    for (const c of callers) {
+      const state = await accounts.state(c.accountId);
+      const want = books.expected(c.accountId);
+      if (state.balance !== want.balance || state.reserved !== want.reserved) {
+        fail(
+          new InvariantViolation(
+            'balance is not credits minus charges',
+            `${c.accountId}: loaded balance ${state.balance} reserved ${state.reserved}; expected ${want.balance} / ${want.reserved}`,
+            c.accountId,
+          ),
+        );
+      }
+    }
+    for (const t of books.tasks.values()) {
+      const want = t.outcome === 'succeeded' ? 'settled' : 'released';
+      if (t.reservation !== want)
+        fail(new InvariantViolation('reservation closed the wrong way', `task ${t.outcome ?? 'unfinished'}, reservation ${t.reservation}`, t.taskId));
+    }
+    // The views must have caught up before the audit compares them with the replay.
+    const head = await store.headPosition();
+    while ((projector?.runner.position() ?? 0n) < head) await new Promise((resolve) => setTimeout(resolve, 100));
+    const report = await auditAccounts(store, views);
+    for (const d of report.discrepancies) fail(new InvariantViolation('audit found a difference', d.differences.join('; '), d.accountId));
+  }
+
+  const result: RunResult = {
+    seed: o.seed,
+    tasks: o.tasks,
+    acknowledged,
+    refused,
+    succeeded: [...books.tasks.values()].filter((t) => t.outcome === 'succeeded').length,
+    failed: [...books.tasks.values()].filter((t) => t.outcome === 'failed').length,
+    steps,
+    virtualSeconds: Math.round(time.elapsedMs() / 1000),
+    eventsChecked: books.eventsSeen,
+    invariantChecks: books.checks,
+    faults: Object.fromEntries(faults.counts),
+    windows: Object.fromEntries(ledger.windows),
+    extraSubmitCalls: [...vendors.values()].reduce((n, v) => n + [...v.submitsByTask.values()].reduce((m, c) => m + c - 1, 0), 0),
+    callbacksDelivered: delivered,
+    traceHash: hash.digest('hex').slice(0, 16),
+  };
+  if (violation) {
+    const subject = violation.subject;
+    result.violation = {
+      invariant: violation.invariant,
+      detail: violation.detail,
+      subject,
+      trace: trace.filter((l) => subject && (l.includes(subject) || l.includes(streams.task(subject)) || /crash|pause|resume|start|rebalance/.test(l))),
+    };
+  }
+  // Nothing of this world may run into the next: every process stops where it is, and its
+  // timers go with the clock's reset.
+  for (const node of allNodes) node.crash();
+  await time.settle();
+  time.clock.reset();
+  await store.close();
+  await views.close();
+  return result;
+}
