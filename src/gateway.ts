@@ -20,7 +20,7 @@ import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
 import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
-import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
+import { familyProjections, familyCallbackBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
 import { createPublisher } from './engine/publisher.js';
 import { createOwnership } from './engine/ownership.js';
@@ -185,7 +185,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const callbacks = createCallbackService({
     ...deps,
     owns: (taskId) => ownership.owns(taskId),
-    bodies: familyQueryBodies(deps),
+    bodies: familyCallbackBodies(deps),
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
     checkMs: config.callbackCheckMs,
