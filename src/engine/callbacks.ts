@@ -6,11 +6,10 @@
  * the stored view, which may lag behind the callbacks view (projector lag) or have moved on
  * (assets expired) — so it is final and byte-identical on every attempt. It is signed per
  * Standard Webhooks with the account's secret (`webhook-id` stays the same across retries so
- * receivers can dedupe). Timeouts,
- * connection errors and non-2xx answers are retried on a bounded schedule with jitter, then the
- * delivery is dead-lettered. Every attempt is an event, so a restart loses no retry. Delivery
- * goes through `post` (the outbound guard's guardedPost: address checked at connect time, no
- * redirects followed).
+ * receivers can dedupe). Timeouts, connection errors and non-2xx answers are retried on a
+ * bounded schedule with jitter, then the delivery is dead-lettered. Every attempt is an event,
+ * so a restart loses no retry. Delivery goes through `post` (the outbound guard's guardedPost:
+ * address checked at connect time, no redirects followed).
  */
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -28,8 +27,8 @@ import { webhookSecretFor } from './webhook-secrets.js';
  * A family's callback body: its query view of the task as its owner would read it, folded from
  * `events` (the task stream up to and including the final event that scheduled the callback)
  * with the family's own projection; undefined when they show no task of that account. The
- * same events give the same body: it may not read anything that changes later (a stored view,
- * the clock), or throw CallbackBodyUnavailableError when it cannot be built as it was.
+ * same events give the same body: it reads nothing that changes later (a stored view, the
+ * clock), and throws CallbackBodyUnavailableError when it can no longer build the body as it was.
  */
 export type CallbackBody = (events: readonly RecordedEvent[], taskId: string, accountId: string) => Promise<unknown>;
 
