@@ -15,6 +15,8 @@ export interface CallbackDoc {
   accountId: string;
   family: string;
   url: string;
+  /** The final task event that scheduled it (see CallbackScheduled); absent on older records. */
+  taskRevision?: number;
   state: 'pending' | 'delivered' | 'dead';
   /** Unix milliseconds of the next attempt while pending. */
   nextAttemptAt: number | null;
@@ -30,8 +32,8 @@ export const callbacksProjection: Projection<CallbackDoc> = {
     switch (e.type) {
       case 'CallbackScheduled': {
         if (doc) return undefined;
-        const { taskId, accountId, family, url, nextAttemptAt } = e.data;
-        return { taskId, accountId, family, url, state: 'pending', nextAttemptAt, attempts: [] };
+        const { taskId, accountId, family, url, nextAttemptAt, taskRevision } = e.data;
+        return { taskId, accountId, family, url, ...(taskRevision !== undefined ? { taskRevision } : {}), state: 'pending', nextAttemptAt, attempts: [] };
       }
       case 'CallbackAttempted': {
         if (!doc) return undefined;

@@ -20,7 +20,7 @@ import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/assets.js';
 import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/task-engine.js';
-import { familyProjections, familyQueryBodies, familyRoutes, upstreamAdapters } from './families/index.js';
+import { familyProjections, familyCallbackBodies, familyRoutes, upstreamAdapters } from './families/index.js';
 import { createCallbackService, type CallbackService } from './engine/callback-service.js';
 import { createPublisher } from './engine/publisher.js';
 import { createOwnership } from './engine/ownership.js';
@@ -34,6 +34,7 @@ import { selectAdapters } from './adapters/select.js';
 import { createCheckpointFollower } from '../projections/follower.js';
 import { waitForProjectedHead } from '../projections/head.js';
 import type { EventStore } from './ports/event-store.js';
+import type { ViewStore } from './ports/view-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
 import { createProjectionRunner } from '../projections/runner.js';
@@ -63,6 +64,8 @@ export interface GatewayOptions {
   clock?: () => Date;
   /** Wraps the event store (fault injection in reliability tests). */
   wrapEventStore?: (store: EventStore) => EventStore;
+  /** Wraps the view store every reader and the projection runner use (a lagging view in tests). */
+  wrapViewStore?: (store: ViewStore) => ViewStore;
   extraRoutes?: readonly RoutePlugin[];
   extraProjections?: readonly Projection[];
 }
@@ -107,12 +110,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const runsEngine = config.role === 'all' || config.role === 'worker';
   const servesApi = config.role === 'all' || config.role === 'api';
   // Task views polled from memory, only where this process's own runner commits them (projections/view-cache.ts).
-  const views = runsProjections
+  const cachedViews = runsProjections
     ? withViewCache(
         adapters.views,
         familyProjections.map((p) => p.view),
       )
     : adapters.views;
+  const views = options.wrapViewStore ? options.wrapViewStore(cachedViews) : cachedViews;
 
   const projections = [...coreProjections, ...familyProjections, ...(options.extraProjections ?? [])];
   const runner = runsProjections
@@ -181,7 +185,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const callbacks = createCallbackService({
     ...deps,
     owns: (taskId) => ownership.owns(taskId),
-    bodies: familyQueryBodies(deps),
+    bodies: familyCallbackBodies(deps),
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
     checkMs: config.callbackCheckMs,

@@ -255,6 +255,12 @@ export const CallbackScheduled = z.object({
   url: z.string(),
   /** Unix milliseconds of the first attempt. */
   nextAttemptAt: z.number().int(),
+  /**
+   * Revision of the final task event that scheduled the delivery: the body is the task's query
+   * view folded from its stream up to this event, so it is final and the same on every attempt.
+   * Absent on schedules recorded before it existed (then: up to the first final event).
+   */
+  taskRevision: z.number().int().min(0).optional(),
 });
 export const CallbackAttempted = z.object({
   attempt: z.number().int().min(1),

@@ -3,7 +3,8 @@
  * embedded default, Kafka in the distributed deployment), fed by the publisher from the event
  * store. A final task event schedules the task's callback (`scheduleCallbackFor`: one
  * `CallbackScheduled` per task, so a message delivered twice schedules once — deduplicated by
- * the callback stream, whatever the event id). Partitions follow the task id, so each task's
+ * the callback stream, whatever the event id), naming the event's revision: the body is the
+ * task as of that event. Partitions follow the task id, so each task's
  * callbacks are scheduled by the one member that owns it; the deliverer then posts them.
  * At least once: the offset is committed after the schedule is appended, and a failing append
  * is retried (with backoff) before the message is let go.
@@ -27,7 +28,7 @@ export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clo
   let stopped = false;
 
   async function schedule(envelope: EventEnvelope): Promise<void> {
-    await retry(() => scheduleCallbackFor(deps, envelope.key, envelope.id), {
+    await retry(() => scheduleCallbackFor(deps, envelope.key, envelope.id, envelope.revision), {
       backoff: SCHEDULE_RETRY,
       // Once stopped the failure is thrown: not committed, the next member gets the message again.
       retryIf: () => !stopped,

@@ -9,7 +9,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { BackgroundProcess } from './background.js';
 import { createCallbackConsumer } from './callback-consumer.js';
 import type { ViewStore } from '../ports/view-store.js';
-import { createCallbackDeliverer, type QueryBody } from './callbacks.js';
+import { createCallbackDeliverer, type CallbackBody } from './callbacks.js';
 import { callbackPolicy, guardedPost, type AllowedDestinations } from './outbound-guard.js';
 import { periodicProcess, type Periodic } from './periodic.js';
 
@@ -27,7 +27,7 @@ export function createCallbackService(deps: {
   bus: Bus;
   log: Logger;
   clock: () => Date;
-  bodies: ReadonlyMap<string, QueryBody>;
+  bodies: ReadonlyMap<string, CallbackBody>;
   retryScheduleSeconds: readonly number[];
   timeoutMs: number;
   checkMs: number;

@@ -11,6 +11,7 @@
  * frozen: readers share it, and the response serializer may keep its JSON (src/http/response-serializer.ts).
  */
 import { streams } from '../domain/events.js';
+import type { RecordedEvent } from '../ports/event-store.js';
 import type { Projection } from '../../projections/projection.js';
 import { foldDocument } from '../../projections/fold.js';
 import type { RequestDeps } from './request-deps.js';
@@ -27,6 +28,23 @@ export async function taskViewFor<D extends { accountId: string }>(
   const stored = await deps.views.get<D>(projection.view, taskId);
   const doc = stored?.doc ?? foldDocument(projection, await deps.events.readStream(streams.task(taskId)));
   return doc && doc.accountId === accountId ? signedOnce(doc, deps.signer, taskId) : undefined;
+}
+
+/**
+ * The query view of a task as of `events` (its stream, or a prefix of it), folded through the
+ * view's own projection and signed like a query answer: callback bodies, which must show the
+ * task as of the event that scheduled them, whatever the stored view holds by then. The refs
+ * carry their own expiry, so the same events on the same base sign to the same URLs.
+ */
+export function taskViewFromEvents<D extends { accountId: string }>(
+  deps: Pick<RequestDeps, 'signer'>,
+  projection: Projection<D>,
+  events: readonly RecordedEvent[],
+  taskId: string,
+  accountId: string,
+): D | undefined {
+  const doc = foldDocument(projection, events);
+  return doc && doc.accountId === accountId ? signAssetRefs(doc, deps.signer, taskId) : undefined;
 }
 
 /** Per stored document object; gone with it when the view cache lets it go. */

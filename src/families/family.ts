@@ -1,4 +1,4 @@
-import type { QueryBody } from '../engine/callbacks.js';
+import type { CallbackBody } from '../engine/callbacks.js';
 import type { UpstreamAdapter } from '../engine/upstream.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -20,10 +20,10 @@ export interface FamilyModule {
   /** Its upstream in the built-in simulator (src/simulator), when the family has one. */
   simulator?: SimFamily;
   /**
-   * The query view of a task as its owner reads it, by TaskSubmitted family name: the body of
-   * completion callbacks.
+   * The body of completion callbacks, by TaskSubmitted family name: the query view of a task as
+   * its owner reads it, folded from the task's events up to the one that scheduled the callback.
    */
-  queryBodies?: (deps: GatewayDeps) => Readonly<Record<string, QueryBody>>;
+  callbackBodies?: (deps: GatewayDeps) => Readonly<Record<string, CallbackBody>>;
   /** Its models on the shared `POST /v1/images/generations` (kit/shared-paths.ts). */
   imageGenerators?: readonly ImageGenerator[];
   /** Its synchronous calls' results by id, `GET <path>/{id}` (kit/shared-paths.ts). */

@@ -1,5 +1,5 @@
 /** Every generation family's contribution: routes, query views and upstream adapters. */
-import type { QueryBody } from '../engine/callbacks.js';
+import type { CallbackBody } from '../engine/callbacks.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { FamilyModule } from './family.js';
 import { imageGenerationsRoute, syncResultRoutes } from './kit/shared-paths.js';
@@ -34,7 +34,7 @@ export const familyRoutes = [
 export const familyProjections = families.flatMap((f) => f.projections);
 export const upstreamAdapters = families.flatMap((f) => f.upstreams);
 
-/** Query bodies of every family, by TaskSubmitted family name (callback payloads). */
-export function familyQueryBodies(deps: GatewayDeps): ReadonlyMap<string, QueryBody> {
-  return new Map(families.flatMap((f) => Object.entries(f.queryBodies?.(deps) ?? {})));
+/** Callback bodies of every family, by TaskSubmitted family name (each folds the task's events). */
+export function familyCallbackBodies(deps: GatewayDeps): ReadonlyMap<string, CallbackBody> {
+  return new Map(families.flatMap((f) => Object.entries(f.callbackBodies?.(deps) ?? {})));
 }

@@ -7,6 +7,8 @@ import { adminClient, Client, eventually, newToken, newUser, startGateway, type 
 import { FAST_ENGINE } from '../support/images.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
+import { withViewOverrides } from '../support/view-store-overrides.js';
+import type { ImageTaskDoc } from '../../projections/image-task.js';
 
 const ENV = { ...FAST_ENGINE, CALLBACK_RETRY_SCHEDULE: '0.3,0.6,1.2', CALLBACK_TIMEOUT_MS: '400', CALLBACK_CHECK_MS: '50', ALLOW_LOOPBACK_OUTBOUND: '1' };
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,15 +24,24 @@ async function setup(gw: TestGateway) {
   return { user, key, caller };
 }
 
-/** An async image task with a callback address (the mechanism is the same for every family). */
-async function taskWithCallback(gw: TestGateway, caller: Awaited<ReturnType<typeof setup>>['caller'], url: string, prompt = 'with a callback') {
+/**
+ * An async image task with a callback address (the mechanism is the same for every family):
+ * anime results are URLs, pro-image results Base64 that the body inlines.
+ */
+async function taskWithCallback(
+  gw: TestGateway,
+  caller: Awaited<ReturnType<typeof setup>>['caller'],
+  url: string,
+  prompt = 'with a callback',
+  model: 'anime-diffusion-4-5-full' | 'pro-image' = 'anime-diffusion-4-5-full',
+) {
   const task = await submitTask(gw.gateway.deps, {
     family: 'image',
     channelFamily: 'images',
-    action: 'anime/generate',
-    model: 'anime-diffusion-4-5-full',
+    action: model === 'pro-image' ? 'pro-image/generate' : 'anime/generate',
+    model,
     caller,
-    request: { model: 'anime-diffusion-4-5-full', prompt, n: 1, size: '1024x1024' },
+    request: { model, prompt, n: 1, size: '1024x1024' },
     units: 1,
     callbackUrl: url,
     metadata: { at: new Date().toISOString() },
@@ -56,6 +67,10 @@ describe('completion callbacks', () => {
     expect(verified).toMatchObject({ id: taskId, object: 'image.task', status: 'completed' });
     expect(verified.data).toHaveLength(1);
     expect(delivery.headers['webhook-id']).toBe(`msg_${taskId}`);
+    // The body is what the task's query answers now that it is final (the same signed URLs).
+    const query = await new Client(gw.url, key).get(`/v1/images/async/generations/${taskId}`);
+    expect(query.body).toMatchObject({ status: 'completed', data: [{ url: expect.any(String) }] });
+    expect(JSON.parse(delivery.body)).toEqual(query.body);
 
     const record = await new Client(gw.url, key).get(`/api/callbacks/${taskId}`);
     expect(record.body.data).toMatchObject({ state: 'delivered', url: receiver.url, attempts: [{ attempt: 1, status: 200, error: null }] });
@@ -87,6 +102,9 @@ describe('completion callbacks', () => {
     expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
     expect(gaps[2]!).toBeGreaterThan(gaps[1]!);
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    // One message: every attempt carries the same bytes (only the timestamp and signature change).
+    expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ id: taskId, status: 'completed', data: [{ url: expect.any(String) }] });
   });
 
   it('a receiver that never answers ends in the dead-letter with every attempt recorded', async () => {
@@ -174,5 +192,95 @@ describe('callbacks through the families', () => {
     expect(tune).toMatchObject({ code: 'success', data: { status: 'SUCCESS', action: 'LYRICS' } });
     const vidgen = bodies.find((b) => (b as { data?: { task_id?: string } }).data?.task_id === video.body.id);
     expect(vidgen).toMatchObject({ code: 'success', data: { status: 'SUCCESS' } });
+  });
+});
+
+/** Events of `type` in the task's stream. */
+const eventsOf = async (gw: TestGateway, taskId: string, type: string) =>
+  (await gw.gateway.deps.events.readStream(`task-${taskId}`)).filter((e) => e.type === type);
+
+describe('callback bodies: the task as of the final event that scheduled the callback', () => {
+  it('with the task view lagging behind the callbacks view, the one delivery still says completed, with its results', async () => {
+    // A projector that has committed the callbacks view but not yet the task's final view
+    // document: final image-task writes are held back, so the stored view stays "queued"/"in_progress".
+    const gw = await startGateway(ENV, {
+      wrapViewStore: (store) =>
+        withViewOverrides(store, {
+          commit: (projection, writes, checkpoint) =>
+            store.commit(
+              projection,
+              writes.filter((w) => !(w.view === 'image-tasks' && ['completed', 'failed'].includes((w.doc as ImageTaskDoc | null)?.body.status ?? ''))),
+              checkpoint,
+            ),
+        }),
+    });
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver(() => 200);
+    cleanups.push(() => receiver.close());
+    const { key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url, 'under projector lag');
+    const api = new Client(gw.url, key);
+    await eventually(async () => ((await api.get(`/api/callbacks/${taskId}`)).body.data?.state === 'delivered' ? true : undefined), 15_000, 100);
+
+    // The lag held during the delivery: the stored view still shows the task unfinished.
+    expect((await api.get(`/v1/images/async/generations/${taskId}`)).body.status).not.toBe('completed');
+    expect(receiver.received).toHaveLength(1);
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ id: taskId, status: 'completed', progress: '100%', data: [{ url: expect.any(String) }] });
+  });
+
+  it('retries after the asset retention carry the byte-identical body the first attempt carried', async () => {
+    const gw = await startGateway({ ...ENV, ASSET_RETENTION_SECONDS: '1', CALLBACK_RETRY_SCHEDULE: Array(30).fill('0.3').join(',') });
+    cleanups.push(() => gw.close());
+    let expired = false;
+    const receiver = await startReceiver(() => (expired ? 200 : 500));
+    cleanups.push(() => receiver.close());
+    const { key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url, 'retried past the retention');
+    const api = new Client(gw.url, key);
+    await eventually(async () => (receiver.received.length >= 1 ? true : undefined), 15_000);
+    // The retention passes while the receiver fails: the bytes are deleted and the view empties `data`.
+    await eventually(async () => ((await api.get(`/v1/images/async/generations/${taskId}`)).body.data?.length === 0 ? true : undefined), 15_000);
+    expect(await eventsOf(gw, taskId, 'AssetsExpired')).toHaveLength(1);
+    const before = receiver.received.length;
+    expired = true;
+    const record = await eventually(
+      async () => {
+        const r = await api.get(`/api/callbacks/${taskId}`);
+        return r.body.data?.state === 'delivered' ? r.body.data : undefined;
+      },
+      15_000,
+      100,
+    );
+
+    expect(receiver.received.length).toBe(before + 1);
+    expect(record.attempts.at(-1)).toMatchObject({ status: 200 });
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([`msg_${taskId}`]));
+    expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+    expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ id: taskId, status: 'completed', data: [{ url: expect.any(String) }] });
+  });
+
+  it('a body whose inlined Base64 bytes were deleted after the retention is dead-lettered, never resent without them', async () => {
+    const gw = await startGateway({ ...ENV, ASSET_RETENTION_SECONDS: '1', CALLBACK_RETRY_SCHEDULE: Array(30).fill('0.3').join(',') });
+    cleanups.push(() => gw.close());
+    const receiver = await startReceiver(() => 500);
+    cleanups.push(() => receiver.close());
+    const { key, caller } = await setup(gw);
+    const taskId = await taskWithCallback(gw, caller, receiver.url, 'inline bytes past the retention', 'pro-image');
+    const api = new Client(gw.url, key);
+    const record = await eventually(
+      async () => {
+        const r = await api.get(`/api/callbacks/${taskId}`);
+        return r.body.data?.state === 'dead' ? r.body.data : undefined;
+      },
+      20_000,
+      100,
+    );
+
+    expect(await eventsOf(gw, taskId, 'AssetsExpired')).toHaveLength(1);
+    expect(record.attempts.length).toBeLessThan(31);
+    expect(record.attempts.at(-1)).toMatchObject({ status: 0, error: expect.stringMatching(/deleted after the asset retention/) });
+    expect(receiver.received.length).toBe(record.attempts.length - 1);
+    expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ id: taskId, status: 'completed', data: [{ b64_json: expect.any(String) }] });
   });
 });

@@ -14,5 +14,5 @@ export const artFamily: FamilyModule = {
   upstreams: [artUpstream],
   simulator: artSimFamily,
   catalog: artCatalog,
-  queryBodies: viewBody(ART_FAMILY, artTaskProjection),
+  callbackBodies: viewBody(ART_FAMILY, artTaskProjection),
 };

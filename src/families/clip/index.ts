@@ -13,5 +13,5 @@ export const clipFamily: FamilyModule = {
   upstreams: [clipUpstream],
   simulator: clipSimFamily,
   catalog: clipCatalog,
-  queryBodies: viewBody(CLIP_FAMILY, clipTaskProjection),
+  callbackBodies: viewBody(CLIP_FAMILY, clipTaskProjection),
 };

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { EventDataOf } from '../../domain/events.js';
+import { CallbackBodyUnavailableError } from '../../engine/callbacks.js';
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
@@ -19,13 +20,20 @@ function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
   return body;
 }
 
-export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody) {
+/**
+ * `required`: bytes that are gone (deleted after the retention) refuse the body instead of
+ * leaving `b64_json` out — a callback retried with another body under the same `webhook-id`
+ * would be a different message. The query answers without them (its view empties `data` then).
+ */
+export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody, options: { required?: boolean } = {}) {
   // Nothing to inline: the (frozen, shared) body as it is, so its JSON can be kept too.
   if (!body.data.some((item) => item.b64_asset)) return body;
   const data = await Promise.all(
     body.data.map(async ({ b64_asset, ...rest }) => {
       if (!b64_asset) return rest;
       const asset = await deps.assets.get(b64_asset);
+      if (!asset && options.required)
+        throw new CallbackBodyUnavailableError('the result bytes the body inlines as b64_json were deleted after the asset retention');
       return asset ? { b64_json: asset.bytes.toString('base64'), ...rest } : rest;
     }),
   );

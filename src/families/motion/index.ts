@@ -13,5 +13,5 @@ export const motionFamily: FamilyModule = {
   upstreams: [motionUpstream],
   simulator: motionSimFamily,
   catalog: motionCatalog,
-  queryBodies: viewBody(MOTION_FAMILY, motionTaskProjection),
+  callbackBodies: viewBody(MOTION_FAMILY, motionTaskProjection),
 };

@@ -14,5 +14,5 @@ export const tuneFamily: FamilyModule = {
   upstreams: [tuneUpstream],
   simulator: tuneSimFamily,
   catalog: tuneCatalog,
-  queryBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
+  callbackBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

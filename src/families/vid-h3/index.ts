@@ -13,5 +13,5 @@ export const vidH3Family: FamilyModule = {
   upstreams: [vidH3Upstream],
   simulator: vidH3SimFamily,
   catalog: vidH3Catalog,
-  queryBodies: viewBody(VID_H3_FAMILY, vidH3VideoProjection),
+  callbackBodies: viewBody(VID_H3_FAMILY, vidH3VideoProjection),
 };

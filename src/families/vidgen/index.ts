@@ -13,5 +13,5 @@ export const vidgenFamily: FamilyModule = {
   upstreams: [vidgenUpstream],
   simulator: vidgenSimFamily,
   catalog: vidgenCatalog,
-  queryBodies: viewBody(VIDGEN_FAMILY, vidgenTaskProjection),
+  callbackBodies: viewBody(VIDGEN_FAMILY, vidgenTaskProjection),
 };
