@@ -54,6 +54,10 @@ export class Books {
   private readonly reservations = new Map<string, { taskId: string; state: 'open' | 'settled' | 'released' }>();
   checks = 0;
   eventsSeen = 0;
+  /** Reservations open now, across accounts. */
+  openReservations = 0;
+  /** Tasks whose reservation is not closed yet (open, or not seen). */
+  tasksUnclosed = 0;
 
   private account(id: string): AccountModel {
     let a = this.accounts.get(id);
@@ -69,6 +73,7 @@ export class Books {
     this.eventsSeen++;
     const e = toDomainEvent(raw);
     if (!e) return;
+    this.checks++;
     const stream = raw.streamName;
     if (stream.startsWith('account-')) this.onAccount(stream.slice('account-'.length), e);
     else if (stream.startsWith('task-')) this.onTask(stream.slice('task-'.length), e);
@@ -76,7 +81,6 @@ export class Books {
 
   private onAccount(accountId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
     const a = this.account(accountId);
-    this.checks++;
     switch (e.type) {
       case 'QuotaCredited':
         a.credits += e.data.amount;
@@ -88,6 +92,7 @@ export class Books {
         const id = e.data.reservationId;
         if (a.open.has(id) || a.closed.has(id)) throw new InvariantViolation('reservation opened twice', id, e.data.taskId);
         a.open.set(id, { amount: e.data.amount, taskId: e.data.taskId });
+        this.openReservations++;
         this.reservations.set(id, { taskId: e.data.taskId, state: 'open' });
         return;
       }
@@ -110,10 +115,14 @@ export class Books {
         }
         a.open.delete(id);
         a.closed.add(id);
+        this.openReservations--;
         const r = this.reservations.get(id);
         if (r) r.state = e.type === 'QuotaSettled' ? 'settled' : 'released';
         const task = this.tasks.get(e.data.taskId);
-        if (task) task.reservation = e.type === 'QuotaSettled' ? 'settled' : 'released';
+        if (task) {
+          if (task.reservation === 'open' || task.reservation === 'none') this.tasksUnclosed--;
+          task.reservation = e.type === 'QuotaSettled' ? 'settled' : 'released';
+        }
         if (task && e.type === 'QuotaSettled' && task.outcome !== 'succeeded') {
           throw new InvariantViolation(
             'charged for a task that did not succeed',
@@ -145,6 +154,7 @@ export class Books {
     switch (e.type) {
       case 'TaskSubmitted': {
         const r = this.reservations.get(e.data.reservationId);
+        if (!r || r.state === 'open') this.tasksUnclosed++;
         this.tasks.set(taskId, {
           taskId,
           accountId: e.data.accountId,

@@ -37,7 +37,7 @@ const worldOptions = (seed: number): WorldOptions => ({
   tasks: Number(values.tasks),
   engines: Number(values.instances),
   rates: values.faults === 'none' ? NO_FAULTS : ALL_FAULTS,
-  submitPerSecond: 50,
+  submitPerSecond: 30,
   maxAgeSeconds: 600,
   partitions: 8,
   keepTrace: true,
@@ -71,6 +71,7 @@ async function runSeeds(seeds: readonly number[], report: (r: RunResult) => void
 interface Totals {
   seeds: number;
   tasks: number;
+  lifecycles: number;
   acknowledged: number;
   succeeded: number;
   failed: number;
@@ -87,6 +88,7 @@ interface Totals {
 function add(t: Totals, r: RunResult): void {
   t.seeds++;
   t.tasks += r.tasks;
+  t.lifecycles += r.lifecycles;
   t.acknowledged += r.acknowledged;
   t.succeeded += r.succeeded;
   t.failed += r.failed;
@@ -119,6 +121,7 @@ async function main(): Promise<void> {
   const totals: Totals = {
     seeds: 0,
     tasks: 0,
+    lifecycles: 0,
     acknowledged: 0,
     succeeded: 0,
     failed: 0,
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
     add(totals, r);
     if (!values.json) {
       console.log(
-        `seed ${r.seed}: ${r.tasks} tasks (${r.acknowledged} acknowledged: ${r.succeeded} succeeded, ${r.failed} failed), ${r.steps} steps, ${r.virtualSeconds} virtual s, ${Object.values(r.faults).reduce((a, b) => a + b, 0)} faults, ${r.invariantChecks} checks, trace ${r.traceHash}${r.violation ? ' VIOLATION' : ''}`,
+        `seed ${r.seed}: ${r.lifecycles} task life cycles of ${r.tasks} submits (${r.acknowledged} acknowledged: ${r.succeeded} succeeded, ${r.failed} failed), ${r.steps} steps, ${r.virtualSeconds} virtual s, ${Object.values(r.faults).reduce((a, b) => a + b, 0)} faults, ${r.invariantChecks} checks, trace ${r.traceHash}${r.violation ? ' VIOLATION' : ''}`,
       );
     }
     if (r.violation) printViolation(r);
@@ -163,7 +166,7 @@ async function main(): Promise<void> {
   if (values.json) console.log(JSON.stringify(summary));
   else {
     console.log(
-      `\n${totals.seeds} seeds, ${totals.tasks} task life cycles (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, in ${seconds.toFixed(0)} s`,
+      `\n${totals.seeds} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${totals.lifecycles} task life cycles of ${totals.tasks} submits (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, in ${seconds.toFixed(0)} s`,
     );
     console.log(
       `faults injected: ${

@@ -44,6 +44,8 @@ export interface WorldOptions {
 export interface RunResult {
   seed: number;
   tasks: number;
+  /** Tasks whose stream was opened (acknowledged, or opened by a submit whose answer was lost): each lived a whole life cycle. */
+  lifecycles: number;
   acknowledged: number;
   refused: number;
   succeeded: number;
@@ -65,6 +67,7 @@ export interface RunResult {
 /** How long a task may stay unfinished past its deadline: the deadline sweeper's pass, a restart and a session timeout. */
 export const DEADLINE_SLACK_SECONDS = 120;
 const SESSION_TIMEOUT_MS = 10_000;
+const FAULTS_AFTER_LAST_SUBMIT_MS = 60_000;
 const ACCOUNTS = 3;
 const MODEL = 'anime-diffusion-4-5-full';
 const PRICE_PER_IMAGE = 10_000;
@@ -262,12 +265,14 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const acknowledgedAt = new Map<string, number>();
   const unfinishedSubject = () => [...openTasks][0] ?? '';
   let lastDeadlineCheck = 0;
+  let deadlineChecks = 0;
   function checkDeadlines(): void {
     const now = time.elapsedMs();
-    if (now - lastDeadlineCheck < 1000) return;
+    if (now - lastDeadlineCheck < 5000) return;
     lastDeadlineCheck = now;
     const nowSeconds = Date.now() / 1000;
     for (const id of openTasks) {
+      deadlineChecks++;
       const t = books.tasks.get(id);
       if (t?.outcome) {
         openTasks.delete(id);
@@ -368,6 +373,9 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   }, interval);
   await runUntil(() => submitted >= o.tasks, (o.tasks / o.submitPerSecond) * 1000 + 60_000, 'every submit sent');
   clearInterval(submitter);
+  // The faults go on for a while after the last submit: tasks in flight meet them too.
+  const faultsUntil = time.elapsedMs() + FAULTS_AFTER_LAST_SUBMIT_MS;
+  await runUntil(() => time.elapsedMs() >= faultsUntil, FAULTS_AFTER_LAST_SUBMIT_MS + 1000, 'the end of the faults');
 
   // ---- drain: faults off, everyone resumed, the world left to finish ----
   faulty = false;
@@ -377,8 +385,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     answered >= o.tasks &&
     starting.size === 0 &&
     openTasks.size === 0 &&
-    [...books.tasks.values()].every((t) => t.reservation === 'settled' || t.reservation === 'released') &&
-    [...books.accounts.values()].every((a) => a.open.size === 0);
+    books.tasksUnclosed === 0 &&
+    books.openReservations === 0;
   await runUntil(
     () => {
       for (const id of openTasks) if (books.tasks.get(id)?.outcome) openTasks.delete(id);
@@ -421,6 +429,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const result: RunResult = {
     seed: o.seed,
     tasks: o.tasks,
+    lifecycles: books.tasks.size,
     acknowledged,
     refused,
     succeeded: [...books.tasks.values()].filter((t) => t.outcome === 'succeeded').length,
@@ -428,7 +437,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     steps,
     virtualSeconds: Math.round(time.elapsedMs() / 1000),
     eventsChecked: books.eventsSeen,
-    invariantChecks: books.checks,
+    invariantChecks: books.checks + deadlineChecks,
     faults: Object.fromEntries(faults.counts),
     windows: Object.fromEntries(ledger.windows),
     extraSubmitCalls: [...vendors.values()].reduce((n, v) => n + [...v.submitsByTask.values()].reduce((m, c) => m + c - 1, 0), 0),
