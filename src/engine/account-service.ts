@@ -1,8 +1,9 @@
 /**
  * Writes to account streams. Commands for one account are serialized in-process and those
  * that wait together are decided in order and appended as ONE batch with a concrete expected
- * revision. The decided state is cached; a conflicting append (another writer, another
- * instance) drops the cache, re-reads the stream and decides the batch again.
+ * revision, cut so that no append passes MAX_APPEND_BYTES. The decided state is cached; a
+ * conflicting append (another writer, another instance) takes the batch's decisions back out of
+ * it, reads only the events appended since and decides the batch again.
  *
  * Every SNAPSHOT_EVERY events the books are closed: the append that crosses the mark ends with
  * an `AccountSnapshotted` of the state it leaves (same append: no extra write, atomic with the
@@ -11,6 +12,7 @@
 import type { Logger } from 'pino';
 import {
   applyAccountEvents,
+  applyAccountEventsUndoably,
   decideAccount,
   mutableAccountState,
   type AccountCommand,
@@ -23,6 +25,7 @@ import { streams, type EventOf } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import {
   appendSize,
+  EventTooLargeError,
   MAX_APPEND_BYTES,
   WrongExpectedRevisionError,
   type AppendResult,
@@ -64,8 +67,15 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+interface Decided {
+  pending: Pending;
+  events: AccountEvent[];
+  /** The events as the store is handed them (ids, metadata). */
+  recorded: NewEvent[];
+}
+
 interface Entry {
-  /** Changed in place as decisions are folded; dropped when an append fails. */
+  /** Changed in place as decisions are folded; undone when their append conflicts. */
   state: MutableAccountState;
   /** Revision of the last event folded into state; -1 when the stream does not exist. */
   revision: number;
@@ -132,33 +142,60 @@ export function createAccountService(deps: {
     return entry;
   }
 
-  async function runBatch(accountId: string, batch: Pending[]): Promise<void> {
+  /**
+   * Decides the batch in order and appends it as one. Returns the commands left for the next
+   * append: a batch stops before the command whose events would take the append past
+   * MAX_APPEND_BYTES, so no command is refused for what the others waiting with it weigh.
+   */
+  async function runBatch(accountId: string, batch: Pending[]): Promise<Pending[]> {
     const deadline = Date.now() + CONFLICT_BUDGET_MS;
+    const stream = streams.account(accountId);
     for (let attempt = 0; ; attempt++) {
       const entry = await load(accountId);
       // Decisions are folded into the cached state as they are made, so each command of the
-      // batch sees the ones before it; if the append fails the cache is dropped (below).
+      // batch sees the ones before it; if the append fails they are undone (below).
       const state = entry.state;
-      const decided: { pending: Pending; events: AccountEvent[] }[] = [];
-      for (const pending of batch) {
+      const decided: Decided[] = [];
+      const undos: (() => void)[] = [];
+      let rest: Pending[] = [];
+      let size = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const pending = batch[i]!;
+        let evs: AccountEvent[];
+        let recorded: NewEvent[];
         try {
-          const evs = decideAccount(pending.command, state);
-          if (evs.length) applyAccountEvents(state, evs);
-          decided.push({ pending, events: evs });
+          evs = decideAccount(pending.command, state);
+          recorded = toNewEvents(evs, pending.metadata);
         } catch (err) {
           pending.reject(err);
+          continue;
         }
+        const bytes = recorded.length ? appendSize(recorded) : 0;
+        if (size + bytes > MAX_APPEND_BYTES) {
+          if (size === 0) {
+            // Too large on its own: its own fault, and only its own.
+            pending.reject(new EventTooLargeError(stream, bytes, MAX_APPEND_BYTES));
+            continue;
+          }
+          rest = batch.slice(i);
+          break;
+        }
+        size += bytes;
+        if (evs.length) undos.push(applyAccountEventsUndoably(state, evs));
+        decided.push({ pending, events: evs, recorded });
       }
-      const toAppend = decided.flatMap((d) => d.events.map((event) => ({ event, metadata: d.pending.metadata })));
-      if (toAppend.length === 0) {
+      const undo = () => {
+        for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+      };
+      const decidedEvents = decided.flatMap((d) => d.recorded);
+      if (decidedEvents.length === 0) {
         for (const d of decided) d.pending.resolve({ events: [], position: undefined });
-        return;
+        return rest;
       }
       try {
-        const decidedEvents = toAppend.flatMap((a) => toNewEvents([a.event], a.metadata));
-        const closing = closingTheBooks(entry, accountId, decidedEvents, toAppend.at(-1)!.metadata.at);
+        const closing = closingTheBooks(entry, accountId, decidedEvents, decidedEvents.at(-1)!.metadata.at);
         const newEvents = closing ? [...decidedEvents, closing.recorded] : decidedEvents;
-        const appending = events.append(streams.account(accountId), newEvents, {
+        const appending = events.append(stream, newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
         });
         announceAppend(decided, appending, accountId);
@@ -167,28 +204,33 @@ export function createAccountService(deps: {
         if (closing) applyAccountEvents(entry.state, [closing.event]);
         entry.sinceSnapshot = closing ? 0 : entry.sinceSnapshot + decidedEvents.length;
         for (const d of decided) d.pending.resolve({ events: d.events, position: d.events.length ? result.position : undefined });
-        return;
+        return rest;
       } catch (err) {
-        cache.delete(accountId);
         if (err instanceof WrongExpectedRevisionError) {
+          // Another writer appended first: the cache is right but for this batch's decisions.
+          // Taken back out, it catches up with only what was appended since (load), not the
+          // whole stream back to the last snapshot.
+          undo();
           if (Date.now() < deadline) {
             log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
-            batch = decided.map((d) => d.pending);
+            batch = [...decided.map((d) => d.pending), ...rest];
             await sleep(backoffDelay(CONFLICT_BACKOFF, attempt));
             continue;
           }
           log.warn({ accountId, attempt }, 'account stream contended past the conflict budget');
           for (const d of decided) d.pending.reject(new AccountContendedError(accountId));
-          return;
+          return rest;
         }
+        // Whether anything was written is not known: the account is read again.
+        cache.delete(accountId);
         for (const d of decided) d.pending.reject(err);
-        return;
+        return rest;
       }
     }
   }
 
   /** Hands the pending append to the commands that decided events in it (ExecuteOptions.onAppend). */
-  function announceAppend(decided: readonly { pending: Pending; events: AccountEvent[] }[], appending: Promise<AppendResult>, accountId: string): void {
+  function announceAppend(decided: readonly Decided[], appending: Promise<AppendResult>, accountId: string): void {
     for (const d of decided) {
       if (d.events.length === 0 || !d.pending.onAppend) continue;
       try {
@@ -225,7 +267,8 @@ export function createAccountService(deps: {
     while (queue.length > 0) {
       const batch = queue.splice(0, queue.length);
       try {
-        await runBatch(accountId, batch);
+        // What did not fit in this append goes first in the next one, in its order.
+        queue.unshift(...(await runBatch(accountId, batch)));
       } catch (err) {
         for (const p of batch) p.reject(err);
       }
