@@ -348,6 +348,11 @@ function applyInPlace(draft: AccountDraft, event: DomainEvent): void {
       // (account-snapshot.ts), so replay and load decide alike.
       draft.closedReservationIds = new Set(event.data.recentlyClosedReservationIds);
       return;
+    case 'AccountSnapshotPartWritten':
+      // Only the last part closes the books (its parts are the events just before it); the
+      // others, and the parts of an attempt cut short, change nothing.
+      if (event.data.summary) draft.closedReservationIds = new Set(event.data.summary.recentlyClosedReservationIds);
+      return;
     default:
       return;
   }

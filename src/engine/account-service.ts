@@ -7,7 +7,8 @@
  *
  * Every SNAPSHOT_EVERY events the books are closed: the append that crosses the mark ends with
  * an `AccountSnapshotted` of the state it leaves (same append: no extra write, atomic with the
- * decisions), so a load reads back only to there (account-load.ts).
+ * decisions) or, when that would not fit, is followed by it or by its parts (account-closing.ts),
+ * so a load reads back only to there (account-load.ts), however many reservations are open.
  */
 import type { Logger } from 'pino';
 import {
@@ -20,8 +21,8 @@ import {
   type AccountState,
   type MutableAccountState,
 } from '../domain/account.js';
-import { accountSnapshot, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../domain/account-snapshot.js';
-import { streams, type EventOf } from '../domain/events.js';
+import { closesTheBooks, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../domain/account-snapshot.js';
+import { streams } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import {
   appendSize,
@@ -33,6 +34,7 @@ import {
   type EventStore,
   type NewEvent,
 } from '../ports/event-store.js';
+import { closeTheBooks, type BooksClosing } from './account-closing.js';
 import { loadAccount } from './account-load.js';
 import { toNewEvents } from './append.js';
 import { backoffDelay, sleep, type Backoff } from '../lib/backoff.js';
@@ -130,7 +132,7 @@ export function createAccountService(deps: {
         const domain = newer.map(toDomainEvent).filter((e) => e !== undefined);
         applyAccountEvents(cached.state, domain);
         cached.revision = newer[newer.length - 1]!.revision;
-        const snapshotAt = newer.findLastIndex((e) => e.type === 'AccountSnapshotted');
+        const snapshotAt = newer.findLastIndex(closesTheBooks);
         cached.sinceSnapshot = snapshotAt === -1 ? cached.sinceSnapshot + newer.length : newer.length - 1 - snapshotAt;
       }
       return cached;
@@ -193,17 +195,21 @@ export function createAccountService(deps: {
         return rest;
       }
       try {
-        const closing = closingTheBooks(entry, accountId, decidedEvents, decidedEvents.at(-1)!.metadata.at);
-        const newEvents = closing ? [...decidedEvents, closing.recorded] : decidedEvents;
+        const books =
+          entry.sinceSnapshot + decidedEvents.length >= snapshotEvery
+            ? closeTheBooks(state, { accountId, at: decidedEvents.at(-1)!.metadata.at, retainClosed, room: MAX_APPEND_BYTES - size })
+            : undefined;
+        const newEvents = books ? [...decidedEvents, ...books.inline] : decidedEvents;
         const appending = events.append(stream, newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
         });
+        const following = books ? appendAfter(stream, books.following, appending, entry.revision + newEvents.length) : [];
         announceAppend(decided, appending, accountId);
         const result = await appending;
         entry.revision = result.nextExpectedRevision;
-        if (closing) applyAccountEvents(entry.state, [closing.event]);
-        entry.sinceSnapshot = closing ? 0 : entry.sinceSnapshot + decidedEvents.length;
+        entry.sinceSnapshot += newEvents.length;
         for (const d of decided) d.pending.resolve({ events: d.events, position: d.events.length ? result.position : undefined });
+        if (books) await booksClosed(entry, accountId, books, following);
         return rest;
       } catch (err) {
         if (err instanceof WrongExpectedRevisionError) {
@@ -243,23 +249,39 @@ export function createAccountService(deps: {
   }
 
   /**
-   * The snapshot that ends this append when it crosses the SNAPSHOT_EVERY mark, of the state the
-   * decisions (already folded into it) leave; none when the account is too large to summarise or
-   * the append would not fit with it (the next append tries again).
+   * Appends that follow `first`, back to back (each expects the revision the one before leaves,
+   * and is written only if it was: AppendOptions.after, one group commit on SQLite).
    */
-  function closingTheBooks(
-    entry: Entry,
-    accountId: string,
-    decided: readonly NewEvent[],
-    at: string,
-  ): { event: EventOf<'AccountSnapshotted'>; recorded: NewEvent } | undefined {
-    if (entry.sinceSnapshot + decided.length < snapshotEvery) return undefined;
-    const data = accountSnapshot(entry.state, { retainClosed });
-    if (!data) return undefined;
-    const event = { type: 'AccountSnapshotted', data } as const;
-    const [recorded] = toNewEvents([event], { at, accountId, correlationId: 'books-closed' });
-    if (appendSize([...decided, recorded!]) > MAX_APPEND_BYTES) return undefined;
-    return { event, recorded: recorded! };
+  function appendAfter(stream: string, appends: readonly NewEvent[][], first: Promise<AppendResult>, lastRevision: number): Promise<AppendResult>[] {
+    let previous = first;
+    let revision = lastRevision;
+    return appends.map((evs) => {
+      const appending = events.append(stream, evs, { expectedRevision: revision, after: previous });
+      // Awaited (booksClosed) only when the decisions were stored; otherwise it failed unwritten.
+      appending.catch(() => undefined);
+      previous = appending;
+      revision += evs.length;
+      return appending;
+    });
+  }
+
+  /**
+   * Once the snapshot's own appends are stored, the books are closed in the cached state too. One
+   * cut short (another writer came between) leaves the books open: the next append tries again.
+   */
+  async function booksClosed(entry: Entry, accountId: string, books: BooksClosing, following: readonly Promise<AppendResult>[]): Promise<void> {
+    for (const [i, appending] of following.entries()) {
+      try {
+        const result = await appending;
+        entry.revision = result.nextExpectedRevision;
+        entry.sinceSnapshot += books.following[i]!.length;
+      } catch (err) {
+        log.warn({ err, accountId }, 'closing the books was cut short; the next append tries again');
+        return;
+      }
+    }
+    applyAccountEvents(entry.state, [books.closing]);
+    entry.sinceSnapshot = 0;
   }
 
   async function drain(accountId: string): Promise<void> {
