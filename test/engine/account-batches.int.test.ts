@@ -9,7 +9,12 @@ import { foldAccount, type AccountCommand } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
 import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
 import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type EventStore } from '../../src/ports/event-store.js';
+import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { auditAccounts } from '../../src/audit/audit.js';
+import { accountsProjection } from '../../projections/accounts.js';
+import { createProjectionRunner } from '../../projections/runner.js';
 import { basis, meta, openedAccount, type AccountFixture } from '../support/account-fixture.js';
+import { tempDir } from '../support/tmp.js';
 import { withOverrides } from '../support/event-store-overrides.js';
 
 const log = pino({ level: 'silent' });
@@ -27,6 +32,24 @@ beforeEach(async () => {
   await fixture.accounts.execute('a1', { type: 'CreditQuota', data: { creditId: 'c1', amount: 10_000_000, note: 'top-up' } }, meta());
 });
 afterEach(() => fixture.close());
+
+/** The audit (what `npm run audit` runs) over the account view projected from the store: no discrepancy. */
+async function expectAuditClean(): Promise<void> {
+  const dir = tempDir();
+  const views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
+  try {
+    const runner = createProjectionRunner({ events: store, views, projections: [accountsProjection], log });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    await runner.stop();
+    const report = await auditAccounts(store, views, { accountId: 'a1' });
+    expect(report.discrepancies).toEqual([]);
+    expect(report.accounts).toHaveLength(1);
+  } finally {
+    await views.close();
+    dir.remove();
+  }
+}
 
 async function replayed() {
   return foldAccount((await store.readStream('account-a1')).map(toDomainEvent).filter((e) => e !== undefined));
@@ -76,6 +99,7 @@ describe('account service: a conflict is caught up incrementally', () => {
       reserved: full.reserved,
       used: full.usedQuota,
     });
+    await expectAuditClean();
   });
 
   it('a conflicted command is decided again on the caught-up state: what the other writer took is no longer available', async () => {
@@ -128,6 +152,7 @@ describe('account service: appends cut to the store limit', () => {
     const full = await replayed();
     expect(full.openReservations.size).toBe(2000);
     expect(full.reserved).toBe(2000);
+    await expectAuditClean();
   });
 
   it('a command too large on its own is refused, and only it', async () => {
