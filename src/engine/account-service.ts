@@ -118,6 +118,7 @@ export function createAccountService(deps: {
   const retainClosed = deps.retainClosedReservations ?? RETAINED_CLOSED_RESERVATIONS;
   const cache = new Map<string, Entry>();
   const queues = new Map<string, Pending[]>();
+  const locks = new Map<string, Promise<void>>();
 
   /**
    * The account's state as the store has it now. A cached state is caught up with what other
@@ -284,13 +285,31 @@ export function createAccountService(deps: {
     entry.sinceSnapshot = 0;
   }
 
+  /**
+   * One at a time per account: a batch (whose decisions sit in the cached state, undone if their
+   * append conflicts) and a read of the state. A read catching up while a batch's decisions are
+   * folded in would be lost by their undo, its revision kept: the cache would miss those events.
+   */
+  function exclusively<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    const running = (locks.get(accountId) ?? Promise.resolve()).then(work);
+    const done = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(accountId, done);
+    void done.then(() => {
+      if (locks.get(accountId) === done) locks.delete(accountId);
+    });
+    return running;
+  }
+
   async function drain(accountId: string): Promise<void> {
     const queue = queues.get(accountId)!;
     while (queue.length > 0) {
       const batch = queue.splice(0, queue.length);
       try {
         // What did not fit in this append goes first in the next one, in its order.
-        queue.unshift(...(await runBatch(accountId, batch)));
+        queue.unshift(...(await exclusively(accountId, () => runBatch(accountId, batch))));
       } catch (err) {
         for (const p of batch) p.reject(err);
       }
@@ -311,9 +330,9 @@ export function createAccountService(deps: {
         void drain(accountId);
       });
     },
-    async state(accountId) {
+    state(accountId) {
       // A copy: callers must not see (or change) the live cached state.
-      return mutableAccountState((await load(accountId)).state);
+      return exclusively(accountId, async () => mutableAccountState((await load(accountId)).state));
     },
   };
 }

@@ -128,6 +128,39 @@ describe('account service: a conflict is caught up incrementally', () => {
     expect(full.reserved).toBe(9_999_990 + 10);
     expect((await accounts.state('a1')).reserved).toBe(full.reserved);
   });
+  it('a read of the state while a conflicting batch waits is not lost when the batch is undone', async () => {
+    const other = createAccountService({ events: store, log });
+    let reached!: () => void;
+    const gate = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let slipIn = true;
+    const conflicted = withOverrides(store, {
+      async append(stream, events, options) {
+        if (slipIn) {
+          slipIn = false;
+          await other.execute('a1', { type: 'CreditQuota', data: { creditId: 'c2', amount: 500, note: 'meanwhile' } }, meta());
+          reached();
+          await released;
+        }
+        return store.append(stream, events, options);
+      },
+    });
+    const accounts = createAccountService({ events: conflicted, log });
+    await accounts.state('a1');
+    const executing = accounts.execute('a1', reserve('x1', 5), meta());
+    await gate;
+    // A read while the batch's decision is folded in and its append is about to conflict.
+    const reading = accounts.state('a1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    await executing;
+    await reading;
+    const state = await accounts.state('a1');
+    const full = await replayed();
+    expect({ balance: state.balance, reserved: state.reserved }).toEqual({ balance: full.balance, reserved: full.reserved });
+    expect(full.balance).toBe(10_000_500);
+  });
 });
 
 describe('account service: appends cut to the store limit', () => {
