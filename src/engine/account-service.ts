@@ -195,11 +195,9 @@ export function createAccountService(deps: {
         for (const d of decided) d.pending.resolve({ events: [], position: undefined });
         return rest;
       }
+      const books =
+        entry.sinceSnapshot + decidedEvents.length >= snapshotEvery ? booksToClose(state, accountId, decidedEvents.at(-1)!.metadata.at, size) : undefined;
       try {
-        const books =
-          entry.sinceSnapshot + decidedEvents.length >= snapshotEvery
-            ? closeTheBooks(state, { accountId, at: decidedEvents.at(-1)!.metadata.at, retainClosed, room: MAX_APPEND_BYTES - size })
-            : undefined;
         const newEvents = books ? [...decidedEvents, ...books.inline] : decidedEvents;
         const appending = events.append(stream, newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
@@ -233,6 +231,16 @@ export function createAccountService(deps: {
         for (const d of decided) d.pending.reject(err);
         return rest;
       }
+    }
+  }
+
+  /** What closes the books after these decisions; none (and a warning) if it can not be built: the decisions go on. */
+  function booksToClose(state: MutableAccountState, accountId: string, at: string, decidedBytes: number): BooksClosing | undefined {
+    try {
+      return closeTheBooks(state, { accountId, at, retainClosed, room: MAX_APPEND_BYTES - decidedBytes });
+    } catch (err) {
+      log.warn({ err, accountId }, 'the books could not be closed; the next append tries again');
+      return undefined;
     }
   }
 
