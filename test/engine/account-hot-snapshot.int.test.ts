@@ -19,6 +19,7 @@ import type { ViewStore } from '../../src/ports/view-store.js';
 import { accountsProjection } from '../../projections/accounts.js';
 import { createProjectionRunner } from '../../projections/runner.js';
 import { basis, meta } from '../support/account-fixture.js';
+import { withOverrides } from '../support/event-store-overrides.js';
 import { tempDir } from '../support/tmp.js';
 
 const log = pino({ level: 'silent' });
@@ -52,10 +53,10 @@ afterEach(async () => {
 });
 
 /** Runs `command(i)` for i in [from, to), ROUND at a time (each round one batch, mostly). */
-async function inRounds(from: number, to: number, command: (i: number) => AccountCommand): Promise<void> {
+async function inRounds(from: number, to: number, command: (i: number) => AccountCommand, service = accounts): Promise<void> {
   for (let start = from; start < to; start += ROUND) {
     const ids = Array.from({ length: Math.min(ROUND, to - start) }, (_, k) => start + k);
-    await Promise.all(ids.map((i) => accounts.execute('a1', command(i), meta())));
+    await Promise.all(ids.map((i) => service.execute('a1', command(i), meta())));
   }
 }
 
@@ -113,5 +114,43 @@ describe('a hot account with thousands of reservations open', () => {
     const report = await auditAccounts(store, views);
     expect(report.discrepancies).toEqual([]);
     expect(report.accounts.find((a) => a.accountId === 'a1')!.snapshots).toBe(closings(await store.readStream('account-a1')).length);
+  }, 60_000);
+
+  it('parts cut short by another writer are left behind; the books close at the next append, and every reader agrees', async () => {
+    const other = createAccountService({ events: store, log });
+    await other.state('a1');
+    let cut = 0;
+    const interrupted = withOverrides(store, {
+      async append(stream, events, options) {
+        if (cut === 0 && events[0]?.type === 'AccountSnapshotPartWritten' && (events[0].data as { summary?: unknown }).summary) {
+          // Another instance's credit lands between the parts of a snapshot, before its last.
+          cut++;
+          await other.execute('a1', { type: 'CreditQuota', data: { creditId: 'between', amount: 1, note: '' } }, meta());
+        }
+        return store.append(stream, events, options);
+      },
+    });
+    const hot = createAccountService({ events: interrupted, log });
+    await inRounds(0, OPEN + 1200, reserve, hot);
+    expect(cut).toBe(1);
+
+    const stream = await store.readStream('account-a1');
+    const parts = stream.filter((e) => e.type === 'AccountSnapshotPartWritten').map((e) => e.data as { snapshotId: string; summary?: unknown });
+    const complete = new Set(parts.filter((p) => p.summary).map((p) => p.snapshotId));
+    expect(complete.size).toBeGreaterThanOrEqual(1);
+    const cutShort = new Set(parts.filter((p) => !complete.has(p.snapshotId)).map((p) => p.snapshotId));
+    expect(cutShort.size).toBe(1);
+    const full = foldAccount(stream.map(toDomainEvent).filter((e) => e !== undefined));
+    expect(full.balance).toBe(1_000_001);
+    expect(figures((await loadAccount(store, 'a1')).state)).toEqual(figures(full));
+    // The cached reader caught up across the parts (and whatever was cut short).
+    expect(figures(await other.state('a1'))).toEqual(figures(full));
+    expect(figures(await hot.state('a1'))).toEqual(figures(full));
+
+    const runner = createProjectionRunner({ events: store, views, projections: [accountsProjection], log });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    await runner.stop();
+    expect((await auditAccounts(store, views)).discrepancies).toEqual([]);
   }, 60_000);
 });
