@@ -1,12 +1,13 @@
 /**
  * The billing audit: replays every event of every account stream from the event store with the
  * account aggregate's own fold, and compares the result with the projected account views. Each
- * closing of the books (`AccountSnapshotted`, which loads start from) is checked against the
- * replay of the events before it. A discrepancy names the account and each figure that differs.
+ * closing of the books (`AccountSnapshotted`, or a snapshot written in parts, joined), which
+ * loads start from, is checked against the replay of the events before it. A discrepancy names the account and each figure that differs.
  * Only the account streams are read, stream by stream: the task events are never touched.
  */
 import { applyAccountEvents, mutableAccountState, type MutableAccountState } from '../domain/account.js';
 import { snapshotDifferences } from '../domain/account-snapshot.js';
+import { joinSnapshotParts, type AccountSnapshotPart } from '../domain/account-snapshot-parts.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
@@ -52,6 +53,8 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
   // The store reads account after account (no order across streams); the report still lists
   // them as a read in commit order would: by the position of each one's first event.
   const firstPositions = new Map<string, bigint>();
+  // Per account, the parts of a snapshot written in parts read so far.
+  const snapshotParts = new Map<string, AccountSnapshotPart[]>();
   let read = 0;
   // Each account's own events in revision order are all the fold needs: no task event is read.
   for await (const page of events.readStreamsWithPrefix(prefix, { pageSize: 5000 })) {
@@ -93,6 +96,20 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
         audit.snapshots++;
         for (const difference of snapshotDifferences(state, e.data)) audit.differences.push(`snapshot at revision ${raw.revision}: ${difference}`);
       }
+      if (e.type === 'AccountSnapshotPartWritten') {
+        // Parts come back to back from part 0; only the last one closes the books. Parts no last
+        // part followed (an attempt cut short) say nothing and are not checked.
+        const parts = e.data.part === 0 ? [] : (snapshotParts.get(accountId) ?? []);
+        parts.push(e.data);
+        snapshotParts.set(accountId, parts);
+        if (e.data.summary) {
+          audit.snapshots++;
+          snapshotParts.delete(accountId);
+          const joined = joinSnapshotParts(parts);
+          const differences = typeof joined === 'string' ? [`parts: ${joined}`] : snapshotDifferences(state, joined);
+          for (const difference of differences) audit.differences.push(`snapshot at revision ${raw.revision}: ${difference}`);
+        }
+      } else snapshotParts.delete(accountId);
       applyAccountEvents(state, [e]);
     }
     read += page.length;

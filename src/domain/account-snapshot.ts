@@ -10,6 +10,9 @@
  * forgotten reservation is refused as unknown (every caller treats that as "nothing owed"), and
  * only an Idempotency-Key retry reserving a reservation released more than
  * RETAINED_CLOSED_RESERVATIONS closings ago would be accepted anew (docs/decisions.md).
+ *
+ * However many reservations are open, the books are closed: a summary too large for one append
+ * is written in parts (account-snapshot-parts.ts), closed at the last one.
  */
 import type { EventDataOf } from './events.js';
 import { mutableAccountState, type AccountState, type MutableAccountState } from './account.js';
@@ -20,19 +23,9 @@ export type AccountSnapshot = EventDataOf<'AccountSnapshotted'>;
 export const SNAPSHOT_EVERY = 1000;
 /** Closed reservation ids a snapshot keeps (the newest). */
 export const RETAINED_CLOSED_RESERVATIONS = 1000;
-/**
- * Past these the summary is not written (an account with that many tasks in flight, or that many
- * credits): it would approach the 1 MiB append limit. Loading then reads back to the snapshot
- * before, as it did to the start before snapshots existed.
- */
-export const MAX_SNAPSHOT_OPEN_RESERVATIONS = 4000;
-export const MAX_SNAPSHOT_IDS = 4000;
-
-/** The account's summary, or undefined when it is not open or too large to write. */
-export function accountSnapshot(state: AccountState, options: { ignoreLimits?: boolean; retainClosed?: number } = {}): AccountSnapshot | undefined {
+/** The account's summary; undefined when it is not open. */
+export function accountSnapshot(state: AccountState, options: { retainClosed?: number } = {}): AccountSnapshot | undefined {
   if (!state.opened) return undefined;
-  const tooLarge = state.openReservations.size > MAX_SNAPSHOT_OPEN_RESERVATIONS || state.seenCreditIds.size + state.seenDebitIds.size > MAX_SNAPSHOT_IDS;
-  if (tooLarge && !options.ignoreLimits) return undefined;
   return {
     accountId: state.accountId,
     userId: state.userId,
@@ -52,6 +45,14 @@ export function accountSnapshot(state: AccountState, options: { ignoreLimits?: b
     creditIds: [...state.seenCreditIds],
     debitIds: [...state.seenDebitIds],
   };
+}
+
+/**
+ * Whether a stored event closes the books: an `AccountSnapshotted`, or the last part of a snapshot
+ * written in parts. Loads start from the last one; the fold forgets older closed ids there.
+ */
+export function closesTheBooks(event: Readonly<{ type: string; data: unknown }>): boolean {
+  return event.type === 'AccountSnapshotted' || (event.type === 'AccountSnapshotPartWritten' && (event.data as { summary?: unknown }).summary !== undefined);
 }
 
 /** The state a snapshot summarises: what folding the events before it (and it) gives. */
@@ -85,7 +86,7 @@ export function stateFromSnapshot(snapshot: AccountSnapshot): MutableAccountStat
  */
 export function snapshotDifferences(replayed: AccountState, snapshot: AccountSnapshot): string[] {
   // The writer chose how many closed ids to keep; they must be the newest ones the replay has.
-  const expected = accountSnapshot(replayed, { ignoreLimits: true, retainClosed: snapshot.recentlyClosedReservationIds.length });
+  const expected = accountSnapshot(replayed, { retainClosed: snapshot.recentlyClosedReservationIds.length });
   if (!expected) return ['snapshot of an account that is not open'];
   const differences: string[] = [];
   for (const key of ['accountId', 'userId', 'group', 'balance', 'reserved', 'usedQuota'] as const) {

@@ -348,6 +348,11 @@ function applyInPlace(draft: AccountDraft, event: DomainEvent): void {
       // (account-snapshot.ts), so replay and load decide alike.
       draft.closedReservationIds = new Set(event.data.recentlyClosedReservationIds);
       return;
+    case 'AccountSnapshotPartWritten':
+      // Only the last part closes the books (its parts are the events just before it); the
+      // others, and the parts of an attempt cut short, change nothing.
+      if (event.data.summary) draft.closedReservationIds = new Set(event.data.summary.recentlyClosedReservationIds);
+      return;
     default:
       return;
   }
@@ -398,6 +403,57 @@ export function mutableAccountState(from: AccountState = initialAccountState()):
 
 export function applyAccountEvents(state: MutableAccountState, events: Iterable<DomainEvent>): void {
   for (const event of events) applyInPlace(state, event);
+}
+
+/**
+ * Applies events in place and returns what takes them back out: the account service folds a
+ * batch's decisions into its cached state as it decides them, and when the append conflicts it
+ * undoes them and catches up with only the events other writers appended (a copy of the state
+ * per batch would cost as much as the state is large; this costs as much as the batch).
+ *
+ * An event changes the figures and, in the maps and sets, only the entries its own ids name
+ * (reservation, token, credit, debit), or replaces the closed ids as a whole (a snapshot): those
+ * are recorded before it is applied, and restored newest first.
+ */
+export function applyAccountEventsUndoably(state: MutableAccountState, events: Iterable<DomainEvent>): () => void {
+  const undo: (() => void)[] = [];
+  for (const event of events) {
+    undo.push(restorerOf(state, event));
+    applyInPlace(state, event);
+  }
+  return () => {
+    for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+  };
+}
+
+function restorerOf(state: MutableAccountState, event: DomainEvent): () => void {
+  const { opened, accountId, userId, group, balance, reserved, usedQuota, closedReservationIds } = state;
+  // Only the ids matter here, whichever account event it is (other events change nothing).
+  const data = event.data as Readonly<Record<string, unknown>>;
+  const reservationId = typeof data.reservationId === 'string' ? data.reservationId : undefined;
+  const creditId = typeof data.creditId === 'string' ? data.creditId : undefined;
+  const debitId = typeof data.debitId === 'string' ? data.debitId : undefined;
+  const open = reservationId === undefined ? undefined : state.openReservations.get(reservationId);
+  const wasClosed = reservationId !== undefined && closedReservationIds.has(reservationId);
+  // Closing a reservation moves its own token's figures; a settle charges the token its event names.
+  const tokenIds = new Set([open?.tokenId, typeof data.tokenId === 'string' ? data.tokenId : undefined].filter((t) => t !== undefined));
+  const usages = [...tokenIds].map((tokenId) => [tokenId, state.tokenUsage.get(tokenId)] as const);
+  const creditSeen = creditId !== undefined && state.seenCreditIds.has(creditId);
+  const debitSeen = debitId !== undefined && state.seenDebitIds.has(debitId);
+  return () => {
+    Object.assign(state, { opened, accountId, userId, group, balance, reserved, usedQuota, closedReservationIds });
+    if (reservationId !== undefined) {
+      if (open) state.openReservations.set(reservationId, open);
+      else state.openReservations.delete(reservationId);
+      if (!wasClosed) closedReservationIds.delete(reservationId);
+    }
+    for (const [tokenId, usage] of usages) {
+      if (usage) state.tokenUsage.set(tokenId, usage);
+      else state.tokenUsage.delete(tokenId);
+    }
+    if (creditId !== undefined && !creditSeen) state.seenCreditIds.delete(creditId);
+    if (debitId !== undefined && !debitSeen) state.seenDebitIds.delete(debitId);
+  };
 }
 
 export function accountView(state: AccountState): AccountView {

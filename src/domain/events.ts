@@ -61,13 +61,21 @@ export const QuotaReleased = z.object({
   tokenId: z.string().optional(),
 });
 export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional() });
+const SnapshotReservation = z.object({
+  reservationId: z.string(),
+  amount: nonNegativeQuota,
+  taskId: z.string(),
+  model: z.string(),
+  tokenId: z.string().optional(),
+});
+const SnapshotTokenUsage = z.object({ tokenId: z.string(), reserved: quota, used: quota });
 /**
  * Closing the books: the account as the events before this one leave it, appended by the
- * account service at the end of an append once every ~1,000 events (domain/account-snapshot.ts),
- * so loading the account reads back only to here. No new fact: the audit replays every movement
- * and checks each snapshot against its replay. From here on the account remembers only the most
- * recently closed reservation ids (`recentlyClosedReservationIds`, oldest first), in a replay as
- * in a load from here, so what it keeps in memory does not grow with its history.
+ * account service about every 1,000 events (domain/account-snapshot.ts), so loading the account
+ * reads back only to here. No new fact: the audit replays every movement and checks each
+ * snapshot against its replay. From here on the account remembers only the most recently closed
+ * reservation ids (`recentlyClosedReservationIds`, oldest first), in a replay as in a load from
+ * here, so what it keeps in memory does not grow with its history.
  */
 export const AccountSnapshotted = z.object({
   accountId: z.string(),
@@ -76,13 +84,40 @@ export const AccountSnapshotted = z.object({
   balance: quota,
   reserved: nonNegativeQuota,
   usedQuota: nonNegativeQuota,
-  openReservations: z.array(
-    z.object({ reservationId: z.string(), amount: nonNegativeQuota, taskId: z.string(), model: z.string(), tokenId: z.string().optional() }),
-  ),
-  tokenUsage: z.array(z.object({ tokenId: z.string(), reserved: quota, used: quota })),
+  openReservations: z.array(SnapshotReservation),
+  tokenUsage: z.array(SnapshotTokenUsage),
   recentlyClosedReservationIds: z.array(z.string()),
   creditIds: z.array(z.string()),
   debitIds: z.array(z.string()),
+});
+/**
+ * Closing the books of an account too large for one append (thousands of reservations open):
+ * the snapshot's lists cut into `parts` events, numbered from 0, appended one after the other
+ * with nothing between them (domain/account-snapshot-parts.ts). The last part carries the
+ * figures and the closed ids kept (`summary`): the books are closed there, exactly as at an
+ * `AccountSnapshotted`. Parts without their last one (an attempt another writer cut short) mean
+ * nothing. A type of its own, not an `AccountSnapshotted` with a new field, so a reader that
+ * does not know it ignores it (and reads back further) instead of taking a part for the whole.
+ */
+export const AccountSnapshotPartWritten = z.object({
+  snapshotId: z.string(),
+  part: z.number().int().min(0),
+  parts: z.number().int().min(2),
+  openReservations: z.array(SnapshotReservation),
+  tokenUsage: z.array(SnapshotTokenUsage),
+  creditIds: z.array(z.string()),
+  debitIds: z.array(z.string()),
+  summary: z
+    .object({
+      accountId: z.string(),
+      userId: z.string(),
+      group: z.string(),
+      balance: quota,
+      reserved: nonNegativeQuota,
+      usedQuota: nonNegativeQuota,
+      recentlyClosedReservationIds: z.array(z.string()),
+    })
+    .optional(),
 });
 
 // ---- user-<userId> ----
@@ -290,6 +325,7 @@ export const eventSchemas = {
   QuotaReleased,
   QuotaDebited,
   AccountSnapshotted,
+  AccountSnapshotPartWritten,
   UserRegistered,
   UsernameClaimed,
   UserSessionStarted,

@@ -9,15 +9,19 @@ import {
   UnknownReservationError,
   accountDecider,
   accountView,
+  applyAccountEvents,
+  applyAccountEventsUndoably,
   decideAccount,
   evolveAccount,
   foldAccount,
   initialAccountState,
+  mutableAccountState,
   tokenUsageOf,
   type AccountCommand,
   type AccountEvent,
   type AccountState,
 } from '../../src/domain/account.js';
+import { accountSnapshot } from '../../src/domain/account-snapshot.js';
 import { fold } from '../../src/domain/decider.js';
 import type { PriceBasis } from '../../src/domain/events.js';
 
@@ -437,6 +441,54 @@ describe('account: properties under any interleaving of commands', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('account: a batch folded in place and undone', () => {
+  it('undoing the decisions of any batch gives back the state before it exactly (the closed ids in their order)', () => {
+    fc.assert(
+      fc.property(commandSequence, fc.nat(), (commands, cut) => {
+        const split = commands.length === 0 ? 0 : cut % commands.length;
+        const state = mutableAccountState();
+        const decideAll = (batch: readonly AccountCommand[], apply: (events: AccountEvent[]) => void) => {
+          for (const command of batch) {
+            try {
+              apply(decideAccount(command, state));
+            } catch {
+              // Refusals decide nothing.
+            }
+          }
+        };
+        decideAll(commands.slice(0, split), (events) => applyAccountEvents(state, events));
+        const before = mutableAccountState(state);
+        const undos: (() => void)[] = [];
+        decideAll(commands.slice(split), (events) => undos.push(applyAccountEventsUndoably(state, events)));
+        for (const undo of undos.reverse()) undo();
+        expect(state).toEqual(before);
+        expect([...state.closedReservationIds]).toEqual([...before.closedReservationIds]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a snapshot folded in place is undone too: the closed ids it forgot come back', () => {
+    const state = mutableAccountState(
+      foldAccount([
+        { type: 'AccountOpened', data: { accountId: 'a1', userId: 'u1', group: 'default' } },
+        { type: 'QuotaCredited', data: { creditId: 'c1', amount: 100, note: '' } },
+      ]),
+    );
+    applyAccountEvents(state, decideAccount(reserve('r1', 10), state));
+    applyAccountEvents(state, decideAccount(release('r1'), state));
+    const undo = applyAccountEventsUndoably(state, [
+      {
+        type: 'AccountSnapshotted',
+        data: { ...accountSnapshot(state)!, recentlyClosedReservationIds: [] },
+      },
+    ]);
+    expect(state.closedReservationIds.has('r1')).toBe(false);
+    undo();
+    expect([...state.closedReservationIds]).toEqual(['r1']);
   });
 });
 
