@@ -45,10 +45,21 @@ export class SimNode {
     return this.wait();
   }
 
+  private onCrash: (() => void)[] = [];
+
+  /** Resolves when the process is killed (a client waiting on it sees the connection drop). */
+  crashed(): Promise<void> {
+    if (this.state === 'crashed') return Promise.resolve();
+    return new Promise((resolve) => this.onCrash.push(resolve));
+  }
+
   /** The process is killed: it never takes another step. */
   crash(): void {
     this.state = 'crashed';
     this.wake();
+    const waiting = this.onCrash;
+    this.onCrash = [];
+    for (const resolve of waiting) resolve();
   }
 
   pause(): void {

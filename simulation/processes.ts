@@ -99,7 +99,8 @@ async function follow(h: Handles): Promise<{ follower: ProjectionRunner; catalog
 }
 
 /** The callback body: the image family's view folded from the events that scheduled it, signed as a query signs it. */
-const imageBody: CallbackBody = async (events, taskId, accountId) => taskViewFromEvents({ signer: signerFor() }, imageTaskProjection, events, taskId, accountId)?.body;
+const imageBody: CallbackBody = async (events, taskId, accountId) =>
+  taskViewFromEvents({ signer: signerFor() }, imageTaskProjection, events, taskId, accountId)?.body;
 
 export async function startEngine(shared: Shared, node: SimNode): Promise<SimProcess & { accounts: AccountService }> {
   const h = handles(shared, node);

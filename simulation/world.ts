@@ -167,7 +167,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   };
   const live: SimProcess[] = [];
   let projector: (SimProcess & { runner: { position(): bigint } }) | undefined;
-  let api: ApiProcess | undefined;
+  /** The API processes (two front doors: their account writes meet, as several api instances' do). */
+  const apis: ApiProcess[] = [];
   const starting = new Set<Promise<unknown>>();
   async function start(role: SimProcess['role']): Promise<void> {
     const node = newNode(role);
@@ -179,7 +180,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       if (!node.alive) return;
       live.push(p);
       if (p.role === 'projector') projector = p as typeof projector;
-      if (p.role === 'api') api = p as ApiProcess;
+      if (p.role === 'api') apis.push(p as ApiProcess);
     } finally {
       starting.delete(started);
     }
@@ -191,7 +192,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     p.node.crash();
     live.splice(live.indexOf(p), 1);
     if (projector === p) projector = undefined;
-    if (api === p) api = undefined;
+    if (apis.includes(p as ApiProcess)) apis.splice(apis.indexOf(p as ApiProcess), 1);
     setTimeout(() => bus.expire(p.node), SESSION_TIMEOUT_MS);
     setTimeout(() => void start(p.role), random.int(1_000, 30_000));
   }
@@ -263,7 +264,11 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   };
   const openTasks = new Set<string>();
   const acknowledgedAt = new Map<string, number>();
-  const unfinishedSubject = () => [...openTasks][0] ?? '';
+  const unfinishedSubject = () =>
+    [...openTasks][0] ??
+    [...books.tasks.values()].find((t) => t.reservation === 'open' || t.reservation === 'none')?.taskId ??
+    [...books.accounts.values()].flatMap((a) => [...a.open.values()])[0]?.taskId ??
+    `${answered} of ${o.tasks} submits answered, ${starting.size} processes starting`;
   let lastDeadlineCheck = 0;
   let deadlineChecks = 0;
   function checkDeadlines(): void {
@@ -322,6 +327,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     });
   }
   await until(start('api'));
+  await until(start('api'));
   for (let i = 0; i < o.engines; i++) void start('engine');
   await runUntil(() => starting.size === 0, 600_000, 'start');
   await until(observe(store));
@@ -333,8 +339,9 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   let refused = 0;
   let answered = 0;
   const submitOne = async (i: number): Promise<void> => {
-    const front = api;
-    if (!front || front.node.state !== 'up') {
+    const up = apis.filter((a) => a.node.state === 'up');
+    const front = up.length > 0 ? random.pick(up) : undefined;
+    if (!front) {
       refused++;
       answered++;
       return;
@@ -343,18 +350,24 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     const n = random.int(1, 4);
     const taskId = `task_sim${String(i).padStart(7, '0')}`;
     try {
-      await submitTask(front.deps, {
-        family: 'image',
-        channelFamily: 'images',
-        action: 'anime/generate',
-        model: MODEL,
-        caller,
-        request: { model: MODEL, prompt: `simulated ${i}`, n },
-        units: n,
-        taskId,
-        ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
-        metadata: { at: front.node.clock().toISOString() },
+      const dropped = front.node.crashed().then(() => {
+        throw new Error('the connection dropped: the API process was killed');
       });
+      await Promise.race([
+        dropped,
+        submitTask(front.deps, {
+          family: 'image',
+          channelFamily: 'images',
+          action: 'anime/generate',
+          model: MODEL,
+          caller,
+          request: { model: MODEL, prompt: `simulated ${i}`, n },
+          units: n,
+          taskId,
+          ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
+          metadata: { at: front.node.clock().toISOString() },
+        }),
+      ]);
       acknowledged++;
       openTasks.add(taskId);
       acknowledgedAt.set(taskId, Math.floor(front.node.clock().getTime() / 1000));
@@ -381,12 +394,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   faulty = false;
   line('faults off');
   for (const p of live) if (p.node.state === 'paused') p.node.resume();
-  const settled = () =>
-    answered >= o.tasks &&
-    starting.size === 0 &&
-    openTasks.size === 0 &&
-    books.tasksUnclosed === 0 &&
-    books.openReservations === 0;
+  const settled = () => answered >= o.tasks && starting.size === 0 && openTasks.size === 0 && books.tasksUnclosed === 0 && books.openReservations === 0;
   await runUntil(
     () => {
       for (const id of openTasks) if (books.tasks.get(id)?.outcome) openTasks.delete(id);
