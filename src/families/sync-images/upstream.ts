@@ -40,6 +40,7 @@ export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstre
     body: body(ctx, upstream),
     timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
     signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
   });
   if (reply.status !== 200) throw failureOf(reply, 'images');
   const images = itemsOf(reply.body);
@@ -56,6 +57,7 @@ export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream
     body: body(ctx, upstream),
     timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
     signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
   });
   if (reply.status !== 200) throw failureOf(reply, 'chat');
   const answer = isPlainObject(reply.body) ? reply.body : {};
