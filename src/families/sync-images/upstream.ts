@@ -89,7 +89,12 @@ async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown
   try {
     res = await fetch(ctx.baseUrl + IMAGES_PATH, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ctx.channel.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        authorization: `Bearer ${ctx.channel.key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(ctx.idempotencyKey !== undefined ? { 'idempotency-key': ctx.idempotencyKey } : {}),
+      },
       body: JSON.stringify(body(ctx, upstream, { stream: true })),
       signal: ctx.signal ? AbortSignal.any([AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS), ctx.signal]) : AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
       redirect: 'error',
