@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
 import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
 import { readTask } from '../../src/engine/task-commands.js';
-import type { UpstreamAdapter } from '../../src/engine/upstream.js';
+import { UpstreamError, type UpstreamAdapter } from '../../src/engine/upstream.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { failingOnce } from '../support/faulty-event-store.js';
@@ -21,6 +21,8 @@ const recorder = recordingUpstream();
 let faulty: ReturnType<typeof failingOnce>;
 let gw: TestGateway;
 let api: Client;
+/** The same account, any channel serving the model (the simulator's and the recorded one). */
+let apiAnyChannel: Client;
 let accountId: string;
 let channelId: string;
 
@@ -42,11 +44,12 @@ beforeAll(async () => {
   accountId = user.accountId;
   // Bound to the recorded channel: every submit goes through the recorder.
   api = new Client(gw.url, (await newToken(user.client, { channel_id: channelId })).key);
+  apiAnyChannel = new Client(gw.url, (await newToken(user.client)).key);
 });
 afterAll(() => gw.close());
 
-async function newTask(prompt: string): Promise<string> {
-  const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 });
+async function newTask(prompt: string, client = api): Promise<string> {
+  const r = await client.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.id as string;
 }
@@ -116,38 +119,45 @@ describe('one upstream submit per task when recording it fails', () => {
   });
 });
 
+/**
+ * An instance's adapters whose submits wait for its gate (a paused process); `refuse`: each then
+ * fails retryably instead of submitting. Counts its submits and keeps what the upstream answered.
+ */
+function gated(options: { refuse?: boolean } = {}) {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let entered!: () => void;
+  const inSubmit = new Promise<void>((r) => (entered = r));
+  const answers: string[] = [];
+  const calls = { submits: 0 };
+  const upstreams = new Map<string, UpstreamAdapter>(
+    upstreamAdapters.map((a) => [
+      a.family,
+      {
+        ...a,
+        delivery: a.delivery,
+        poll: (ctx) => a.poll(ctx),
+        submit: async (ctx) => {
+          calls.submits++;
+          entered();
+          await gate;
+          if (options.refuse) throw new UpstreamError('answered 503 after the pause', true, 503);
+          const answer = await a.submit(ctx);
+          answers.push(answer.upstreamTaskId);
+          return answer;
+        },
+      },
+    ]),
+  );
+  return { upstreams, open, inSubmit, answers, calls };
+}
+
 describe('a paused holder is fenced', () => {
   it('its submit returns after another instance took the lease over: it cannot record over the new holder, whose submit is the one recorded', async () => {
     const prompt = 'paused past the lease';
     const id = await newTask(prompt);
-    /** Each instance's submits wait for its gate; what each got from the upstream is kept. */
-    const gated = (name: string) => {
-      let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
-      let entered!: () => void;
-      const inSubmit = new Promise<void>((r) => (entered = r));
-      const answers: string[] = [];
-      const upstreams = new Map<string, UpstreamAdapter>(
-        upstreamAdapters.map((a) => [
-          a.family,
-          {
-            ...a,
-            delivery: a.delivery,
-            poll: (ctx) => a.poll(ctx),
-            submit: async (ctx) => {
-              entered();
-              await gate;
-              const answer = await a.submit(ctx);
-              answers.push(answer.upstreamTaskId);
-              return answer;
-            },
-          },
-        ]),
-      );
-      return { name, upstreams, open, inSubmit, answers };
-    };
-    const a = gated('a');
-    const b = gated('b');
+    const a = gated();
+    const b = gated();
     const aLog = capturedLog();
     const paused = dispatchTask(instance('a', { upstreams: a.upstreams, log: aLog.log }), id);
     await a.inSubmit;
@@ -181,6 +191,33 @@ describe('a paused holder is fenced', () => {
     expect(new Set(submitsOf(prompt).map((s) => s.idempotencyKey))).toEqual(new Set([`${id}:${channelId}`]));
     const { state } = await readTask(gw.gateway.deps.events, id);
     expect(state.status === 'none' ? undefined : state.upstreamTaskId).toBe(b.answers[0]);
+    expect((await waitForImageTask(api, id)).status).toBe('completed');
+    await expectEachReservationClosedOnce(gw, accountId);
+  });
+
+  it('its failure, answered after another instance took the lease over, is not recorded: it does not move on to the next channel, and the new holder completes the task', async () => {
+    const prompt = 'paused, then refused, past the lease';
+    const id = await newTask(prompt, apiAnyChannel);
+    const a = gated({ refuse: true });
+    const b = gated();
+    const paused = dispatchTask(instance('a', { upstreams: a.upstreams }), id);
+    await a.inSubmit;
+    let bClockMs = Date.now();
+    const bDeps = instance('b', { upstreams: b.upstreams, clock: () => new Date(bClockMs) });
+    await dispatchTask(bDeps, id);
+    bClockMs += SUBMIT_LEASE_SECONDS * 1000;
+    const taking = dispatchTask(bDeps, id);
+    await b.inSubmit;
+
+    a.open();
+    await paused;
+    // Unfenced, a's failure ended b's claim and a went on to claim and submit on the next channel.
+    expect(a.calls.submits).toBe(1);
+    expect((await recorded(id)).filter((e) => e.type === 'UpstreamSubmitFailed')).toEqual([]);
+    b.open();
+    await taking;
+    const events = await recorded(id);
+    expect(events.filter((e) => e.type === 'UpstreamSubmitted')).toEqual([{ type: 'UpstreamSubmitted', data: expect.objectContaining({ epoch: 2 }) }]);
     expect((await waitForImageTask(api, id)).status).toBe('completed');
     await expectEachReservationClosedOnce(gw, accountId);
   });
