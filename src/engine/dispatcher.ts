@@ -145,7 +145,8 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
       deps.leases.unwatch(taskId);
       epoch = known.state.status === 'none' ? 0 : (known.state.claim?.epoch ?? 0);
       if (open && epoch === open.epoch + 1) {
-        // Counted by its message: the documented window for a second upstream job.
+        // The documented window for a second upstream job: counted, and logged.
+        deps.leases.counts.claimedOverOpen++;
         deps.log.warn(
           { taskId, channelId, epoch, previous: { owner: open.owner, epoch: open.epoch, channelId: open.channelId } },
           'claimed again over an open claim: its submit may have reached the upstream, which gets this task again with the same Idempotency-Key',
@@ -250,9 +251,10 @@ async function recordAnswer(deps: DispatcherDeps, taskId: string, answer: HeldAn
 
 /**
  * An upstream job this instance got and may not record (a paused ex-holder, fenced): it is not
- * the task's, and nothing stops it upstream (no family has a cancel). Counted by its message.
+ * the task's, and nothing stops it upstream (no family has a cancel). Counted, and logged.
  */
 function orphaned(deps: DispatcherDeps, taskId: string, answer: HeldAnswer, why: string): void {
+  deps.leases.counts.orphaned++;
   deps.log.warn({ taskId, ...answer, why }, 'upstream job orphaned: its submit lease was lost before it was recorded');
 }
 

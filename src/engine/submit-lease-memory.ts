@@ -1,5 +1,5 @@
 /**
- * What one engine remembers about submit leases between dispatches of a task (one per engine,
+ * What one engine remembers and counts about submit leases between dispatches of a task (one per engine,
  * lost with the process; losing it is always safe, only slower or a re-submit under the same
  * client reference):
  *
@@ -22,7 +22,19 @@ export interface HeldAnswer {
   upstreamTaskId: string;
 }
 
+/**
+ * The window that remains, as this engine met it (each also logged at warn): claims taken over
+ * an open one (its submit may have reached the upstream, which gets the task again under the same
+ * Idempotency-Key), and upstream jobs orphaned by fencing. From zero at each start.
+ */
+export interface SubmitWindowCounts {
+  claimedOverOpen: number;
+  orphaned: number;
+}
+
 export interface SubmitLeaseMemory {
+  /** Counted by the dispatcher where it logs them. */
+  readonly counts: SubmitWindowCounts;
   hold(taskId: string, answer: HeldAnswer): void;
   held(taskId: string): HeldAnswer | undefined;
   release(taskId: string): void;
@@ -49,6 +61,7 @@ export function createSubmitLeaseMemory(options: { leaseMs: number; maxEntries?:
     map.set(key, value);
   };
   return {
+    counts: { claimedOverOpen: 0, orphaned: 0 },
     hold: (taskId, answer) => put(answers, taskId, answer),
     held: (taskId) => answers.get(taskId),
     release: (taskId) => void answers.delete(taskId),

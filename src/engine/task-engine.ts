@@ -24,7 +24,7 @@ import { Semaphore } from './semaphore.js';
 import { periodic, periodicProcess } from './periodic.js';
 import { startAll, stopAll, type BackgroundProcess } from './background.js';
 import { settleTask } from './settler.js';
-import { createSubmitLeaseMemory } from './submit-lease-memory.js';
+import { createSubmitLeaseMemory, type SubmitWindowCounts } from './submit-lease-memory.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
 import type { OutboundPolicy } from './outbound-guard.js';
@@ -66,6 +66,8 @@ export interface TaskEngine {
   dispatcher: Processor;
   settler: Processor;
   expirer: Expirer;
+  /** The second upstream jobs this engine may have caused, counted since its start (submit-lease-memory.ts). */
+  submitWindow(): Readonly<SubmitWindowCounts>;
   /** The engine's background processes in start order (the role's list includes them). */
   processes: readonly BackgroundProcess[];
   start(): Promise<void>;
@@ -153,12 +155,13 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     );
     lookAgain.add(timer);
   };
+  // Answers held unrecorded and claims watched live as long as this engine (one per process).
+  const leases = createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 });
   const dispatcherDeps = {
     ...deps,
     instanceId,
     log: dispatcherLog,
-    // Answers held unrecorded and claims watched live as long as this engine (one per process).
-    leases: createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 }),
+    leases,
     onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision),
     onClaimedElsewhere,
     owns: (taskId: string) => deps.ownership.owns(taskId),
@@ -278,6 +281,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     dispatcher,
     settler,
     expirer,
+    submitWindow: () => leases.counts,
     processes,
     start: () => startAll(processes),
     stop: () => stopAll(processes),

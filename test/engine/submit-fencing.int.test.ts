@@ -105,7 +105,8 @@ describe('one upstream submit per task when recording it fails', () => {
     await expect(dispatchTask(instance('embedded'), id)).rejects.toThrow(/injected failure/);
     // The same owner id (the embedded default's stable one), a new process: nothing held.
     const { log, lines } = capturedLog();
-    await dispatchTask(instance('embedded', { log }), id);
+    const restarted = instance('embedded', { log });
+    await dispatchTask(restarted, id);
 
     // An upstream that honours the key answers the second submit with the first job; this one
     // (the simulator) does not, which is the documented window.
@@ -115,6 +116,7 @@ describe('one upstream submit per task when recording it fails', () => {
     expect(events.filter((e) => e.type === 'UpstreamSubmitClaimed').map((e) => e.data.epoch)).toEqual([1, 2]);
     expect(events.filter((e) => e.type === 'UpstreamSubmitted').map((e) => e.data.epoch)).toEqual([2]);
     expect(lines.filter((l) => l.taskId === id && l.msg.startsWith('claimed again over an open claim'))).toHaveLength(1);
+    expect(restarted.leases.counts).toEqual({ claimedOverOpen: 1, orphaned: 0 });
     expect((await waitForImageTask(api, id)).status).toBe('completed');
   });
 });
@@ -159,7 +161,8 @@ describe('a paused holder is fenced', () => {
     const a = gated();
     const b = gated();
     const aLog = capturedLog();
-    const paused = dispatchTask(instance('a', { upstreams: a.upstreams, log: aLog.log }), id);
+    const aDeps = instance('a', { upstreams: a.upstreams, log: aLog.log });
+    const paused = dispatchTask(aDeps, id);
     await a.inSubmit;
 
     // b sees a's claim, watches it for a whole lease on its own clock, then takes it over.
@@ -177,6 +180,7 @@ describe('a paused holder is fenced', () => {
     await paused;
     expect((await recorded(id)).filter((e) => e.type === 'UpstreamSubmitted')).toEqual([]);
     expect(aLog.lines.filter((l) => l.taskId === id && l.msg.startsWith('upstream job orphaned'))).toHaveLength(1);
+    expect(aDeps.leases.counts.orphaned).toBe(1);
     b.open();
     await taking;
 
