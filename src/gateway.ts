@@ -226,7 +226,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     log: log.child({ processor: 'channel-health' }),
   });
   if (metrics)
-    registerStateGauges(metrics, { events, views, runner, poller: runsEngine ? engine.poller : undefined, channelHealth, inflightView: runsProjections, log });
+    registerStateGauges(metrics, {
+      events,
+      views,
+      runner,
+      poller: runsEngine ? engine.poller : undefined,
+      submitWindow: runsEngine ? () => engine.submitWindow() : undefined,
+      channelHealth,
+      inflightView: runsProjections,
+      log,
+    });
 
   // THE list of what each role runs in the background, in start order (stopped in reverse).
   // Projections are not in it: they start before the server (read-your-writes) and stop after it.

@@ -231,14 +231,37 @@ export const TaskSubmitted = z.object({
   /** Synchronous calls are executed by the request itself; the dispatcher leaves them alone. */
   sync: z.boolean().optional(),
 });
-export const UpstreamSubmitted = z.object({ channelId: z.string(), upstreamTaskId: z.string(), attempt: z.number().int() });
-export const UpstreamSubmitFailed = z.object({ channelId: z.string(), reason: z.string(), retryable: z.boolean(), attempt: z.number().int() });
+/**
+ * The fencing token of the submit lease an outcome was recorded under (the claim's `epoch`).
+ * Absent where no lease was taken (synchronous calls: their request is their only executor) and
+ * in events of earlier versions.
+ */
+const submitEpoch = z.number().int().min(1).optional();
+export const UpstreamSubmitted = z.object({ channelId: z.string(), upstreamTaskId: z.string(), attempt: z.number().int(), epoch: submitEpoch });
+export const UpstreamSubmitFailed = z.object({
+  channelId: z.string(),
+  reason: z.string(),
+  retryable: z.boolean(),
+  attempt: z.number().int(),
+  epoch: submitEpoch,
+});
 /**
  * A dispatcher's lease on submitting the task upstream on `channelId`, appended with the expected
  * revision before the submit: no other instance submits the task until the lease ends (an
- * UpstreamSubmitted/UpstreamSubmitFailed of it, or `leaseUntil`, epoch seconds, passing).
+ * UpstreamSubmitted/UpstreamSubmitFailed of it, or another instance having watched it open for a
+ * whole lease; `leaseUntil`, epoch seconds on the holder's clock, is what the holder promised).
+ * `epoch` is the fencing token: 1 for a task's first claim, one more for each claim after it; an
+ * outcome is recorded only under the epoch of the claim still open (docs/decisions.md, "Fencing
+ * the submit lease"). Claims of earlier versions carry none: their epoch is their ordinal among
+ * the stream's claims, the same number.
  */
-export const UpstreamSubmitClaimed = z.object({ channelId: z.string(), attempt: z.number().int(), owner: z.string().min(1), leaseUntil: z.number().int() });
+export const UpstreamSubmitClaimed = z.object({
+  channelId: z.string(),
+  attempt: z.number().int(),
+  owner: z.string().min(1),
+  leaseUntil: z.number().int(),
+  epoch: z.number().int().min(1).optional(),
+});
 export const TaskStatus = z.enum(['queued', 'in_progress']);
 export const TaskProgressed = z.object({
   status: TaskStatus,

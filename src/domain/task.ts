@@ -43,15 +43,24 @@ export type KnownTask = Readonly<
     assetsExpireAt: number | null;
     completedAt: number | null;
     /** The open lease on submitting upstream (UpstreamSubmitClaimed), until the submit is recorded. */
-    claim: Readonly<EventDataOf<'UpstreamSubmitClaimed'>> | null;
+    claim: SubmitClaim | null;
+    /** Claims taken on this task so far: the epoch of the latest one (0: none). */
+    claims: number;
   }
 >;
+
+/** A submit lease with its fencing token (`epoch`, derived for claims recorded without one). */
+export type SubmitClaim = Readonly<EventDataOf<'UpstreamSubmitClaimed'> & { epoch: number }>;
 
 export type TaskState = NoTask | KnownTask;
 
 export type SubmitTask = Command<'SubmitTask', EventDataOf<'TaskSubmitted'>>;
-/** `at`: now, epoch seconds (a lease of another owner that ended before it no longer holds). */
-export type ClaimUpstreamSubmit = Command<'ClaimUpstreamSubmit', EventDataOf<'UpstreamSubmitClaimed'> & { at: number }>;
+/**
+ * The epoch is the decider's to give. `takeOver`: the epoch of another owner's open claim that
+ * the claimer has itself watched, unchanged, for a whole lease on its own clock; that claim alone
+ * may be taken over (no clock of one instance is compared with another's).
+ */
+export type ClaimUpstreamSubmit = Command<'ClaimUpstreamSubmit', Omit<EventDataOf<'UpstreamSubmitClaimed'>, 'epoch'> & { takeOver?: number }>;
 export type RecordUpstreamSubmitted = Command<'RecordUpstreamSubmitted', EventDataOf<'UpstreamSubmitted'>>;
 export type RecordUpstreamSubmitFailed = Command<'RecordUpstreamSubmitFailed', EventDataOf<'UpstreamSubmitFailed'>>;
 export type RecordProgress = Command<'RecordProgress', EventDataOf<'TaskProgressed'>>;
@@ -77,9 +86,30 @@ export class UpstreamSubmitClaimedError extends Error {
   constructor(
     readonly owner: string,
     readonly leaseUntil: number,
+    readonly epoch: number,
   ) {
-    super(`the upstream submit is claimed by ${owner} until ${new Date(leaseUntil * 1000).toISOString()}`);
+    super(`the upstream submit is claimed by ${owner} (epoch ${epoch}) until ${new Date(leaseUntil * 1000).toISOString()}`);
     this.name = 'UpstreamSubmitClaimedError';
+  }
+}
+
+/**
+ * A submit outcome made under a claim that is no longer the task's open one: another claim
+ * (another instance, or this one after losing its memory) has replaced it, or the outcome of this
+ * claim is already recorded. The ex-holder records nothing; whatever upstream job it got is not
+ * the task's.
+ */
+export class SubmitFencedError extends Error {
+  constructor(
+    readonly epoch: number,
+    readonly current: SubmitClaim | null,
+  ) {
+    super(
+      current
+        ? `the submit lease of epoch ${epoch} was replaced by epoch ${current.epoch} (${current.owner})`
+        : `the submit lease of epoch ${epoch} is no longer open`,
+    );
+    this.name = 'SubmitFencedError';
   }
 }
 
@@ -114,26 +144,38 @@ export function decideTask(command: TaskCommand, state: TaskState): TaskEvent[] 
   }
 }
 
+/**
+ * Every claim is a new epoch, the same owner's too: an owner that finds its own claim still open
+ * does not know whether its earlier try reached the upstream (the dispatcher records an answer it
+ * still holds instead of claiming; without one it claims anew and submits with the same client
+ * reference). Another owner's open claim is refused unless it is the one the claimer watched run out.
+ */
 function claimUpstreamSubmit(command: ClaimUpstreamSubmit, task: KnownTask): TaskEvent[] {
-  const { at, ...claim } = command.data;
+  const { takeOver, ...claim } = command.data;
   if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
   const held = task.claim;
-  if (held && held.owner === claim.owner && held.channelId === claim.channelId && held.attempt === claim.attempt) return [];
-  if (held && held.owner !== claim.owner && held.leaseUntil > at) throw new UpstreamSubmitClaimedError(held.owner, held.leaseUntil);
-  return [{ type: 'UpstreamSubmitClaimed', data: claim }];
+  if (held && held.owner !== claim.owner && held.epoch !== takeOver) throw new UpstreamSubmitClaimedError(held.owner, held.leaseUntil, held.epoch);
+  return [{ type: 'UpstreamSubmitClaimed', data: { ...claim, epoch: task.claims + 1 } }];
+}
+
+/** An outcome made under a lease must be of the claim still open (no epoch: no lease, a synchronous call). */
+function fence(task: KnownTask, epoch: number | undefined): void {
+  if (epoch !== undefined && task.claim?.epoch !== epoch) throw new SubmitFencedError(epoch, task.claim);
 }
 
 function recordUpstreamSubmitted(command: RecordUpstreamSubmitted, task: KnownTask): TaskEvent[] {
-  const { channelId, upstreamTaskId } = command.data;
+  const { channelId, upstreamTaskId, epoch } = command.data;
   if (task.channelId === channelId && task.upstreamTaskId === upstreamTaskId) return [];
+  fence(task, epoch);
   if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
   return [{ type: 'UpstreamSubmitted', data: { ...command.data } }];
 }
 
 function recordUpstreamSubmitFailed(command: RecordUpstreamSubmitFailed, task: KnownTask): TaskEvent[] {
-  const { channelId, attempt } = command.data;
+  const { channelId, attempt, epoch } = command.data;
   const recorded = task.attempts.some((a) => a.outcome === 'failed' && a.channelId === channelId && a.attempt === attempt);
   if (recorded) return [];
+  fence(task, epoch);
   if (task.status !== 'submitted') throw new InvalidTaskTransitionError(task.status, command.type);
   return [{ type: 'UpstreamSubmitFailed', data: { ...command.data } }];
 }
@@ -167,8 +209,11 @@ export function evolveTask(state: TaskState, event: DomainEvent): TaskState {
   if (event.type === 'TaskSubmitted') return state.status === 'none' ? submittedTask(event.data) : state;
   if (state.status === 'none') return state;
   switch (event.type) {
-    case 'UpstreamSubmitClaimed':
-      return state.status === 'submitted' ? { ...state, claim: event.data } : state;
+    case 'UpstreamSubmitClaimed': {
+      // Counted whatever the state, so a claim's epoch is its ordinal among the stream's claims.
+      const claims = state.claims + 1;
+      return { ...state, claims, claim: state.status === 'submitted' ? { ...event.data, epoch: event.data.epoch ?? claims } : state.claim };
+    }
     case 'UpstreamSubmitted': {
       const { channelId, upstreamTaskId, attempt } = event.data;
       return {
@@ -223,6 +268,7 @@ function submittedTask(data: EventDataOf<'TaskSubmitted'>): KnownTask {
     assetsExpireAt: null,
     completedAt: null,
     claim: null,
+    claims: 0,
   };
 }
 

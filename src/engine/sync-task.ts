@@ -30,7 +30,7 @@ import { rehostCompletion, type CompletionData } from './rehost.js';
 import { submitTask, type SubmitRequest } from './submit.js';
 import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from './task-commands.js';
-import { resolveBaseUrl, upstreamModelOf, type UpstreamContext, type UpstreamResult } from './upstream.js';
+import { resolveBaseUrl, submitReference, upstreamModelOf, type UpstreamContext, type UpstreamResult } from './upstream.js';
 
 export interface SyncCallResult {
   results: UpstreamResult[];
@@ -102,7 +102,14 @@ async function executeSyncTask(
     call: async ({ channel }) => {
       const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
       const answer = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        call({ channel, baseUrl, upstreamModel: upstreamModelOf(channel, task.model), task, signal }),
+        call({
+          channel,
+          baseUrl,
+          upstreamModel: upstreamModelOf(channel, task.model),
+          task,
+          signal,
+          idempotencyKey: submitReference(task.taskId, channel.channelId),
+        }),
       );
       return { answer, baseUrl };
     },

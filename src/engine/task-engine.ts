@@ -14,7 +14,7 @@ import type { AccountService } from './account-service.js';
 import type { AssetSigner } from './assets.js';
 import type { Catalog } from './catalog.js';
 import type { ChannelHealth } from './channel-health.js';
-import { dispatchTask } from './dispatcher.js';
+import { dispatchTask, SUBMIT_LEASE_SECONDS } from './dispatcher.js';
 import { createExpirer, type Expirer } from './expirer.js';
 import { createDeadlineSweeper } from './deadline-sweeper.js';
 import { deleteInputsOfEndedTask } from './input-cleanup.js';
@@ -24,6 +24,7 @@ import { Semaphore } from './semaphore.js';
 import { periodic, periodicProcess } from './periodic.js';
 import { startAll, stopAll, type BackgroundProcess } from './background.js';
 import { settleTask } from './settler.js';
+import { createSubmitLeaseMemory, type SubmitWindowCounts } from './submit-lease-memory.js';
 import type { UpstreamRegistry } from './upstream.js';
 import type { Ownership } from './ownership.js';
 import type { OutboundPolicy } from './outbound-guard.js';
@@ -65,6 +66,8 @@ export interface TaskEngine {
   dispatcher: Processor;
   settler: Processor;
   expirer: Expirer;
+  /** The second upstream jobs this engine may have caused, counted since its start (submit-lease-memory.ts). */
+  submitWindow(): Readonly<SubmitWindowCounts>;
   /** The engine's background processes in start order (the role's list includes them). */
   processes: readonly BackgroundProcess[];
   start(): Promise<void>;
@@ -138,12 +141,11 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   /**
    * Tasks whose submit lease another instance holds are looked at again every second until the
    * submit is recorded (then followed here, as the holder may have left with its partition) or
-   * the lease runs out (then claimed here).
+   * this instance has watched the claim open for a whole lease (then claimed here).
    */
   const lookAgain = new Set<NodeJS.Timeout>();
-  const onClaimedElsewhere = (taskId: string, leaseUntil: number) => {
+  const onClaimedElsewhere = (taskId: string, untilExpiry: number) => {
     if (stopping) return;
-    const untilExpiry = leaseUntil * 1000 - deps.clock().getTime();
     const timer = setTimeout(
       () => {
         lookAgain.delete(timer);
@@ -153,10 +155,13 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     );
     lookAgain.add(timer);
   };
+  // Answers held unrecorded and claims watched live as long as this engine (one per process).
+  const leases = createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 });
   const dispatcherDeps = {
     ...deps,
     instanceId,
     log: dispatcherLog,
+    leases,
     onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision),
     onClaimedElsewhere,
     owns: (taskId: string) => deps.ownership.owns(taskId),
@@ -250,8 +255,9 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     async stop() {
       // Graceful: finish dispatches in progress before ownership is given up (the poller
       // stops after this), so another instance adopts only what is really in flight. A crash
-      // skips this: the dead instance's submit lease then runs out before another may submit
-      // (dispatcher.ts, SUBMIT_LEASE_SECONDS), the one window for a second upstream submit.
+      // skips this: another instance then watches the dead one's submit lease for a whole lease
+      // before it may submit (dispatcher.ts, SUBMIT_LEASE_SECONDS), with the same client
+      // reference: the one window for a second upstream job.
       stopping = true;
       stopped.abort(new Error('the task engine is stopping'));
       for (const timer of lookAgain) clearTimeout(timer);
@@ -275,6 +281,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     dispatcher,
     settler,
     expirer,
+    submitWindow: () => leases.counts,
     processes,
     start: () => startAll(processes),
     stop: () => stopAll(processes),

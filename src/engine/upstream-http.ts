@@ -39,6 +39,8 @@ export interface UpstreamCallOptions {
   signal?: AbortSignal | undefined;
   /** Largest body read (default MAX_UPSTREAM_ANSWER_BYTES). */
   maxBytes?: number;
+  /** Sent as the `Idempotency-Key` header (a submit's client reference, UpstreamContext.idempotencyKey). */
+  idempotencyKey?: string | undefined;
 }
 
 export async function upstreamJson(method: 'GET' | 'POST', url: string, options: UpstreamCallOptions): Promise<UpstreamReply> {
@@ -58,7 +60,11 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
   try {
     res = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${options.key}`, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${options.key}`,
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
+      },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal,
       redirect: 'error',

@@ -20,6 +20,23 @@ export interface UpstreamContext {
    * upstream call. The engine stops waiting at the deadline whether or not they do.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * The client reference of a submit (`submitReference`), sent as its `Idempotency-Key` header:
+   * every submit of one task to one channel carries the same, so an upstream that honours the
+   * header (this gateway does, on every family's submit route) answers a repeated submit with the
+   * job it already made. Adapters pass it on each submit request; polls have none.
+   */
+  idempotencyKey?: string | undefined;
+}
+
+/**
+ * `<task id>:<channel id>`: the task's own id, unique and stable across instances and restarts,
+ * plus the channel, so two channels that reach one upstream with one key but another model
+ * mapping (another body) never meet the upstream's "key reused with another body" refusal.
+ * About 60 characters (the gateway takes 1 to 255).
+ */
+export function submitReference(taskId: string, channelId: string): string {
+  return `${taskId}:${channelId}`;
 }
 
 /** A refused or failed upstream call; `retryable` failures move on to the next channel. */

@@ -5,11 +5,12 @@
  * one slow store does not fail the whole scrape.
  */
 import type { Logger } from 'pino';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { ProjectionRunner } from '../../projections/runner.js';
 import { gatewayStreamPrefixes } from '../domain/events.js';
 import type { ChannelHealth } from '../engine/channel-health.js';
 import type { Poller } from '../engine/poller.js';
+import type { SubmitWindowCounts } from '../engine/submit-lease-memory.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { GatewayMetrics } from './registry.js';
@@ -21,6 +22,8 @@ export interface StateSources {
   runner: ProjectionRunner;
   /** Present where the engine runs (roles `all`, `worker`). */
   poller?: Poller | undefined;
+  /** Present where the engine runs: what its dispatcher counted of the submit lease's window. */
+  submitWindow?: (() => Readonly<SubmitWindowCounts>) | undefined;
   /** This instance's circuit breakers, one per channel it has tried (its own view: per process). */
   channelHealth?: ChannelHealth | undefined;
   /** Whether to report the store-wide in-flight view (roles `all`, `projector`: once per deployment). */
@@ -46,6 +49,23 @@ export function registerStateGauges(metrics: GatewayMetrics, sources: StateSourc
       registers,
       collect() {
         this.set(poller.size());
+      },
+    });
+  }
+  if (sources.submitWindow) {
+    const counts = sources.submitWindow;
+    new Counter({
+      name: 'gateway_submit_lease_window_total',
+      help:
+        'Where a task may have reached its upstream twice, met by this instance: claimed_over_open (a submit lease taken over an open one, whose submit may have ' +
+        'reached the upstream; sent again with the same Idempotency-Key), orphaned_job (an upstream job whose record was fenced: another instance holds the task).',
+      labelNames: ['event'],
+      registers,
+      collect() {
+        const c = counts();
+        this.reset();
+        this.inc({ event: 'claimed_over_open' }, c.claimedOverOpen);
+        this.inc({ event: 'orphaned_job' }, c.orphaned);
       },
     });
   }

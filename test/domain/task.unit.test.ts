@@ -3,6 +3,7 @@ import { fold } from '../../src/domain/decider.js';
 import type { EventDataOf } from '../../src/domain/events.js';
 import {
   InvalidTaskTransitionError,
+  SubmitFencedError,
   decideTask,
   evolveTask,
   foldTask,
@@ -282,24 +283,31 @@ describe('task: evolve and fold', () => {
 });
 
 describe('the submit lease (ClaimUpstreamSubmit)', () => {
-  const claim = (owner: string, at: number, attempt = 1, channelId = 'ch1'): TaskCommand => ({
+  const claim = (owner: string, at: number, attempt = 1, channelId = 'ch1', takeOver?: number): TaskCommand => ({
     type: 'ClaimUpstreamSubmit',
-    data: { channelId, attempt, owner, leaseUntil: at + 90, at },
+    data: { channelId, attempt, owner, leaseUntil: at + 90, ...(takeOver === undefined ? {} : { takeOver }) },
   });
   const submitted = () => foldTask(decideTask(submit, initialTaskState()));
   const apply = (state: TaskState, command: TaskCommand) => decideTask(command, state).reduce(evolveTask, state);
 
-  it('a claim on a submitted task is recorded; the same claim again decides nothing', () => {
+  it("a claim on a submitted task is recorded with epoch 1; each claim after it is the next epoch, the same owner's too", () => {
     const claimed = apply(submitted(), claim('a', 1000));
-    expect((claimed as KnownTask).claim).toEqual({ channelId: 'ch1', attempt: 1, owner: 'a', leaseUntil: 1090 });
-    expect(decideTask(claim('a', 1001), claimed)).toEqual([]);
+    expect((claimed as KnownTask).claim).toEqual({ channelId: 'ch1', attempt: 1, owner: 'a', leaseUntil: 1090, epoch: 1 });
+    // The owner found its own claim still open (its earlier try may have reached the upstream):
+    // claiming again is a new epoch, never "already yours" (which let it submit a second time).
+    expect(decideTask(claim('a', 1001), claimed)).toEqual([
+      { type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'a', leaseUntil: 1091, epoch: 2 } },
+    ]);
   });
 
-  it("another owner's claim is refused while the lease holds, and accepted once it has run out", () => {
+  it("another owner's claim is refused, whatever the clocks say, until the claimer has watched that epoch run out", () => {
     const claimed = apply(submitted(), claim('a', 1000));
-    expect(() => decideTask(claim('b', 1089), claimed)).toThrow(/claimed by a until/);
-    expect(decideTask(claim('b', 1090), claimed)).toEqual([
-      { type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'b', leaseUntil: 1180 } },
+    // A claimer whose clock is far ahead of the holder's is still refused: no clock is compared.
+    expect(() => decideTask(claim('b', 999_999), claimed)).toThrow(expect.objectContaining({ name: 'UpstreamSubmitClaimedError', owner: 'a', epoch: 1 }));
+    // Watched out: another epoch than the open one takes nothing over.
+    expect(() => decideTask(claim('b', 1100, 1, 'ch1', 7), claimed)).toThrow(/claimed by a \(epoch 1\)/);
+    expect(decideTask(claim('b', 1100, 1, 'ch1', 1), claimed)).toEqual([
+      { type: 'UpstreamSubmitClaimed', data: { channelId: 'ch1', attempt: 1, owner: 'b', leaseUntil: 1190, epoch: 2 } },
     ]);
   });
 
@@ -312,13 +320,84 @@ describe('the submit lease (ClaimUpstreamSubmit)', () => {
   it('a recorded failure ends the lease: the holder or another instance claims the next channel', () => {
     const failed = apply(apply(submitted(), claim('a', 1000)), {
       type: 'RecordUpstreamSubmitFailed',
-      data: { channelId: 'ch1', reason: 'down', retryable: true, attempt: 1 },
+      data: { channelId: 'ch1', reason: 'down', retryable: true, attempt: 1, epoch: 1 },
     });
     expect((failed as KnownTask).claim).toBeNull();
-    expect(decideTask(claim('b', 1001, 2, 'ch2'), failed)).toHaveLength(1);
+    expect(decideTask(claim('b', 1001, 2, 'ch2'), failed)).toEqual([
+      { type: 'UpstreamSubmitClaimed', data: { channelId: 'ch2', attempt: 2, owner: 'b', leaseUntil: 1091, epoch: 2 } },
+    ]);
   });
 
   it('streams written before leases existed fold with no claim', () => {
     expect((submitted() as KnownTask).claim).toBeNull();
+  });
+
+  it('claims recorded without an epoch (earlier versions) get their ordinal: the next claim goes on from there', () => {
+    const old = (owner: string, leaseUntil: number) => ({ type: 'UpstreamSubmitClaimed' as const, data: { channelId: 'ch1', attempt: 1, owner, leaseUntil } });
+    const state = foldTask([...decideTask(submit, initialTaskState()), old('a', 1090), old('b', 1190)]) as KnownTask;
+    expect(state.claim).toMatchObject({ owner: 'b', epoch: 2 });
+    expect(decideTask(claim('b', 1200), state)).toEqual([expect.objectContaining({ data: expect.objectContaining({ epoch: 3 }) })]);
+    // Its holder (an earlier version) records without an epoch: accepted as before.
+    expect(decideTask(dispatched(), state)).toEqual([{ type: 'UpstreamSubmitted', data: { channelId: 'ch1', upstreamTaskId: 'up-1', attempt: 1 } }]);
+  });
+});
+
+describe('fencing: an outcome is recorded only under the claim still open (epoch)', () => {
+  const claim = (owner: string, takeOver?: number): TaskCommand => ({
+    type: 'ClaimUpstreamSubmit',
+    data: { channelId: 'ch1', attempt: 1, owner, leaseUntil: 1090, ...(takeOver === undefined ? {} : { takeOver }) },
+  });
+  const recorded = (epoch: number, upstreamTaskId = 'up-1'): TaskCommand => ({
+    type: 'RecordUpstreamSubmitted',
+    data: { channelId: 'ch1', upstreamTaskId, attempt: 1, epoch },
+  });
+  const failedUnder = (epoch: number): TaskCommand => ({
+    type: 'RecordUpstreamSubmitFailed',
+    data: { channelId: 'ch1', reason: 'HTTP 503', retryable: true, attempt: 1, epoch },
+  });
+  const apply = (state: TaskState, ...commands: TaskCommand[]) => commands.reduce((s, c) => decideTask(c, s).reduce(evolveTask, s), state);
+  const submitted = () => foldTask(decideTask(submit, initialTaskState()));
+  /** `a` claimed (epoch 1), paused past its lease; `b` watched it run out and claimed (epoch 2). */
+  const takenOver = () => apply(submitted(), claim('a'), claim('b', 1));
+
+  it('the holder of the open claim records its submit, with the epoch', () => {
+    expect(decideTask(recorded(1), apply(submitted(), claim('a')))).toEqual([
+      { type: 'UpstreamSubmitted', data: { channelId: 'ch1', upstreamTaskId: 'up-1', attempt: 1, epoch: 1 } },
+    ]);
+  });
+
+  it('a paused ex-holder cannot record its submit over the new holder', () => {
+    expect(() => decideTask(recorded(1, 'up-of-a'), takenOver())).toThrow(SubmitFencedError);
+    expect(() => decideTask(recorded(1, 'up-of-a'), takenOver())).toThrow(
+      expect.objectContaining({ epoch: 1, current: expect.objectContaining({ owner: 'b', epoch: 2 }) }),
+    );
+    expect(decideTask(recorded(2, 'up-of-b'), takenOver())).toHaveLength(1);
+  });
+
+  it('nor its failure', () => {
+    expect(() => decideTask(failedUnder(1), takenOver())).toThrow(SubmitFencedError);
+    expect(decideTask(failedUnder(2), takenOver())).toHaveLength(1);
+  });
+
+  it('nor anything once the new holder has recorded its submit; the same record again decides nothing', () => {
+    const done = apply(takenOver(), recorded(2, 'up-of-b'));
+    expect(() => decideTask(recorded(1, 'up-of-a'), done)).toThrow(SubmitFencedError);
+    expect(decideTask(recorded(2, 'up-of-b'), done)).toEqual([]);
+  });
+
+  it('a claim of its own taken again (its memory lost) fences the earlier try of the same owner', () => {
+    const again = apply(submitted(), claim('a'), claim('a'));
+    expect(() => decideTask(recorded(1), again)).toThrow(SubmitFencedError);
+    expect(decideTask(recorded(2), again)).toHaveLength(1);
+  });
+
+  it('a task that ended under an open claim refuses the late record as before', () => {
+    const ended = apply(submitted(), claim('a'), fail);
+    expect(() => decideTask(recorded(1), ended)).toThrow(InvalidTaskTransitionError);
+  });
+
+  it('outcomes without an epoch (synchronous calls take no lease) are not fenced', () => {
+    expect(decideTask(dispatched(), takenOver())).toHaveLength(1);
+    expect(decideTask(submitFailed(), takenOver())).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/engine/catalog.js';
 import { dispatchTask } from '../../src/engine/dispatcher.js';
+import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 
@@ -49,6 +50,7 @@ describe('dispatch to a channel the catalog does not know yet', () => {
         onDispatched: () => undefined,
         onClaimedElsewhere: () => undefined,
         instanceId: 'test-instance',
+        leases: createSubmitLeaseMemory({ leaseMs: 90_000 }),
       },
       r.body.id,
     );

@@ -7,7 +7,8 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchTask, type DispatcherDeps } from '../../src/engine/dispatcher.js';
+import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
+import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
 import type { UpstreamAdapter } from '../../src/engine/upstream.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
@@ -59,6 +60,7 @@ describe('the submit lease', () => {
       ...gw.gateway.deps,
       upstreams,
       instanceId,
+      leases: createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 }),
       log: pino({ level: 'silent' }),
       onDispatched: (task) => void followed.push(`${instanceId}:${task.taskId}`),
       onClaimedElsewhere: (taskId) => void deferred.push(`${instanceId}:${taskId}`),
@@ -94,7 +96,7 @@ describe('the submit lease', () => {
     for (const id of ids) expect(followed.filter((f) => f.endsWith(`:${id}`)).length, id).toBeGreaterThanOrEqual(1);
   });
 
-  it('a lease whose holder died (it ran out) is taken over: the new owner submits, once', async () => {
+  it('a lease whose holder died is taken over once the heir has itself watched it open for a whole lease, whatever its leaseUntil says', async () => {
     const admin = await adminClient(gw);
     const user = await newUser(admin, { credit: 1_000_000 });
     const api = new Client(gw.url, (await newToken(user.client)).key);
@@ -102,20 +104,40 @@ describe('the submit lease', () => {
     const id = r.body.id as string;
     const { submits, upstreams } = countingUpstreams(0);
     const { executeTask, readTask } = await import('../../src/engine/task-commands.js');
+    // A dead instance's claim whose leaseUntil (its clock) is long past on the heir's clock: a
+    // skewed clock, or a holder that stamped it wrongly. The heir does not take its word for it.
     const now = Math.floor(Date.now() / 1000);
-    // A dead instance's claim, expired a second ago (it never recorded its submit).
     await executeTask(
       gw.gateway.deps.events,
       id,
-      { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 1, at: now - 91 } },
+      { type: 'ClaimUpstreamSubmit', data: { channelId: 'sim-images', attempt: 1, owner: 'dead', leaseUntil: now - 3600 } },
       { at: new Date().toISOString() },
     );
-    await dispatchTask(
-      { ...gw.gateway.deps, upstreams, instanceId: 'heir', log: pino({ level: 'silent' }), onDispatched: () => undefined, onClaimedElsewhere: () => undefined },
-      id,
-    );
+    let clockMs = Date.now();
+    const retries: number[] = [];
+    const heir: DispatcherDeps = {
+      ...gw.gateway.deps,
+      upstreams,
+      clock: () => new Date(clockMs),
+      instanceId: 'heir',
+      leases: createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 }),
+      log: pino({ level: 'silent' }),
+      onDispatched: () => undefined,
+      onClaimedElsewhere: (_taskId, retryInMs) => void retries.push(retryInMs),
+    };
+    await dispatchTask(heir, id);
+    expect(submits.get(id)).toBeUndefined();
+    expect(retries).toEqual([SUBMIT_LEASE_SECONDS * 1000]);
+    clockMs += SUBMIT_LEASE_SECONDS * 1000 - 1000;
+    await dispatchTask(heir, id);
+    expect(submits.get(id)).toBeUndefined();
+    expect(retries[1]).toBe(1000);
+    clockMs += 1000;
+    await dispatchTask(heir, id);
     expect(submits.get(id)).toBe(1);
     const { state } = await readTask(gw.gateway.deps.events, id);
     expect(state.status).toBe('dispatched');
+    const claims = (await gw.gateway.deps.events.readStream(`task-${id}`)).filter((e) => e.type === 'UpstreamSubmitClaimed').map((e) => e.data);
+    expect(claims).toEqual([expect.objectContaining({ owner: 'dead' }), expect.objectContaining({ owner: 'heir', epoch: 2 })]);
   });
 });

@@ -135,7 +135,13 @@ describe('GET /metrics', () => {
     // Gauges: in flight, projection lag, event-loop lag (the default Node.js metrics), all with the role.
     // The circuit of the channel that served the task is closed (0), per channel.
     expect(valueOf(after, 'gateway_channel_circuit_open', channel)).toBe(0);
-    for (const name of ['gateway_poller_tasks', 'gateway_tasks_in_flight', 'gateway_projection_lag_seconds', 'nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'gateway_poller_tasks',
+      'gateway_tasks_in_flight',
+      'gateway_projection_lag_seconds',
+      'nodejs_eventloop_lag_seconds',
+      'gateway_submit_lease_window_total',
+    ]) {
       const family = after.families.find((f) => f.name === name);
       expect(family?.metrics.length, name).toBeGreaterThan(0);
       for (const m of family!.metrics) {
@@ -149,6 +155,9 @@ describe('GET /metrics', () => {
         .metrics.map((m) => m.labels?.stage)
         .sort(),
     ).toEqual(['dispatched', 'submitted']);
+    // Nothing here was submitted twice: the submit lease's window, counted by the engine, is empty.
+    expect(valueOf(after, 'gateway_submit_lease_window_total', { event: 'claimed_over_open' })).toBe(0);
+    expect(valueOf(after, 'gateway_submit_lease_window_total', { event: 'orphaned_job' })).toBe(0);
 
     // The process that derives the counters is one of the role's, in /readyz.
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { processes: Record<string, { last_pass: string | null }> };

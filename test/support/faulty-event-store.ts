@@ -15,3 +15,23 @@ export function faultyEventStore(store: EventStore): { store: EventStore; failOn
   });
   return { store: wrapped, failOn };
 }
+
+/**
+ * The next append that carries an event of `type`, once armed, throws without writing (a store
+ * that did not answer); every other append goes through. Each `arm()` fails one more.
+ */
+export function failingOnce(store: EventStore, type: string): { store: EventStore; arm(): void; readonly failed: string[] } {
+  let armed = false;
+  const failed: string[] = [];
+  const wrapped = withOverrides(store, {
+    append: (stream, events, options) => {
+      if (armed && events.some((e) => e.type === type)) {
+        armed = false;
+        failed.push(stream);
+        return Promise.reject(new Error(`injected failure appending ${type} to ${stream}`));
+      }
+      return store.append(stream, events, options);
+    },
+  });
+  return { store: wrapped, arm: () => void (armed = true), failed };
+}

@@ -69,9 +69,9 @@ export const artUpstream: UpstreamAdapter = {
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, task, signal }) {
+  async submit({ baseUrl, channel, task, signal, idempotencyKey }) {
     const body = submitBody(task, channel.channelId);
-    const reply = await upstreamJson('POST', `${baseUrl}/art/submit/${submitPathOf(task.action)}`, { key: channel.key, body, signal });
+    const reply = await upstreamJson('POST', `${baseUrl}/art/submit/${submitPathOf(task.action)}`, { key: channel.key, body, signal, idempotencyKey });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const answer = (reply.body ?? {}) as { code?: unknown; result?: unknown };
     const code = typeof answer.code === 'number' ? answer.code : -1;

@@ -30,11 +30,12 @@ export const clipUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
     const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, {
       key: channel.key,
       body: { ...task.request, model_name: upstreamModel },
       signal,
+      idempotencyKey,
     });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = dataOf(reply.body, 'submit').task_id;

@@ -38,11 +38,12 @@ export const asyncImagesUpstream: UpstreamAdapter = {
   pollIntervalMs: 1000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
     const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, {
       key: channel.key,
       body: { ...task.request, model: upstreamModel },
       signal,
+      idempotencyKey,
     });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = (reply.body as UpstreamImageTask | undefined)?.id;

@@ -31,9 +31,14 @@ export const motionUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
     const path = task.action === 'text2video' ? MOTION_SUBMIT_PATHS.text : MOTION_SUBMIT_PATHS.image;
-    const reply = await upstreamJson('POST', `${baseUrl}${path}`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
+    const reply = await upstreamJson('POST', `${baseUrl}${path}`, {
+      key: channel.key,
+      body: { ...task.request, model: upstreamModel },
+      signal,
+      idempotencyKey,
+    });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = outputOf(reply.body, 'submit').task_id;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);

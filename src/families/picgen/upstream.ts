@@ -20,7 +20,13 @@ export type PicgenCallResult = SyncCallResult & { slots: ImageSlot[] };
 
 export async function callPicgen(deps: GatewayDeps, ctx: UpstreamContext, path: string, upstream: Record<string, unknown>): Promise<PicgenCallResult> {
   const body = { ...upstream, model: ctx.upstreamModel };
-  const reply = await upstreamJson('POST', ctx.baseUrl + path, { key: ctx.channel.key, body, timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS, signal: ctx.signal });
+  const reply = await upstreamJson('POST', ctx.baseUrl + path, {
+    key: ctx.channel.key,
+    body,
+    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
+    signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
+  });
   if (reply.status !== 200) throw failureOf(reply, 'picgen');
   const images = itemsOf(reply.body);
   if (images.length === 0) throw new UpstreamError('picgen: the upstream answered without an image', false, 502);

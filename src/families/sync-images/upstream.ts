@@ -40,6 +40,7 @@ export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstre
     body: body(ctx, upstream),
     timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
     signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
   });
   if (reply.status !== 200) throw failureOf(reply, 'images');
   const images = itemsOf(reply.body);
@@ -56,6 +57,7 @@ export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream
     body: body(ctx, upstream),
     timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
     signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
   });
   if (reply.status !== 200) throw failureOf(reply, 'chat');
   const answer = isPlainObject(reply.body) ? reply.body : {};
@@ -87,7 +89,12 @@ async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown
   try {
     res = await fetch(ctx.baseUrl + IMAGES_PATH, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ctx.channel.key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        authorization: `Bearer ${ctx.channel.key}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(ctx.idempotencyKey !== undefined ? { 'idempotency-key': ctx.idempotencyKey } : {}),
+      },
       body: JSON.stringify(body(ctx, upstream, { stream: true })),
       signal: ctx.signal ? AbortSignal.any([AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS), ctx.signal]) : AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
       redirect: 'error',

@@ -64,9 +64,9 @@ export const tuneUpstream: UpstreamAdapter = {
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
+  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
     const body = task.action === 'MUSIC' && upstreamModel !== task.model ? { ...task.request, mv: upstreamModel } : task.request;
-    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body, signal });
+    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body, signal, idempotencyKey });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const answer = (reply.body ?? {}) as { code?: unknown; data?: unknown };
     if (answer.code !== 'success') throw new UpstreamError(`submit: upstream refused: ${upstreamMessage(reply.body)}`, false);

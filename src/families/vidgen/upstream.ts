@@ -23,8 +23,13 @@ export const vidgenUpstream: UpstreamAdapter = {
   pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
   maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${VIDGEN_PATH}`, { key: channel.key, body: { ...task.request, model: upstreamModel }, signal });
+  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
+    const reply = await upstreamJson('POST', `${baseUrl}${VIDGEN_PATH}`, {
+      key: channel.key,
+      body: { ...task.request, model: upstreamModel },
+      signal,
+      idempotencyKey,
+    });
     if (reply.status !== 200) throw failureOf(reply, 'submit');
     const id = isPlainObject(reply.body) ? (reply.body.id ?? reply.body.task_id) : undefined;
     if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
