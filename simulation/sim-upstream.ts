@@ -1,9 +1,9 @@
 /**
  * The upstream vendors of a simulation: stateful, so a second submit of one task is seen and
  * counted (a vendor bills every job it runs). Each vendor remembers every job it created, by
- * its own id and by the gateway's task id. A vendor with `clientReference` takes the gateway's
- * task id as the submit's idempotency key, as vendors with a client reference field do: the
- * same key answers the job it already has instead of creating another.
+ * its own id and by the gateway's task id. A vendor with `clientReference` honours the submit's
+ * client reference (the `Idempotency-Key` the adapters send, `submitReference`), as this
+ * gateway's own routes do: the same key answers the job it already has instead of creating another.
  *
  * What a vendor may do to a task, drawn from the run's seed: accept a submit and never answer
  * it (the call times out), refuse a submit with a passing error, fail polls, answer late,
@@ -86,6 +86,7 @@ export class SimVendor {
   readonly jobs = new Map<string, Job>();
   /** Jobs created per gateway task id (what the vendor bills). */
   readonly jobsByTask = new Map<string, string[]>();
+  private readonly byReference = new Map<string, Job>();
   /** Submit calls received per gateway task id, created or not. */
   readonly submitsByTask = new Map<string, number>();
   private next = 0;
@@ -101,13 +102,15 @@ export class SimVendor {
     return true;
   }
 
-  async submit(task: UpstreamContext['task']): Promise<{ upstreamTaskId: string }> {
+  async submit(task: UpstreamContext['task'], idempotencyKey: string | undefined): Promise<{ upstreamTaskId: string }> {
     const taskId = task.taskId;
     this.submitsByTask.set(taskId, (this.submitsByTask.get(taskId) ?? 0) + 1);
     if (this.fault('upstreamAnswersLate')) await sleep(this.d.random().int(5_000, 25_000));
     if (this.fault('upstreamSubmitFails')) throw new UpstreamError(`${this.options.name}: 503 try again`, true, 503);
-    const existing = this.options.clientReference ? this.jobsByTask.get(taskId)?.[0] : undefined;
-    const job = existing ? this.jobs.get(existing)! : this.create(task);
+    // A vendor with a client reference answers a key it has seen with the job it made for it.
+    const existing = this.options.clientReference && idempotencyKey ? this.byReference.get(idempotencyKey) : undefined;
+    const job = existing ?? this.create(task);
+    if (this.options.clientReference && idempotencyKey) this.byReference.set(idempotencyKey, job);
     if (this.fault('upstreamAcceptThenTimeout')) {
       await sleep(UPSTREAM_TIMEOUT_MS);
       throw new UpstreamError(`submit: no answer within ${UPSTREAM_TIMEOUT_MS} ms`, true);
@@ -206,7 +209,7 @@ export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node
     pollIntervalMs: 5_000,
     maxAgeSeconds,
     async submit(ctx) {
-      const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task));
+      const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task, ctx.idempotencyKey));
       vendorOf(ctx).answered(answer.upstreamTaskId);
       return answer;
     },
