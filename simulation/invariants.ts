@@ -13,6 +13,7 @@
  *   never reached a live process); every such job is counted by its window's name;
  * - a callback body shows the task as the final event that scheduled it left it.
  */
+import { SNAPSHOT_EVERY } from '../src/domain/account-snapshot.js';
 import { toDomainEvent } from '../src/domain/recorded.js';
 import type { RecordedEvent } from '../src/ports/event-store.js';
 
@@ -28,7 +29,16 @@ export class InvariantViolation extends Error {
   }
 }
 
+/**
+ * The most account events between two closings of the books: the account service closes them
+ * at every SNAPSHOT_EVERY events, a batch may run past the mark, and a closing that failed
+ * (a store fault) is made at the next append.
+ */
+export const MAX_EVENTS_BETWEEN_CLOSINGS = 3 * SNAPSHOT_EVERY;
+
 interface AccountModel {
+  /** Account events since its books were last closed (a snapshot, or the last of its parts). */
+  sinceClosing: number;
   credits: number;
   charged: number;
   debited: number;
@@ -62,7 +72,7 @@ export class Books {
   private account(id: string): AccountModel {
     let a = this.accounts.get(id);
     if (!a) {
-      a = { credits: 0, charged: 0, debited: 0, open: new Map(), closed: new Set() };
+      a = { sinceClosing: 0, credits: 0, charged: 0, debited: 0, open: new Map(), closed: new Set() };
       this.accounts.set(id, a);
     }
     return a;
@@ -81,6 +91,9 @@ export class Books {
 
   private onAccount(accountId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
     const a = this.account(accountId);
+    if (++a.sinceClosing > MAX_EVENTS_BETWEEN_CLOSINGS) {
+      throw new InvariantViolation('books not closed', `${accountId}: ${a.sinceClosing} events since the last snapshot`, accountId);
+    }
     switch (e.type) {
       case 'QuotaCredited':
         a.credits += e.data.amount;
@@ -145,6 +158,7 @@ export class Books {
 
   /** The books closed (a snapshot, or the last part of one) must say what the model says. */
   private checkClosing(accountId: string, a: AccountModel, figures: { balance: number; reserved: number }): void {
+    a.sinceClosing = 0;
     const balance = a.credits - a.charged - a.debited;
     const reserved = [...a.open.values()].reduce((n, r) => n + r.amount, 0);
     if (figures.balance !== balance || figures.reserved !== reserved) {

@@ -24,6 +24,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '1' },
     faults: { type: 'string', default: 'all' },
     replay: { type: 'boolean', default: false },
+    hot: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     child: { type: 'boolean', default: false },
     stride: { type: 'string', default: '1' },
@@ -40,6 +41,7 @@ const worldOptions = (seed: number): WorldOptions => ({
   submitPerSecond: 30,
   maxAgeSeconds: 600,
   partitions: 8,
+  hot: values.hot,
   keepTrace: true,
 });
 
@@ -105,7 +107,7 @@ function add(t: Totals, r: RunResult): void {
 function printViolation(r: RunResult): void {
   const v = r.violation!;
   console.log(`\nVIOLATION seed ${r.seed}: ${v.invariant}: ${v.detail}`);
-  console.log(`  subject: ${v.subject || '(none)'}; replay: npm run simulate -- --seed ${r.seed} --tasks ${r.tasks} --instances ${values.instances}`);
+  console.log(`  subject: ${v.subject || '(none)'}; replay: npm run simulate -- --seed ${r.seed} --tasks ${r.tasks} --instances ${values.instances}${values.hot ? ' --hot' : ''}`);
   const shown = v.trace.slice(-80);
   if (shown.length) console.log(`  trace (${shown.length} of ${v.trace.length} lines):\n    ${shown.join('\n    ')}`);
 }
@@ -193,7 +195,16 @@ function childArgs(seeds: readonly number[]): string[] {
 }
 
 function passThrough(): string[] {
-  return ['--tasks', String(values.tasks), '--instances', String(values.instances), '--faults', String(values.faults), ...(values.replay ? ['--replay'] : [])];
+  return [
+    '--tasks',
+    String(values.tasks),
+    '--instances',
+    String(values.instances),
+    '--faults',
+    String(values.faults),
+    ...(values.replay ? ['--replay'] : []),
+    ...(values.hot ? ['--hot'] : []),
+  ];
 }
 
 await main();

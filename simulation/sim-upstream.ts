@@ -35,6 +35,8 @@ interface Job {
 
 export interface VendorOptions {
   name: string;
+  /** How long a job runs, milliseconds (drawn between the two). */
+  durationMs: readonly [number, number];
   /** Whether the vendor deduplicates submits by the gateway's task id. */
   clientReference: boolean;
 }
@@ -137,7 +139,7 @@ export class SimVendor {
       taskId: task.taskId,
       asked,
       createdAt: now,
-      readyAt: now + r.int(500, 90_000),
+      readyAt: now + r.int(this.options.durationMs[0], this.options.durationMs[1]),
       outcome,
       overDeliver: this.fault('upstreamOverDelivers') ? r.int(1, 3) : 0,
       reported: false,

@@ -37,6 +37,11 @@ export interface WorldOptions {
   submitPerSecond: number;
   maxAgeSeconds: number;
   partitions: number;
+  /**
+   * One hot account: every submit on one account, jobs that run 5–8 minutes, so thousands of
+   * reservations are open at once and its books must still close.
+   */
+  hot: boolean;
   /** Keep every trace line (for printing a failing task's trace); the hash is kept regardless. */
   keepTrace: boolean;
 }
@@ -90,10 +95,11 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const bus = new SimBus({ partitions: o.partitions, random: rnd, rates: o.rates, faults, faulty: () => faulty });
   const books = new Books();
   const ledger = new UpstreamLedger();
+  const durationMs = o.hot ? ([300_000, 480_000] as const) : ([500, 90_000] as const);
   const upstreamDeps = { random: rnd, rates: o.rates, faults, faulty: () => faulty, ledger };
   const vendors = new Map([
-    ['sim://vendor-with-reference', new SimVendor({ name: 'ref', clientReference: true }, upstreamDeps)],
-    ['sim://vendor-plain', new SimVendor({ name: 'plain', clientReference: false }, upstreamDeps)],
+    ['sim://vendor-with-reference', new SimVendor({ name: 'ref', clientReference: true, durationMs }, upstreamDeps)],
+    ['sim://vendor-plain', new SimVendor({ name: 'plain', clientReference: false, durationMs }, upstreamDeps)],
   ]);
   const nodeOptions = { latencyChance: 0.1, maxLatencyMs: 50 };
   let violation: InvariantViolation | undefined;
@@ -312,7 +318,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     const accountId = `acct${a}`;
     await until(adminAccounts.execute(accountId, { type: 'OpenAccount', data: { accountId, userId: `user${a}`, group: 'default' } }, meta));
     // Some accounts run dry: refusals for insufficient quota are part of the world too.
-    const credit = a === 0 ? 4 * PRICE_PER_IMAGE * Math.ceil(o.tasks / 4) : PRICE_PER_IMAGE * 4 * o.tasks;
+    const credit = a === 0 && !o.hot ? 4 * PRICE_PER_IMAGE * Math.ceil(o.tasks / 4) : PRICE_PER_IMAGE * 4 * o.tasks;
     await until(adminAccounts.execute(accountId, { type: 'CreditQuota', data: { creditId: `credit${a}`, amount: credit, note: 'simulation' } }, meta));
     callers.push({
       tokenId: `tok${a}`,
@@ -346,7 +352,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       answered++;
       return;
     }
-    const caller = random.pick(callers);
+    const caller = o.hot ? callers[1]! : random.pick(callers);
     const n = random.int(1, 4);
     const taskId = `task_sim${String(i).padStart(7, '0')}`;
     try {
