@@ -215,6 +215,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...deps,
     log: log.child({ processor: 'reconciler' }),
     graceSeconds: config.reservationGraceSeconds,
+    ...(partitioned ? { owns: (taskId: string) => ownership.owns(taskId) } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { syncMaxAgeSeconds: config.taskMaxAgeSeconds } : {}),
   });
   const projectionsProcess = runsProjections ? projectionProcess(events, runner) : undefined;
