@@ -94,12 +94,12 @@ interface Instance {
 }
 
 /** A started engine of the distributed kind, owning nothing until the test assigns it partitions. */
-async function instance(name: string, events?: EventStore): Promise<Instance> {
+async function instance(name: string, options: { events?: EventStore; clock?: () => Date } = {}): Promise<Instance> {
   const deps = gw.gateway.deps;
   const group = scriptedGroupBus(deps.bus);
   const engine = createTaskEngine({
     ...deps,
-    ...(events ? { events } : {}),
+    ...options,
     accounts: observedAccounts(name, deps.accounts),
     upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
     log: pino({ level: 'silent' }),
@@ -151,8 +151,10 @@ afterEach(async () => {
 afterAll(() => gw.close());
 
 describe('settlement scoped to owned partitions', () => {
-  it('each final task is settled by exactly one engine: the owner of its partition', async () => {
-    const a = await instance('A');
+  it('each final task is settled by exactly one engine, the owner of its partition, and only the owner expires its assets', async () => {
+    /** A's clock, moved past the assets' retention below. */
+    let aheadMs = 0;
+    const a = await instance('A', { clock: () => new Date(Date.now() + aheadMs) });
     const b = await instance('B');
     await a.member.assign(even());
     await b.member.assign(odd());
@@ -166,12 +168,18 @@ describe('settlement scoped to owned partitions', () => {
     expect(new Set(ids.map((id) => partitionOf(id) % 2)).size).toBe(2);
     for (const id of ids) expect(attemptsOf(id), `${id} (partition ${partitionOf(id)})`).toEqual([partitionOf(id) % 2 === 0 ? 'A' : 'B']);
     await expectEachReservationClosedOnce(gw, accountId);
+
+    // For A every task's assets are past their retention; A expires those of its partitions only.
+    await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
+    aheadMs = 4 * 3600_000;
+    await a.engine.expirer.runOnce();
+    for (const id of ids) expect((await streamTypes(id)).includes('AssetsExpired'), `${id} (partition ${partitionOf(id)})`).toBe(partitionOf(id) % 2 === 0);
   }, 40_000);
 
   it('a task whose partition moves between its final event and its settlement is settled once, by the new owner', async () => {
     const held = heldFinalEvents(gw.gateway.deps.events);
     onTeardown = () => held.release();
-    const a = await instance('A', held.store);
+    const a = await instance('A', { events: held.store });
     const b = await instance('B');
     await a.member.assign(partitions());
 
