@@ -157,7 +157,8 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   async function claim(partition: number): Promise<void> {
     const position = await retry(() => firstPosition(partition), {
       backoff: CHECKPOINT_READ_RETRY,
-      retryIf: () => !stopped && o.ownership.ownsPartition(partition),
+      // Not `stopped`: a processor that starts after the ownership (the dispatcher) is told first.
+      retryIf: () => o.ownership.ownsPartition(partition),
       onRetry: (err, attempt) => o.log.error({ err, partition, attempt }, 'reading a partition checkpoint failed; retrying'),
     });
     // Revoked while the checkpoint was read, or claimed by a concurrent assignment.
