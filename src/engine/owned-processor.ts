@@ -41,7 +41,10 @@ interface Claim {
 
 /** Between tries of reading a gained partition's checkpoint: 200 ms doubling, at most 10 s. */
 const CHECKPOINT_READ_RETRY: Backoff = { initialMs: 200, maxMs: 10_000 };
-/** Positions are stored at least this often while events pass, and after any batch that handled one. */
+/**
+ * Every owned partition's position is stored at least this often while events pass; a partition
+ * whose events a batch handled, right after that batch (a crash then repeats none of them).
+ */
 const STORE_EVERY_MS = 1000;
 
 export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
@@ -56,7 +59,8 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   let idleTimer: NodeJS.Timeout | undefined;
   /** Wakes the loop when it waits for a first partition. */
   let wake: (() => void) | undefined;
-  const storing = new Set<Promise<void>>();
+  /** Positions of revoked partitions being stored, by partition. */
+  const storing = new Map<number, Promise<void>>();
 
   const lowest = (): bigint | undefined =>
     [...claims.values()].reduce<bigint | undefined>((m, c) => (m === undefined || c.position < m ? c.position : m), undefined);
@@ -69,8 +73,10 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   }
   function storeBeside(partition: number, claim: Claim): void {
     const run = store(partition, claim).catch((err: unknown) => o.log.error({ err, partition }, 'storing a revoked partition position failed'));
-    storing.add(run);
-    void run.finally(() => storing.delete(run));
+    storing.set(partition, run);
+    void run.finally(() => {
+      if (storing.get(partition) === run) storing.delete(partition);
+    });
   }
 
   function handleIfOwned(event: RecordedDomainEvent, partition: number, claim: Claim): Promise<void> {
@@ -88,27 +94,31 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
     );
   }
 
-  async function handleBatch(raw: readonly RecordedEvent[]): Promise<number> {
+  /** Resolves with the partitions whose events it handled. */
+  async function handleBatch(raw: readonly RecordedEvent[]): Promise<Set<number>> {
     // The claims this batch works for: one gained meanwhile is read again from its own position.
     const batch = new Map(claims);
     const work: (() => Promise<void>)[] = [];
+    const handled = new Set<number>();
     for (const r of raw) {
       const partition = o.partitionOf(r);
       const claim = batch.get(partition);
       if (!claim || r.position <= claim.position) continue;
       const event = toDomainEvent(r);
-      if (event && o.handles.includes(event.type)) work.push(() => handleIfOwned(event, partition, claim));
+      if (!event || !o.handles.includes(event.type)) continue;
+      work.push(() => handleIfOwned(event, partition, claim));
+      handled.add(partition);
     }
     const limit = o.concurrency ?? 32;
     for (let i = 0; i < work.length; i += limit) await Promise.all(work.slice(i, i + limit).map((w) => w()));
     const end = raw[raw.length - 1]!.position;
     for (const [partition, claim] of batch) if (claims.get(partition) === claim && claim.position < end) claim.position = end;
-    return work.length;
+    return handled;
   }
 
-  async function storeOwned(): Promise<void> {
-    await Promise.all([...claims].map(([partition, claim]) => store(partition, claim)));
-    lastStored = Date.now();
+  async function storeOwned(only?: ReadonlySet<number>): Promise<void> {
+    await Promise.all([...claims].filter(([partition]) => !only || only.has(partition)).map(([partition, claim]) => store(partition, claim)));
+    if (!only) lastStored = Date.now();
   }
 
   async function run(): Promise<void> {
@@ -127,7 +137,8 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
         for await (const raw of current) {
           const handled = await handleBatch(raw);
           readingAt = raw[raw.length - 1]!.position;
-          if (handled > 0 || Date.now() - lastStored >= STORE_EVERY_MS) await storeOwned();
+          if (Date.now() - lastStored >= STORE_EVERY_MS) await storeOwned();
+          else if (handled.size > 0) await storeOwned(handled);
           lastPass = new Date();
           // A partition gained behind this subscription (or all of them revoked): read anew.
           const low = lowest();
@@ -155,6 +166,9 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   }
 
   async function claim(partition: number): Promise<void> {
+    // Given back and gained again (kafkajs revokes everything on each rebalance): what this
+    // instance handled before is stored first, so it is not handled again.
+    await storing.get(partition);
     const position = await retry(() => firstPosition(partition), {
       backoff: CHECKPOINT_READ_RETRY,
       // Not `stopped`: a processor that starts after the ownership (the dispatcher) is told first.
@@ -209,7 +223,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
       await subscription?.close();
       await loop?.catch(() => undefined);
       await storeOwned().catch((err: unknown) => o.log.error({ err }, 'storing partition positions on stop failed'));
-      await Promise.allSettled([...storing]);
+      await Promise.allSettled([...storing.values()]);
     },
     async caughtUp(position, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
