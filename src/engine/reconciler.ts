@@ -74,7 +74,14 @@ export function createReconciler(deps: {
   async function settleEndedTask(taskId: string): Promise<boolean> {
     const recorded = await deps.events.readStream(streams.task(taskId));
     const end = recorded.map(toDomainEvent).find((e) => e?.type === 'TaskSucceeded' || e?.type === 'TaskFailed');
-    if (!end || !(await settleTask(deps, end))) return false;
+    if (!end) return false;
+    try {
+      if (!(await settleTask(deps, end))) return false;
+    } catch (err) {
+      // What the settler cannot settle either (it keeps retrying) must not hold up the releases behind it.
+      deps.log.error({ err, taskId }, 'settling an ended task whose reservation is still open failed');
+      return false;
+    }
     deps.log.warn({ taskId, type: end.type }, 'settled a task that had ended without its reservation being closed');
     return true;
   }

@@ -126,6 +126,46 @@ describe('the settler’s backstop', () => {
   });
 });
 
+describe('the settler’s backstop, when a settlement fails', () => {
+  it('a task it cannot settle does not hold up the reservations behind it', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    const deps = gw.gateway.deps;
+    const settler = gw.gateway.engine.settler;
+    await settler.stop();
+    const ended: string[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const { taskId } = await submitTask(deps, submitOf(caller));
+        await executeTask(
+          deps.events,
+          taskId,
+          { type: 'FailTask', data: { code: 'timeout', reason: 'ended unseen', completedAt: Math.floor(Date.now() / 1000) } },
+          { at: new Date().toISOString(), accountId, correlationId: taskId },
+        );
+        ended.push(taskId);
+      }
+      await deps.runner.waitFor(await deps.events.headPosition());
+      // The older task's release fails (as a store that refuses one account append would).
+      const accounts = {
+        ...deps.accounts,
+        execute: ((id, command, metadata, options) => {
+          if (metadata.correlationId === ended[0]) return Promise.reject(new Error('injected: this release fails'));
+          return deps.accounts.execute(id, command, metadata, options);
+        }) satisfies typeof deps.accounts.execute,
+      };
+      const late = createReconciler({ ...deps, accounts, log: pino({ level: 'silent' }), graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+      expect(await late.runOnce()).toBe(1);
+      // The other's was released; the failing one's stays reserved (the settler keeps trying it).
+      expect((await deps.events.readStream(`account-${accountId}`)).filter((e) => e.type === 'QuotaReleased')).toHaveLength(1);
+      expect((await deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+    } finally {
+      await settler.start();
+    }
+    await settler.caughtUp(await deps.events.headPosition());
+    expect((await deps.accounts.state(accountId)).reserved).toBe(0);
+  });
+});
+
 describe('interrupted synchronous calls', () => {
   it('a sync task left unfinished by a dead process is failed after its timeout and its reservation released', async () => {
     const { caller, accountId } = await callerFor(100_000);
