@@ -43,7 +43,7 @@ interface Claim {
 const CHECKPOINT_READ_RETRY: Backoff = { initialMs: 200, maxMs: 10_000 };
 /**
  * Every owned partition's position is stored at least this often while events pass; a partition
- * whose events a batch handled, right after that batch (a crash then repeats none of them).
+ * whose events a batch handled, right after that batch (a crash after that repeats none of them).
  */
 const STORE_EVERY_MS = 1000;
 
