@@ -182,6 +182,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : await buildHealthServer(deps);
   const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
+  // On Kafka several workers split the tasks by partition: each settles, expires and reconciles
+  // its own partitions' (docs/decisions.md, "Work scoped to owned partitions"). The embedded bus
+  // admits one process, which does all of it with one checkpoint per processor, as before.
+  const partitioned = Boolean(config.kafkaBrokers);
   const callbacks = createCallbackService({
     ...deps,
     owns: (taskId) => ownership.owns(taskId),
@@ -204,6 +208,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { maxAgeSeconds: config.taskMaxAgeSeconds } : {}),
     ownership,
+    partitioned,
     // The embedded bus admits one process per data directory (split roles need Kafka), so the
     // engine that starts on it replaces the one before it: it takes over that one's submit leases.
     ...(config.kafkaBrokers ? {} : { instanceId: 'embedded' }),
@@ -214,6 +219,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...deps,
     log: log.child({ processor: 'reconciler' }),
     graceSeconds: config.reservationGraceSeconds,
+    ...(partitioned ? { owns: (taskId: string) => ownership.owns(taskId) } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { syncMaxAgeSeconds: config.taskMaxAgeSeconds } : {}),
   });
   const projectionsProcess = runsProjections ? projectionProcess(events, runner) : undefined;

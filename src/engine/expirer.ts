@@ -13,13 +13,22 @@ import { executeTask } from './task-commands.js';
 
 export type Expirer = Periodic;
 
-export function createExpirer(deps: { events: EventStore; views: ViewStore; assets: AssetStore; log: Logger; clock: () => Date }): Expirer {
+export function createExpirer(deps: {
+  events: EventStore;
+  views: ViewStore;
+  assets: AssetStore;
+  log: Logger;
+  clock: () => Date;
+  /** Tasks this instance expires (its partitions' where instances split the work); default: all. */
+  owns?: (taskId: string) => boolean;
+}): Expirer {
   return periodic('expiry', deps.log, async function pass(): Promise<number> {
     const now = Math.floor(deps.clock().getTime() / 1000);
     const due = await deps.views.find<AssetExpiryDoc>('asset-expiry', {}, { sortBy: 'expireAt', limit: 500 });
     let expired = 0;
     for (const { doc } of due) {
       if (doc.expireAt > now) break;
+      if (deps.owns && !deps.owns(doc.taskId)) continue;
       for (const key of doc.assetKeys) await deps.assets.delete(key);
       await executeTask(
         deps.events,

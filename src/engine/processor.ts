@@ -35,10 +35,19 @@ export interface ProcessorOptions {
 }
 
 /** Between tries of a failing handler: 100 ms doubling, at most 10 s. */
-const HANDLER_RETRY: Backoff = { initialMs: 100, maxMs: 10_000 };
+export const HANDLER_RETRY: Backoff = { initialMs: 100, maxMs: 10_000 };
+
+/**
+ * A processor's checkpoint: one per processor (`processor:settler`, what the embedded default
+ * has always stored), or one per bus partition where instances split the work by partition
+ * (owned-processor.ts), so that a partition's position moves with the partition.
+ */
+export function checkpointName(processor: string, partition?: number): string {
+  return partition === undefined ? `processor:${processor}` : `processor:${processor}:p${partition}`;
+}
 
 export function createProcessor(o: ProcessorOptions): Processor {
-  const checkpointName = `processor:${o.name}`;
+  const checkpoint = checkpointName(o.name);
   let subscription: Subscription | undefined;
   let loop: Promise<void> | undefined;
   let stopped = false;
@@ -76,7 +85,7 @@ export function createProcessor(o: ProcessorOptions): Processor {
             }
           }
           after = raw[raw.length - 1]!.position;
-          await o.views.commit(checkpointName, [], after);
+          await o.views.commit(checkpoint, [], after);
           reached = after;
           lastPass = new Date();
         }
@@ -93,7 +102,7 @@ export function createProcessor(o: ProcessorOptions): Processor {
     lastPass: () => lastPass,
     async start() {
       stopped = false;
-      let from = await o.views.getCheckpoint(checkpointName);
+      let from = await o.views.getCheckpoint(checkpoint);
       if (from === undefined) from = o.startAt === 'head' ? await o.events.headPosition() : 0n;
       reached = from;
       loop = run(from);

@@ -2,6 +2,8 @@
  * Releases reservations whose task stream never appeared: a submit reserves on the account
  * stream first and opens the task stream second; a crash (or a failed append) between the two
  * leaves a reservation nothing will ever settle. After a grace period it is given back.
+ * It is also the settler's backstop: a task that ended but whose reservation is still open after
+ * the grace period is settled here (`settleEndedTask`).
  */
 import type { Logger } from 'pino';
 import { streams } from '../domain/events.js';
@@ -11,7 +13,9 @@ import type { OpenReservationDoc } from '../../projections/open-reservations.js'
 import type { AccountService } from './account-service.js';
 import { periodic, type Periodic } from './periodic.js';
 import { SYNC_MAX_AGE_SECONDS } from './deadline.js';
-import { executeTask, readTask } from './task-commands.js';
+import { executeTask, readTask, type KnownTaskState } from './task-commands.js';
+import { settleTask } from './settler.js';
+import { toDomainEvent } from '../domain/recorded.js';
 
 export const NEVER_SUBMITTED = 'task_never_submitted';
 export const INTERRUPTED = 'interrupted';
@@ -28,6 +32,11 @@ export function createReconciler(deps: {
   clock: () => Date;
   /** The synchronous calls' deadline (TASK_MAX_AGE_SECONDS when set, else SYNC_MAX_AGE_SECONDS). */
   syncMaxAgeSeconds?: number;
+  /**
+   * The tasks whose reservations this instance looks after (its partitions' where instances
+   * split the work, so each reservation has one reconciler); default: all.
+   */
+  owns?: (taskId: string) => boolean;
 }): Reconciler {
   const syncCallSeconds = deps.syncMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
   /**
@@ -35,8 +44,7 @@ export function createReconciler(deps: {
    * ever finish the task. Past the call's timeout plus the grace period it is failed, and the
    * settler releases its reservation.
    */
-  async function failInterruptedSyncTask(taskId: string, now: Date): Promise<boolean> {
-    const { state, revision } = await readTask(deps.events, taskId);
+  async function failInterruptedSyncTask(taskId: string, now: Date, { state, revision }: KnownTaskState): Promise<boolean> {
     if (state.status === 'none' || state.final || !state.sync) return false;
     if (now.getTime() / 1000 - state.createdAt < syncCallSeconds + deps.graceSeconds) return false;
     const result = await executeTask(
@@ -55,6 +63,27 @@ export function createReconciler(deps: {
     );
     if (result.events.length > 0) deps.log.warn({ taskId }, 'failed an interrupted synchronous task');
     return result.events.length > 0;
+  }
+
+  /**
+   * A task that ended while its reservation stayed open past the grace period: its settlement
+   * was missed (its end skipped by a checkpoint from before per-partition checkpoints, or a
+   * fault). Settled as the settler would (idempotent per reservation id, so a settler that
+   * merely runs late charges nothing more).
+   */
+  async function settleEndedTask(taskId: string): Promise<boolean> {
+    const recorded = await deps.events.readStream(streams.task(taskId));
+    const end = recorded.map(toDomainEvent).find((e) => e?.type === 'TaskSucceeded' || e?.type === 'TaskFailed');
+    if (!end) return false;
+    try {
+      if (!(await settleTask(deps, end))) return false;
+    } catch (err) {
+      // What the settler cannot settle either (it keeps retrying) must not hold up the releases behind it.
+      deps.log.error({ err, taskId }, 'settling an ended task whose reservation is still open failed');
+      return false;
+    }
+    deps.log.warn({ taskId, type: end.type }, 'settled a task that had ended without its reservation being closed');
+    return true;
   }
 
   async function failUnpaidTask(taskId: string, now: Date): Promise<void> {
@@ -81,9 +110,12 @@ export function createReconciler(deps: {
     let released = 0;
     for (const { doc } of open) {
       if (Date.parse(doc.at) > cutoff) break;
+      if (deps.owns && !deps.owns(doc.taskId)) continue;
       const task = await deps.events.readStream(streams.task(doc.taskId), { maxCount: 1 });
       if (task.length > 0) {
-        if (await failInterruptedSyncTask(doc.taskId, now)) released++;
+        const known = await readTask(deps.events, doc.taskId);
+        if (known.state.status !== 'none' && known.state.final ? await settleEndedTask(doc.taskId) : await failInterruptedSyncTask(doc.taskId, now, known))
+          released++;
         continue;
       }
       const result = await deps.accounts.execute(

@@ -11,22 +11,33 @@ import type { EventStore } from '../ports/event-store.js';
 import type { AccountService } from './account-service.js';
 import { readTask } from './task-commands.js';
 
-export async function settleTask(deps: { events: EventStore; accounts: AccountService }, event: RecordedDomainEvent): Promise<void> {
-  if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return;
+/** Resolves true when this call closed the reservation (false: closed before, or nothing to close). */
+export async function settleTask(deps: { events: EventStore; accounts: AccountService }, event: RecordedDomainEvent): Promise<boolean> {
+  if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return false;
   const taskId = event.streamName.slice('task-'.length);
   const { state } = await readTask(deps.events, taskId);
-  if (state.status === 'none') return;
+  if (state.status === 'none') return false;
   const metadata = { at: event.metadata.at, accountId: state.accountId, correlationId: taskId, causationId: event.id };
   try {
     if (event.type === 'TaskSucceeded') {
       const settlement = settlementOf(state.basis, event.data.usage);
-      await deps.accounts.execute(state.accountId, { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlement } }, metadata);
+      const result = await deps.accounts.execute(
+        state.accountId,
+        { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlement } },
+        metadata,
+      );
+      return result.events.length > 0;
     } else {
-      await deps.accounts.execute(state.accountId, { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } }, metadata);
+      const result = await deps.accounts.execute(
+        state.accountId,
+        { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } },
+        metadata,
+      );
+      return result.events.length > 0;
     }
   } catch (err) {
     // A reservation the reconciler already released cannot be settled: nothing is owed twice.
-    if (err instanceof UnknownReservationError) return;
+    if (err instanceof UnknownReservationError) return false;
     throw err;
   }
 }

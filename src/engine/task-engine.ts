@@ -19,7 +19,8 @@ import { createExpirer, type Expirer } from './expirer.js';
 import { createDeadlineSweeper } from './deadline-sweeper.js';
 import { deleteInputsOfEndedTask } from './input-cleanup.js';
 import { createPoller, loadTracked, type Poller } from './poller.js';
-import { createProcessor, type Processor } from './processor.js';
+import { createProcessor, type Processor, type ProcessorOptions } from './processor.js';
+import { createOwnedProcessor, type OwnedProcessor } from './owned-processor.js';
 import { Semaphore } from './semaphore.js';
 import { periodic, periodicProcess } from './periodic.js';
 import { startAll, stopAll, type BackgroundProcess } from './background.js';
@@ -47,6 +48,13 @@ export interface TaskEngineDeps {
   channelConcurrency: number;
   expiryCheckMs?: number;
   ownership: Ownership;
+  /**
+   * Instances split the work by bus partition (the distributed deployment): the settler and the
+   * dispatcher handle only the events of owned partitions, with a checkpoint per partition
+   * (owned-processor.ts), and the expirer only owned tasks. Default false: this engine is the
+   * only one (the embedded default) and keeps one checkpoint per processor, as it always has.
+   */
+  partitioned?: boolean;
   /**
    * Owner of this engine's submit leases. Default: unique per start (host, pid, random), as
    * instances of the distributed deployment need. Where only one process can ever work on the
@@ -81,8 +89,19 @@ const ADOPT_RETRY: Backoff = { initialMs: 500, maxMs: 30_000 };
 
 export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const poller = createPoller({ ...deps, log: deps.log.child({ processor: 'poller' }) });
+  /** Processors that follow partitions: told of each assignment and revocation. */
+  const followers: OwnedProcessor[] = [];
+  /** A processor of task events: scoped to owned partitions where instances split the work. */
+  function taskProcessor(o: ProcessorOptions & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
+    if (!deps.partitioned) return createProcessor(o);
+    const p = createOwnedProcessor({ ...o, ownership: deps.ownership, partitionOf: (e) => deps.ownership.partitionOf(e.streamName.slice('task-'.length)) });
+    followers.push(p);
+    return p;
+  }
+  /** This engine's share of the sweeps' work: its partitions' tasks, or every task when it is the only engine. */
+  const mine = (taskId: string) => !deps.partitioned || deps.ownership.owns(taskId);
   const dispatcherLog = deps.log.child({ processor: 'dispatcher' });
-  const dispatcher = createProcessor({
+  const dispatcher = taskProcessor({
     name: 'dispatcher',
     events: deps.events,
     views: deps.views,
@@ -188,7 +207,9 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       }
     }
   }
-  const settler = createProcessor({
+  // Where instances split the work, each settles (and cleans up after) its own partitions' tasks
+  // only: a partition that moves is resumed from its checkpoint by its new owner.
+  const settler = taskProcessor({
     name: 'settler',
     events: deps.events,
     views: deps.views,
@@ -202,7 +223,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       await deleteInputsOfEndedTask(deps, event);
     },
   });
-  const expirer = createExpirer({ ...deps, log: deps.log.child({ processor: 'expirer' }) });
+  const expirer = createExpirer({ ...deps, owns: mine, log: deps.log.child({ processor: 'expirer' }) });
   const deadlines = createDeadlineSweeper({ ...deps, log: deps.log.child({ processor: 'deadlines' }) });
 
   let adoptedAt: Date | undefined;
@@ -236,8 +257,11 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       // Unfinished tasks of the partitions this instance owns (all of them on the embedded
       // default) are adopted on assignment: after a restart, or when another instance left.
       await deps.ownership.start({
-        onAssign: (partitions) => adoptUntilDone(partitions),
+        onAssign: async (partitions) => {
+          await Promise.all([...followers.map((p) => p.assigned(partitions)), adoptUntilDone(partitions)]);
+        },
         onRevoke: (partitions) => {
+          for (const p of followers) p.revoked(partitions);
           const lost = new Set(partitions);
           poller.untrackWhere((taskId) => lost.has(deps.ownership.partitionOf(taskId)));
         },

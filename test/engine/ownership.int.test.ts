@@ -60,6 +60,7 @@ function engine(name: string): TaskEngine {
     channelConcurrency: 8,
     pollIntervalMs: 30,
     ownership,
+    partitioned: true,
     viewsReachHead: () => waitForProjectedHead(deps.events, deps.runner, 10_000),
     outbound: (base) => outboundPolicy(deps.config, deps.selfUrl(), [base]),
   });

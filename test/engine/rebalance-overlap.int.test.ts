@@ -102,6 +102,7 @@ async function instance(name: string, options: Partial<Behaviour> & { viewsReach
     channelConcurrency: 16,
     pollIntervalMs: 30,
     ownership,
+    partitioned: true,
     viewsReachHead: options.viewsReachHead ?? (() => waitForProjectedHead(deps.events, deps.runner, 10_000)),
     outbound: (base) => outboundPolicy(deps.config, deps.selfUrl(), [base]),
   });

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler, NEVER_SUBMITTED } from '../../src/engine/reconciler.js';
 import { submitTask } from '../../src/engine/submit.js';
+import { executeTask } from '../../src/engine/task-commands.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { faultyEventStore } from '../support/faulty-event-store.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -62,6 +63,9 @@ describe('reservation reconciler', () => {
     const log = pino({ level: 'silent' });
     const early = createReconciler({ ...deps, log, graceSeconds: 3600, clock: () => new Date() });
     expect(await early.runOnce()).toBe(0);
+    // Where instances split the work, the task's partition belongs to another: that one releases it.
+    const elsewhere = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 120_000), owns: () => false });
+    expect(await elsewhere.runOnce()).toBe(0);
     const late = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
     expect(await late.runOnce()).toBe(1);
     const state = await deps.accounts.state(accountId);
@@ -81,6 +85,84 @@ describe('reservation reconciler', () => {
     const late = createReconciler({ ...gw.gateway.deps, log: pino({ level: 'silent' }), graceSeconds: 1, clock: () => new Date(Date.now() + 120_000) });
     await late.runOnce();
     expect((await gw.gateway.deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+  });
+});
+
+describe('the settler’s backstop', () => {
+  it('a task that ended while its reservation stayed open (its settlement missed) is settled after the grace period', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    const deps = gw.gateway.deps;
+    const settler = gw.gateway.engine.settler;
+    // The settler misses the task's end (as when a checkpoint had passed it).
+    await settler.stop();
+    try {
+      const { taskId } = await submitTask(deps, submitOf(caller));
+      await executeTask(
+        deps.events,
+        taskId,
+        { type: 'FailTask', data: { code: 'timeout', reason: 'ended unseen', completedAt: Math.floor(Date.now() / 1000) } },
+        { at: new Date().toISOString(), accountId, correlationId: taskId },
+      );
+      await deps.runner.waitFor(await deps.events.headPosition());
+      expect((await deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+      const log = pino({ level: 'silent' });
+      const soon = createReconciler({ ...deps, log, graceSeconds: 3600, clock: () => new Date() });
+      expect(await soon.runOnce()).toBe(0);
+      const late = createReconciler({ ...deps, log, graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+      expect(await late.runOnce()).toBe(1);
+      const state = await deps.accounts.state(accountId);
+      expect(state.reserved).toBe(0);
+      expect(state.balance).toBe(100_000);
+      const closes = (await deps.events.readStream(`account-${accountId}`)).filter((e) => e.type === 'QuotaReleased' || e.type === 'QuotaSettled');
+      expect(closes).toMatchObject([{ type: 'QuotaReleased', data: { reason: 'timeout' } }]);
+    } finally {
+      await settler.start();
+    }
+    // The settler, back, finds the reservation closed and closes nothing twice.
+    await settler.caughtUp(await deps.events.headPosition());
+    await deps.runner.waitFor(await deps.events.headPosition());
+    const late = createReconciler({ ...deps, log: pino({ level: 'silent' }), graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+    expect(await late.runOnce()).toBe(0);
+  });
+});
+
+describe('the settler’s backstop, when a settlement fails', () => {
+  it('a task it cannot settle does not hold up the reservations behind it', async () => {
+    const { caller, accountId } = await callerFor(100_000);
+    const deps = gw.gateway.deps;
+    const settler = gw.gateway.engine.settler;
+    await settler.stop();
+    const ended: string[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const { taskId } = await submitTask(deps, submitOf(caller));
+        await executeTask(
+          deps.events,
+          taskId,
+          { type: 'FailTask', data: { code: 'timeout', reason: 'ended unseen', completedAt: Math.floor(Date.now() / 1000) } },
+          { at: new Date().toISOString(), accountId, correlationId: taskId },
+        );
+        ended.push(taskId);
+      }
+      await deps.runner.waitFor(await deps.events.headPosition());
+      // The older task's release fails (as a store that refuses one account append would).
+      const accounts = {
+        ...deps.accounts,
+        execute: ((id, command, metadata, options) => {
+          if (metadata.correlationId === ended[0]) return Promise.reject(new Error('injected: this release fails'));
+          return deps.accounts.execute(id, command, metadata, options);
+        }) satisfies typeof deps.accounts.execute,
+      };
+      const late = createReconciler({ ...deps, accounts, log: pino({ level: 'silent' }), graceSeconds: 60, clock: () => new Date(Date.now() + 120_000) });
+      expect(await late.runOnce()).toBe(1);
+      // The other's was released; the failing one's stays reserved (the settler keeps trying it).
+      expect((await deps.events.readStream(`account-${accountId}`)).filter((e) => e.type === 'QuotaReleased')).toHaveLength(1);
+      expect((await deps.accounts.state(accountId)).reserved).toBeGreaterThan(0);
+    } finally {
+      await settler.start();
+    }
+    await settler.caughtUp(await deps.events.headPosition());
+    expect((await deps.accounts.state(accountId)).reserved).toBe(0);
   });
 });
 

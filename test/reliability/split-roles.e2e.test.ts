@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { partitionForKey } from '../../src/adapters/inproc/murmur2.js';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store.js';
 import { freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
@@ -512,6 +513,26 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
       100,
     );
   }
+
+  it('the workers keep the settler and dispatcher positions per partition, never one checkpoint for all', async () => {
+    showLogsOnFailure();
+    // One task's events pass every owned partition's position on both workers.
+    await expectFinished([await submitImage('checkpoints', 0, false)], 20_000);
+    const views = createSqliteViewStore({ path: join(dir.path, 'views.sqlite') });
+    try {
+      const stored = async (name: string) => Promise.all(Array.from({ length: PARTITIONS }, (_, p) => views.getCheckpoint(`processor:${name}:p${p}`)));
+      await eventually(
+        async () => ((await stored('settler')).every((c) => c !== undefined) && (await stored('dispatcher')).every((c) => c !== undefined) ? true : undefined),
+        10_000,
+        200,
+      );
+      // A shared checkpoint would let a restarted worker resume from the fastest one's position.
+      expect(await views.getCheckpoint('processor:settler')).toBeUndefined();
+      expect(await views.getCheckpoint('processor:dispatcher')).toBeUndefined();
+    } finally {
+      await views.close();
+    }
+  });
 
   it('a worker stopped with SIGTERM: the other takes over its partitions, nothing is submitted twice, all finish and settle once', async () => {
     showLogsOnFailure();
