@@ -124,6 +124,8 @@ export async function startEngine(shared: Shared, node: SimNode): Promise<SimPro
     // Slower than the embedded default's second: each pass scans a view (EXPIRY_CHECK_MS).
     expiryCheckMs: 10_000,
     ownership,
+    // Several engines split the tasks by bus partition, as on Kafka: a checkpoint per partition.
+    partitioned: true,
     outbound: () => ({ allowLoopback: false, trustedOrigins: [], maxBytes: 1 << 20, timeoutMs: 30_000, maxRedirects: 0 }),
     viewsReachHead: () => waitForProjectedHead(h.events, follower, 120_000),
   });

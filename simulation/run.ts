@@ -107,7 +107,9 @@ function add(t: Totals, r: RunResult): void {
 function printViolation(r: RunResult): void {
   const v = r.violation!;
   console.log(`\nVIOLATION seed ${r.seed}: ${v.invariant}: ${v.detail}`);
-  console.log(`  subject: ${v.subject || '(none)'}; replay: npm run simulate -- --seed ${r.seed} --tasks ${r.tasks} --instances ${values.instances}${values.hot ? ' --hot' : ''}`);
+  console.log(
+    `  subject: ${v.subject || '(none)'}; replay: npm run simulate -- --seed ${r.seed} --tasks ${r.tasks} --instances ${values.instances}${values.hot ? ' --hot' : ''}`,
+  );
   const shown = v.trace.slice(-80);
   if (shown.length) console.log(`  trace (${shown.length} of ${v.trace.length} lines):\n    ${shown.join('\n    ')}`);
 }

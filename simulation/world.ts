@@ -105,6 +105,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   let violation: InvariantViolation | undefined;
   const fail = (v: InvariantViolation) => (violation ??= v);
   ledger.onViolation = fail;
+  /** Which process appended each event (by event id), for the trace; forgotten once traced. */
+  const appendedBy = new Map<string, string>();
   /** Callback bodies received, by webhook-id. */
   const received = new Map<string, string>();
   let delivered = 0;
@@ -124,7 +126,14 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     assets,
     bus,
     vendors,
-    faultDeps: (node) => ({ node, random: rnd, rates: o.rates, faults, faulty: () => faulty }),
+    faultDeps: (node) => ({
+      node,
+      random: rnd,
+      rates: o.rates,
+      faults,
+      faulty: () => faulty,
+      appended: (events, by) => events.forEach((e) => appendedBy.set(e.id, by.name)),
+    }),
     async post(node, _url, body, headers) {
       return node.call(async () => {
         const id = headers['webhook-id'] ?? '';
@@ -243,7 +252,14 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       if (batch.length === 0) return;
       for (const e of batch) {
         seen = e.position;
-        line(`${e.streamName}#${e.revision} ${e.type}`);
+        const by = appendedBy.get(e.id);
+        appendedBy.delete(e.id);
+        const data = e.data as { taskId?: string; reservationId?: string; reason?: string; epoch?: number };
+        const detail =
+          e.streamName.startsWith('account-') && data.reservationId
+            ? ` ${data.taskId ?? ''} ${data.reservationId}${data.reason ? ` (${data.reason})` : ''}`
+            : '';
+        line(`${e.streamName}#${e.revision} ${e.type}${data.epoch !== undefined ? ` epoch ${data.epoch}` : ''} by ${by ?? '?'}${detail}`);
         try {
           books.observe(e);
         } catch (err) {
