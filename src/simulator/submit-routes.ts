@@ -35,6 +35,11 @@ export function logSubmits(scope: FastifyInstance, family: string, log: SubmitLo
   });
 }
 
+/** `?after=<seq>`: only the submits after that one (a test that polls the log reads what is new). */
 export function submitLogRoute(app: FastifyInstance, log: SubmitLog): void {
-  app.get(SUBMIT_LOG_PATH, async () => log.snapshot());
+  app.get<{ Querystring: { after?: string } }>(SUBMIT_LOG_PATH, async (request) => {
+    const after = Number(request.query.after ?? 0);
+    const snapshot = log.snapshot();
+    return Number.isFinite(after) && after > 0 ? { ...snapshot, submits: snapshot.submits.filter((s) => s.seq > after) } : snapshot;
+  });
 }

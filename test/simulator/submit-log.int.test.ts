@@ -53,6 +53,9 @@ describe('the simulator logs what it was asked', () => {
     // Polls are not submits.
     expect((await getJson(`${server.base}${IMAGES}/${String(accepted.json.id)}`)).status).toBe(200);
     expect((await log(server)).submits).toHaveLength(3);
+    // What is new since a given one.
+    const newer = (await getJson(`${server.base}/_submits?after=1`)).json as unknown as SubmitLogSnapshot;
+    expect(newer.submits.map((s) => s.seq)).toEqual([2, 3]);
   });
 
   it('records a streamed synchronous call once its stream has ended', async () => {
