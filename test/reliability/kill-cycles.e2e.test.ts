@@ -349,7 +349,12 @@ describe('kill -9 at random moments of a mixed load', () => {
        */
       const taskOfPrompt = new Map<string, string>();
       for (const [id, prompt] of promptOf) taskOfPrompt.set(prompt, id);
-      const { perTask, unattributed } = acceptedPerTask(await sim.submits(), taskOfPrompt);
+      const upstream = await sim.log();
+      const { perTask, unattributed } = acceptedPerTask(upstream.submits, taskOfPrompt);
+      // The upstream outlived every kill and forgets nothing: the gateways never asked it about
+      // a job it had not accepted.
+      expect(upstream.foreignLookups, 'lookups of upstream ids the simulator never minted').toBe(0);
+      expect(upstream.dropped).toBe(0);
       expect(
         unattributed.map((s) => s.promptHead),
         'upstream submits of no gateway task',
