@@ -148,10 +148,11 @@ describe('work ownership across instances', () => {
     await eventually(async () => (heldByA.size > 0 ? true : undefined));
     const crashedAt = Date.now();
     await crash(a);
-    const cutOff = [...heldByA];
 
     // B adopts A's partitions, but A's submit lease holds: B leaves those tasks `submitted`.
     await new Promise((r) => setTimeout(r, 1500));
+    // Every submit A had under way has reached the upstream by now; A heard none of the answers.
+    const cutOff = [...heldByA];
     for (const id of cutOff) {
       expect(record.get(id)!.submits, `${id} submitted again while A's lease held`).toEqual(['A']);
       const stream = await gw.gateway.deps.events.readStream(`task-${id}`);
