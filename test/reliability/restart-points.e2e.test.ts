@@ -157,7 +157,7 @@ describe('restart with each kind of event the newest in the store', () => {
     await expectTaskCompletesChargedOnce(again, 'idempotency claim newest');
   }, 60_000);
 
-  it('every kind of event as the newest, views dropped: the gateway starts and is ready', async () => {
+  it('every kind of event as the newest, views dropped, secrets kept: the gateway starts, is ready, and completes a task charged once', async () => {
     const source = tempDir();
     dirs.push(source);
     const first = await startGateway(ENV, { dataDir: source.path, keepData: true });
