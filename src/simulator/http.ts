@@ -64,7 +64,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'body'
  * this is also where the submit log learns the prompt (submit-log.ts).
  */
 export function requestMarkers(request: FastifyRequest, texts: ReadonlyArray<string | null | undefined>): SimMarkers {
-  noteSubmitTexts(texts);
+  noteSubmitTexts(request, texts);
   const header = request.headers['x-sim-markers'];
   const headerText = Array.isArray(header) ? header.join(' ') : header;
   return parseMarkersOf([...texts, headerText, request.headers.authorization]);

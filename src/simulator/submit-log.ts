@@ -2,16 +2,19 @@
  * What the simulator was asked to do, kept in memory: every submit (every POST to a family's
  * routes) with the gateway's `Idempotency-Key` when it sent one, the prompt's hash and head, the
  * ids the simulator minted for it and the status it answered. Task ids stay stateless
- * (task-id.ts): the log does not decide any answer, it only lets a test count how often the
- * upstream saw a gateway task, and notice a lookup of an id this process never minted (a job
- * this upstream never accepted, e.g. one minted before a restart).
+ * (task-id.ts): the log decides no answer, it only lets a test count how often the upstream saw
+ * a gateway task, and notice a lookup of an id this process never minted (a job this upstream
+ * never accepted, e.g. one minted before a restart).
+ *
+ * No AsyncLocalStorage: on Node 20 one turns on promise hooks for the whole process, which is
+ * the gateway's own when the simulator is mounted in it. Texts are noted per request object
+ * (`noteSubmitTexts`), ids read from the answer.
  *
  * Bounded: the newest `limit` submits and minted ids are kept (a long `npm start` must not grow
  * without end); `dropped` says how many submits fell out.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import type { TaskIdCodec } from './task-id.js';
+import { SIM_ID_PREFIX, type TaskIdCodec } from './task-id.js';
 
 export type SubmitRecord = {
   /** 1, 2, 3, … in arrival order. */
@@ -28,7 +31,10 @@ export type SubmitRecord = {
   promptHash?: string;
   /** The first 80 characters of those texts. */
   promptHead?: string;
-  /** Ids minted while answering: the task id of an async family, file ids of a sync one. */
+  /**
+   * Ids minted for it, as its answer names them: the task id of an async family, file ids of a
+   * sync one (none when the results are inline or streamed).
+   */
   ids: string[];
   /** HTTP status answered; absent while the answer is still being written. */
   status?: number;
@@ -43,31 +49,29 @@ export type SubmitLogSnapshot = Readonly<{
 }>;
 
 export type SubmitLog = Readonly<{
-  /** Starts a record for a submit that has just arrived; `run` runs its handler in its scope. */
+  /** Starts the record of a submit that has just arrived. */
   begin(entry: Pick<SubmitRecord, 'family' | 'path' | 'idempotencyKey' | 'at'>): SubmitRecord;
-  /** Runs `fn` with `record` as the submit being answered (ids and texts land in it). */
-  within<T>(record: SubmitRecord, fn: () => T): T;
-  /** The prompt texts a family read for the submit being answered (http.ts `requestMarkers`). */
-  noteTexts(texts: ReadonlyArray<string | null | undefined>): void;
-  /** `codec`, with minted ids recorded and lookups of foreign ids counted. */
+  /** The answer's body, as sent: the ids it names were minted for `record`. */
+  answered(record: SubmitRecord, body: string): void;
+  /** The answer is out: its status, and the texts the family read for `request`. */
+  finished(record: SubmitRecord, request: object, status: number): void;
+  /** `codec`, counting lookups of ids it never minted. */
   recording(codec: TaskIdCodec): TaskIdCodec;
   snapshot(): SubmitLogSnapshot;
 }>;
 
 export const SUBMIT_LOG_LIMIT = 20_000;
 const PROMPT_HEAD_CHARS = 80;
+/** A simulator id as it appears in an answer (alone, or inside a file URL). */
+const SIM_ID_PATTERN = new RegExp(`${SIM_ID_PREFIX}[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+`, 'g');
 
-/** The submit being answered, if any: shared by every log so `noteTexts` needs no request. */
-const current = new AsyncLocalStorage<SubmitRecord>();
+/** Texts each request's family read (http.ts `requestMarkers`), until the request is gone. */
+const textsOf = new WeakMap<object, string[]>();
 
-/** Notes texts on the submit being answered, wherever it is logged (no-op outside a submit). */
-export function noteSubmitTexts(texts: ReadonlyArray<string | null | undefined>): void {
-  const record = current.getStore();
-  if (!record || record.promptHash !== undefined) return;
-  const text = texts.filter((t): t is string => typeof t === 'string' && t.length > 0).join('\n');
-  if (text.length === 0) return;
-  record.promptHash = createHash('sha256').update(text).digest('hex').slice(0, 16);
-  record.promptHead = text.slice(0, PROMPT_HEAD_CHARS);
+/** Notes the texts (prompt and the like) a family read from `request`. */
+export function noteSubmitTexts(request: object, texts: ReadonlyArray<string | null | undefined>): void {
+  const found = texts.filter((t): t is string => typeof t === 'string' && t.length > 0);
+  if (found.length > 0) textsOf.set(request, [...(textsOf.get(request) ?? []), ...found]);
 }
 
 export function createSubmitLog(limit = SUBMIT_LOG_LIMIT): SubmitLog {
@@ -88,17 +92,24 @@ export function createSubmitLog(limit = SUBMIT_LOG_LIMIT): SubmitLog {
       }
       return record;
     },
-    within: (record, fn) => current.run(record, fn),
-    noteTexts: noteSubmitTexts,
+    answered(record, body) {
+      for (const [id] of body.matchAll(SIM_ID_PATTERN)) {
+        if (record.ids.includes(id)) continue;
+        record.ids.push(id);
+        minted.add(id);
+        if (minted.size > limit) minted.delete(minted.values().next().value!);
+      }
+    },
+    finished(record, request, status) {
+      record.status = status;
+      const text = (textsOf.get(request) ?? []).join('\n');
+      if (text.length === 0) return;
+      record.promptHash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+      record.promptHead = text.slice(0, PROMPT_HEAD_CHARS);
+    },
     recording(codec) {
       return {
-        encode(payload) {
-          const id = codec.encode(payload);
-          current.getStore()?.ids.push(id);
-          minted.add(id);
-          if (minted.size > limit) minted.delete(minted.values().next().value!);
-          return id;
-        },
+        encode: (payload) => codec.encode(payload),
         decode(id, schema) {
           const payload = codec.decode(id, schema);
           if (payload !== undefined && !minted.has(id)) foreignLookups++;

@@ -25,13 +25,12 @@ export function logSubmits(scope: FastifyInstance, family: string, log: SubmitLo
     });
     records.set(request, record);
     // 'finish' also fires for answers written past fastify (streamed, hijacked replies).
-    reply.raw.once('finish', () => (record.status = reply.raw.statusCode));
+    reply.raw.once('finish', () => log.finished(record, request, reply.raw.statusCode));
   });
-  // Entered after the body is parsed, so the handler (and all it awaits) runs in the record's scope.
-  scope.addHook('preHandler', (request, _reply, done) => {
+  scope.addHook('onSend', async (request, _reply, payload) => {
     const record = records.get(request);
-    if (record) log.within(record, done);
-    else done();
+    if (record && (typeof payload === 'string' || Buffer.isBuffer(payload))) log.answered(record, payload.toString());
+    return payload;
   });
 }
 
