@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { parseMarkersOf, type SimMarkers } from './markers.js';
+import { noteSubmitTexts } from './submit-log.js';
 
 export class SimHttpError extends Error {
   constructor(
@@ -56,13 +57,14 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'body'
   throw new SimHttpError(400, 'invalid_request', `${field}: ${issue?.message ?? 'invalid'}`);
 }
 
-/** Markers from the given request texts plus an optional `x-sim-markers` header. */
 /**
  * Markers come from the request's text, an `x-sim-markers` header, or the caller's API key: a
  * channel whose key carries `[sim:5xx]` plays an upstream that is down for every request
- * (how failover between channels is exercised).
+ * (how failover between channels is exercised). Every family reads a submit's texts here, so
+ * this is also where the submit log learns the prompt (submit-log.ts).
  */
 export function requestMarkers(request: FastifyRequest, texts: ReadonlyArray<string | null | undefined>): SimMarkers {
+  noteSubmitTexts(request, texts);
   const header = request.headers['x-sim-markers'];
   const headerText = Array.isArray(header) ? header.join(' ') : header;
   return parseMarkersOf([...texts, headerText, request.headers.authorization]);

@@ -1,8 +1,9 @@
 /**
  * The built-in upstream simulator as one fastify plugin. The gateway mounts it at `/_sim`
- * (`app.register(simulatorPlugin, { prefix: '/_sim' })`); `main.ts` runs it alone. It keeps no
- * state: every task lives in its signed id (task-id.ts), so a restarted process, or another
- * instance with the same secret, answers the same ids the same way.
+ * (`app.register(simulatorPlugin, { prefix: '/_sim' })`); `main.ts` runs it alone. Its answers
+ * depend on no state: every task lives in its signed id (task-id.ts), so a restarted process, or
+ * another instance with the same secret, answers the same ids the same way. What it was asked is
+ * logged in memory for tests (submit-log.ts, `GET {prefix}/_submits`).
  *
  * Each simulated family is its folder's `simulator.ts` (src/families/<family>/), listed by the family index.
  */
@@ -11,6 +12,8 @@ import type { SimContext, SimFamily } from './context.js';
 import { families } from '../families/index.js';
 import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
+import { createSubmitLog } from './submit-log.js';
+import { logSubmits, submitLogRoute } from './submit-routes.js';
 import { createTaskIdCodec, DEFAULT_SIM_SECRET } from './task-id.js';
 import { resolveStepMs } from './timeline.js';
 
@@ -40,9 +43,10 @@ export const simulatorFamilies: readonly SimFamily[] = families.flatMap((f) => (
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);
+  const submits = createSubmitLog();
   const ctx: SimContext = {
     stepMs: resolveStepMs(options.stepMs),
-    codec: createTaskIdCodec(secret),
+    codec: submits.recording(createTaskIdCodec(secret)),
     now: options.now ?? Date.now,
     assetRetentionMs: options.assetRetentionMs ?? DEFAULT_ASSET_RETENTION_MS,
     prefix: app.prefix,
@@ -58,7 +62,11 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
   });
 
   for (const family of simulatorFamilies) {
-    await app.register(async (scope) => family.routes(scope, ctx));
+    await app.register(async (scope) => {
+      logSubmits(scope, family.name, submits, ctx);
+      await family.routes(scope, ctx);
+    });
   }
+  submitLogRoute(app, submits);
   await app.register(async (scope) => fileRoutes(scope, ctx, simulatorFamilies));
 };

@@ -10,9 +10,15 @@
  * balance must have dropped by exactly the used quota. At the end the account stream is
  * replayed (each reservation closed exactly once, each success settled once) and
  * `npm run audit` must find no discrepancy.
+ *
+ * The upstream is the simulator in a process of its own, so its submit log (GET /_sim/_submits)
+ * survives every kill. Each kill waits until some task is running upstream and is shown to have
+ * landed then (a kill of an idle gateway proves nothing); every task without a failure marker,
+ * acknowledged or cut off, must complete; and each gateway task's upstream submits are counted.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
@@ -23,14 +29,18 @@ import { ADMIN_PASSWORD, Client, eventually, newToken, newUser, type Reply } fro
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { recordReliability } from '../support/reliability-summary.js';
+import { startSimProcess } from '../support/sim-process.js';
+import { acceptedPerTask, runningUpstreamAt, unexplainedRepeats } from '../support/upstream-submits.js';
+import type { SubmitRecord } from '../../src/simulator/submit-log.js';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CYCLES = Number(process.env.RELIABILITY_CYCLES ?? 8);
 const CREDIT = 50_000_000;
 const GRACE_SECONDS = 2;
 
+const SIM_STEP_MS = 40;
 const ENV = {
-  SIM_STEP_MS: '40',
+  SIM_STEP_MS: String(SIM_STEP_MS),
   POLL_INTERVAL_MS: '40',
   RESERVATION_GRACE_SECONDS: String(GRACE_SECONDS),
   ASSET_RETENTION_SECONDS: '3',
@@ -41,6 +51,8 @@ const ENV = {
 
 /** A body per idempotency key, fixed for the run, so a retry is the same request. */
 const keyBody = (key: string) => ({ model: 'anime-diffusion-4-5-full', prompt: `idempotent ${key}`, n: 1 });
+/** Prompts of tasks that are meant to fail; every other task must complete. */
+const FAILURE_MARKER = /\[sim:(fail|reject)\]/i;
 
 type Op =
   { kind: 'image'; marker: string; n: number } | { kind: 'keyed'; key: string } | { kind: 'lyrics' } | { kind: 'refusal'; which: 'model' | 'n' | 'garbage' };
@@ -74,6 +86,8 @@ interface Ack {
   id: string;
   family: 'image' | 'lyrics';
   hooked: boolean;
+  /** The prompt sent: its markers say how the task must end. */
+  prompt: string;
 }
 
 describe('kill -9 at random moments of a mixed load', () => {
@@ -81,8 +95,12 @@ describe('kill -9 at random moments of a mixed load', () => {
     const [plan] = fc.sample(fc.array(cycleArb, { minLength: CYCLES, maxLength: CYCLES }), { seed: SEED, numRuns: 1 });
     const receiver = await startReceiver(() => 200);
     cleanups.push(() => receiver.close());
+    // Out of the gateway's process: its submit log must outlive every kill.
+    const sim = await startSimProcess({ SIM_STEP_MS: String(SIM_STEP_MS) });
+    cleanups.push(() => sim.stop());
+    const env = { ...ENV, SIMULATOR_URL: sim.url };
 
-    running = await startChildGateway(dir.path, ENV);
+    running = await startChildGateway(dir.path, env);
     const admin = new Client(running.url);
     await admin.login('admin', ADMIN_PASSWORD);
     const user = await newUser(admin, { credit: CREDIT });
@@ -94,18 +112,26 @@ describe('kill -9 at random moments of a mixed load', () => {
     const statuses: Record<string, number> = {};
     let requests = 0;
     let invariants = 0;
+    /** When each kill was sent, epoch ms, and the submits running upstream at that moment. */
+    const kills: Array<{ at: number; running: SubmitRecord[] }> = [];
+    let seenSeq = 0;
     const count = (label: string) => (statuses[label] = (statuses[label] ?? 0) + 1);
 
-    async function run(api: Client, op: Op): Promise<{ op: Op; reply?: Reply; error?: unknown }> {
+    type Result = { op: Op; prompt: string; reply?: Reply; error?: unknown };
+    async function run(api: Client, op: Op): Promise<Result> {
       requests++;
+      let prompt = '';
       try {
         let reply: Reply;
         if (op.kind === 'image') {
-          reply = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: `load ${requests} ${op.marker}`, n: op.n });
+          prompt = `load ${requests} ${op.marker}`;
+          reply = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: op.n });
         } else if (op.kind === 'keyed') {
+          prompt = keyBody(op.key).prompt;
           reply = await api.post('/v1/images/async/generations', keyBody(op.key), { 'idempotency-key': `${SEED}-${op.key}` });
         } else if (op.kind === 'lyrics') {
-          reply = await api.post('/tune/submit/LYRICS', { prompt: `a song ${requests}`, hookUrl: receiver.url });
+          prompt = `a song ${requests}`;
+          reply = await api.post('/tune/submit/LYRICS', { prompt, hookUrl: receiver.url });
         } else {
           const body =
             op.which === 'model'
@@ -116,15 +142,15 @@ describe('kill -9 at random moments of a mixed load', () => {
           reply = await api.post('/v1/images/async/generations', body);
         }
         count(String(reply.status));
-        return { op, reply };
+        return { op, prompt, reply };
       } catch (error) {
         count('cut off');
-        return { op, error };
+        return { op, prompt, error };
       }
     }
 
-    function record(result: { op: Op; reply?: Reply }): void {
-      const { op, reply } = result;
+    function record(result: Result): void {
+      const { op, reply, prompt } = result;
       if (!reply) return;
       if (op.kind === 'refusal') {
         expect(reply.status, `refusal ${op.which}`).toBeGreaterThanOrEqual(400);
@@ -134,10 +160,10 @@ describe('kill -9 at random moments of a mixed load', () => {
       expect(reply.status, `${op.kind} answered ${JSON.stringify(reply.body)}`).toBeLessThan(500);
       if (reply.status !== 200) return;
       if (op.kind === 'lyrics') {
-        acks.set(reply.body.data, { id: reply.body.data, family: 'lyrics', hooked: true });
+        acks.set(reply.body.data, { id: reply.body.data, family: 'lyrics', hooked: true, prompt });
         return;
       }
-      acks.set(reply.body.id, { id: reply.body.id, family: 'image', hooked: false });
+      acks.set(reply.body.id, { id: reply.body.id, family: 'image', hooked: false, prompt });
       if (op.kind === 'keyed') {
         const before = keyed.get(op.key);
         if (before) expect(reply.body.id, `key ${op.key} answered another task`).toBe(before);
@@ -154,17 +180,38 @@ describe('kill -9 at random moments of a mixed load', () => {
       return r.body.data?.status === 'SUCCESS' || r.body.data?.status === 'FAILURE' ? r.body.data.status : undefined;
     }
 
+    /**
+     * The kill: `killAfterMs` into the load, once some accepted submit is still running upstream
+     * (its task can not be final in the gateway yet), so the kill lands with work in flight.
+     */
+    async function killWithWorkInFlight(killAfterMs: number): Promise<void> {
+      await new Promise((r) => setTimeout(r, killAfterMs));
+      const waitUntil = Date.now() + 10_000;
+      const recent: SubmitRecord[] = [];
+      for (;;) {
+        recent.push(...(await sim.submits(seenSeq)));
+        seenSeq = recent.at(-1)?.seq ?? seenSeq;
+        // 30 ms ahead: the kill is sent before that task finishes upstream.
+        if (runningUpstreamAt(recent, Date.now() + 30, SIM_STEP_MS).length > 0) break;
+        if (Date.now() > waitUntil) break; // then the assertion after the kill says so
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const at = Date.now();
+      await running!.kill('SIGKILL');
+      kills.push({ at, running: [] });
+    }
+
     for (const [cycle, { steps, killAfterMs }] of plan!.entries()) {
       const api = new Client(running.url, key);
-      // The load runs four at a time until the kill; what was in flight then is cut off.
+      // The load runs four at a time, its steps over again, until the kill; what was in flight then is cut off.
       let killed = false;
-      const killing = new Promise<void>((resolve) => setTimeout(() => void running!.kill('SIGKILL').then(() => ((killed = true), resolve())), killAfterMs));
-      const results: Array<{ op: Op; reply?: Reply; error?: unknown }> = [];
-      const queue = [...steps];
+      const killing = killWithWorkInFlight(killAfterMs).then(() => void (killed = true));
+      const results: Result[] = [];
+      let next = 0;
       await Promise.all(
         Array.from({ length: 4 }, async () => {
-          while (!killed && queue.length > 0) {
-            const { op, pauseMs } = queue.shift()!;
+          while (!killed) {
+            const { op, pauseMs } = steps[next++ % steps.length]!;
             results.push(await run(api, op));
             await new Promise((r) => setTimeout(r, pauseMs));
           }
@@ -172,8 +219,14 @@ describe('kill -9 at random moments of a mixed load', () => {
       );
       await killing;
       for (const r of results) record(r);
+      // The kill landed while tasks were running upstream: submitted, not final (the simulator's
+      // log, which the kill did not touch, says which).
+      const kill = kills.at(-1)!;
+      kill.running = runningUpstreamAt(await sim.submits(), kill.at, SIM_STEP_MS);
+      expect(kill.running.length, `cycle ${cycle}: no task was running upstream when the kill landed`).toBeGreaterThan(0);
+      invariants++;
 
-      running = await startChildGateway(dir.path, ENV);
+      running = await startChildGateway(dir.path, env);
       invariants++; // ready again after a hard kill
       const after = new Client(running.url, key);
 
@@ -186,14 +239,20 @@ describe('kill -9 at random moments of a mixed load', () => {
       }
       invariants += cutKeys.length;
 
-      await eventually(
+      const finals = await eventually(
         async () => {
-          const finals = await Promise.all([...acks.values()].map((a) => finalOf(after, a)));
-          return finals.every((f) => f !== undefined) ? true : undefined;
+          const all = await Promise.all([...acks.values()].map(async (a) => [a, await finalOf(after, a)] as const));
+          return all.every(([, f]) => f !== undefined) ? all : undefined;
         },
         60_000,
         200,
       );
+      // Only a failure marker fails a task: a kill never does.
+      const failedUnmarked = finals.filter(([a, f]) => !FAILURE_MARKER.test(a.prompt) && f !== 'completed' && f !== 'SUCCESS');
+      expect(
+        failedUnmarked.map(([a, f]) => `${a.id} "${a.prompt}": ${f}`),
+        `cycle ${cycle}: tasks without a failure marker that did not complete`,
+      ).toEqual([]);
       invariants += acks.size;
 
       // Every finished task with a hook was delivered at least once.
@@ -222,11 +281,29 @@ describe('kill -9 at random moments of a mixed load', () => {
       invariants += 2;
     }
 
+    // Tasks whose submit was cut off by a kill were opened all the same: they end too.
+    const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
+    try {
+      await eventually(
+        async () => {
+          const open = db
+            .prepare("SELECT stream FROM events WHERE stream LIKE 'task-%' GROUP BY stream HAVING sum(type IN ('TaskSucceeded', 'TaskFailed')) = 0")
+            .all();
+          return open.length === 0 ? true : undefined;
+        },
+        60_000,
+        200,
+      );
+    } finally {
+      db.close();
+    }
     await running.kill('SIGTERM');
     running = undefined;
 
     // The books, replayed from the account stream itself.
     const store = createSqliteEventStore({ path: join(dir.path, 'events.sqlite') });
+    let repeated = 0;
+    let attributed = 0;
     try {
       const recorded = (await store.readStream(`account-${user.accountId}`)).map(toDomainEvent).filter((e) => e !== undefined);
       const closes = new Map<string, number>();
@@ -248,11 +325,52 @@ describe('kill -9 at random moments of a mixed load', () => {
 
       // A task succeeded at most once, and each success was settled exactly once.
       const successes = new Map<string, number>();
+      const promptOf = new Map<string, string>(); // task id → its prompt
       for (const e of (await store.readAll({ streamPrefixes: ['task-'] })).map(toDomainEvent)) {
         if (e?.type === 'TaskSucceeded') successes.set(e.streamName, (successes.get(e.streamName) ?? 0) + 1);
+        if (e?.type === 'TaskSubmitted') promptOf.set(e.data.taskId, String(e.data.request.prompt ?? ''));
       }
       expect([...successes.values()].every((n) => n === 1)).toBe(true);
       invariants++;
+
+      // Every task opened, acknowledged or cut off: completed unless its prompt asked to fail.
+      const unmarkedNotSucceeded = [...promptOf].filter(([id, prompt]) => !FAILURE_MARKER.test(prompt) && successes.get(`task-${id}`) !== 1);
+      expect(unmarkedNotSucceeded, 'tasks without a failure marker that did not succeed').toEqual([]);
+      invariants += promptOf.size;
+
+      /**
+       * Upstream submits per gateway task. The submit lease (dispatcher.ts) makes a second submit
+       * of a task impossible while the gateway that submitted it lives; a gateway killed between
+       * the upstream's answer and its record leaves the task `submitted`, and the restarted one
+       * (same instance id on the embedded default) submits it again at once. Until submits are
+       * fenced upstream by their idempotency key, that repeat is allowed here and counted: every
+       * repeat must have a kill between it and the submit before (so a task is submitted at most
+       * once per kill that hit it), and a task no kill hit is submitted exactly once.
+       */
+      const taskOfPrompt = new Map<string, string>();
+      for (const [id, prompt] of promptOf) taskOfPrompt.set(prompt, id);
+      const upstream = await sim.log();
+      const { perTask, unattributed } = acceptedPerTask(upstream.submits, taskOfPrompt);
+      // The upstream outlived every kill and forgets nothing: the gateways never asked it about
+      // a job it had not accepted.
+      expect(upstream.foreignLookups, 'lookups of upstream ids the simulator never minted').toBe(0);
+      expect(upstream.dropped).toBe(0);
+      expect(
+        unattributed.map((s) => s.promptHead),
+        'upstream submits of no gateway task',
+      ).toEqual([]);
+      expect(
+        unexplainedRepeats(
+          perTask,
+          kills.map((k) => k.at),
+        ),
+        'repeated upstream submits with no kill between',
+      ).toEqual([]);
+      for (const list of perTask.values()) {
+        attributed++;
+        if (list.length > 1) repeated++;
+      }
+      invariants += perTask.size;
     } finally {
       await store.close();
     }
@@ -263,7 +381,8 @@ describe('kill -9 at random moments of a mixed load', () => {
 
     recordReliability({ suite: 'kill-cycles', seed: SEED, killCycles: CYCLES, requests, statuses, invariants });
     console.log(
-      `[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}`,
+      `[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}` +
+        ` running-upstream-at-kills=${kills.map((k) => k.running.length).join(',')} tasks-submitted-upstream=${attributed} submitted-more-than-once=${repeated}`,
     );
   }, 600_000);
 });

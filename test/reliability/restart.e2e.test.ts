@@ -4,18 +4,25 @@ import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
 import { startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
+import { startSimProcess, type SimProcess } from '../support/sim-process.js';
 import { tempDir } from '../support/tmp.js';
+import { acceptedPerTask, runningUpstreamAt, unexplainedRepeats } from '../support/upstream-submits.js';
 
+const SIM_STEP_MS = 60;
 const dir = tempDir();
 let running: ChildGateway | undefined;
+let sim: SimProcess | undefined;
 afterAll(async () => {
   await running?.kill('SIGKILL');
+  await sim?.stop();
   dir.remove();
 });
 
 describe('restart with tasks in flight', () => {
   it('after a hard kill and a restart on the same data, every accepted task ends and none is charged twice', async () => {
-    const env = { SIM_STEP_MS: '60', POLL_INTERVAL_MS: '40' };
+    // The upstream in its own process: its submit log outlives the kill.
+    sim = await startSimProcess({ SIM_STEP_MS: String(SIM_STEP_MS) });
+    const env = { SIM_STEP_MS: String(SIM_STEP_MS), POLL_INTERVAL_MS: '40', SIMULATOR_URL: sim.url };
     running = await startChildGateway(dir.path, env);
     const admin = new Client(running.url);
     await admin.login('admin', ADMIN_PASSWORD);
@@ -24,15 +31,20 @@ describe('restart with tasks in flight', () => {
     let api = new Client(running.url, key);
 
     const ids: string[] = [];
+    const taskOfPrompt = new Map<string, string>();
     for (let i = 0; i < 24; i++) {
       const prompt = i % 3 === 0 ? `slow ${i} [sim:slow]` : i % 3 === 1 ? `plain ${i}` : `fails ${i} [sim:fail]`;
       const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 2 });
       expect(r.status).toBe(200);
       ids.push(r.body.id);
+      taskOfPrompt.set(prompt, r.body.id);
     }
     // Kill while tasks are queued, running upstream, and finishing: no graceful drain.
     await new Promise((r) => setTimeout(r, 150));
+    const killedAt = Date.now();
     await running.kill('SIGKILL');
+    // The kill landed with work running upstream (the simulator's log says so).
+    expect(runningUpstreamAt(await sim.submits(), killedAt, SIM_STEP_MS).length).toBeGreaterThan(0);
 
     running = await startChildGateway(dir.path, env);
     api = new Client(running.url, key);
@@ -46,6 +58,18 @@ describe('restart with tasks in flight', () => {
     );
     expect(finals.filter((s) => s === 'failed')).toHaveLength(8);
     expect(finals.filter((s) => s === 'completed')).toHaveLength(16);
+
+    // Each task reached the upstream, and a second time only across the kill: a task whose
+    // submit the kill cut between the upstream's answer and its record is submitted again by
+    // the restarted gateway (the submit lease's one window, dispatcher.ts) until submits are
+    // fenced upstream; so at most twice here, and never twice without the kill between.
+    const { perTask, unattributed } = acceptedPerTask(await sim.submits(), taskOfPrompt);
+    expect(unattributed).toEqual([]);
+    expect([...perTask.keys()].sort()).toEqual([...ids].sort());
+    expect(unexplainedRepeats(perTask, [killedAt])).toEqual([]);
+    const repeated = [...perTask.values()].filter((l) => l.length > 1).length;
+    expect([...perTask.values()].every((l) => l.length <= 2)).toBe(true);
+    console.log(`[restart] 24 tasks, ${repeated} submitted upstream twice across the kill`);
 
     // Let the settler finish, then stop and audit the account stream directly.
     const self = new Client(running.url);

@@ -4,32 +4,19 @@
  * to their end there, prompt markers included, and its own mount is not called.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startTsxServer, stopProcess, type TsxServer } from '../support/child-gateway.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { pngSize, waitForImageTask } from '../support/images.js';
+import { startSimProcess, type SimProcess } from '../support/sim-process.js';
 import { pollUntil } from '../support/videos.js';
 
-let simulator: TsxServer;
+let sim: SimProcess;
 let gw: TestGateway;
 let api: Client;
 
-async function startSimulatorProcess(): Promise<string> {
-  const port = await freePort();
-  simulator = await startTsxServer({
-    script: 'src/simulator/main.ts',
-    name: 'simulator',
-    env: { HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', SIM_STEP_MS: '20', LOG_LEVEL: 'info' },
-    port,
-    readyPath: '/healthz',
-    collectStdout: true,
-  });
-  return simulator.url;
-}
-
 beforeAll(async () => {
-  const simulatorUrl = await startSimulatorProcess();
+  sim = await startSimProcess({ SIM_STEP_MS: '20', LOG_LEVEL: 'info' }, { collectStdout: true });
   // The gateway's own simulator steps for an hour: a task that finishes was answered by the other process.
-  gw = await startGateway({ SIMULATOR_URL: simulatorUrl, SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '20' });
+  gw = await startGateway({ SIMULATOR_URL: sim.url, SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '20' });
   const admin = await adminClient(gw);
   const user = await newUser(admin, { credit: 500_000_000 });
   api = new Client(gw.url, (await newToken(user.client)).key);
@@ -37,7 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
-  if (simulator) await stopProcess(simulator.child, 'SIGTERM');
+  await sim?.stop();
 });
 
 const submitImage = (body: Record<string, unknown>) => api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', ...body });
@@ -54,8 +41,11 @@ describe('a gateway on an out-of-process simulator (SIMULATOR_URL)', () => {
     expect(pngSize(Buffer.from(await file.arrayBuffer()))).toEqual({ width: 64, height: 96 });
     expect(done.data[0].url.startsWith(`${gw.url}/assets/`)).toBe(true);
     // Submit, polls and the file download reached the other process.
-    expect(simulator.output()).toContain('"url":"/_sim/');
-    expect(simulator.output()).toContain('"url":"/_sim/files/');
+    expect(sim.server.output()).toContain('"url":"/_sim/');
+    expect(sim.server.output()).toContain('"url":"/_sim/files/');
+    // Its submit log names the task it accepted, and the prompt the gateway sent.
+    const [submit] = (await sim.submits()).filter((s) => s.promptHead === 'a fox');
+    expect(submit).toMatchObject({ family: 'images-async', path: '/v1/images/async/generations', status: 200 });
   });
 
   it.each([

@@ -22,7 +22,18 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const dir = options.dataDir ? undefined : tempDir();
   const dataDir = options.dataDir ?? dir!.path;
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'silent', ...env });
+  // Strict: an answer that drifts from its route's declared schema fails the request, so it fails
+  // the test (vitest.config.ts sets RESPONSE_SCHEMAS for child processes; this config is built
+  // from an explicit object and would otherwise default to 'log'). A test may still pass 'log'.
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    ADMIN_PASSWORD,
+    LOG_LEVEL: 'silent',
+    RESPONSE_SCHEMAS: 'strict',
+    ...env,
+  });
   const gateway = await createGateway(config, options);
   const url = await gateway.listen();
   return {
