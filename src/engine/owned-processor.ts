@@ -179,8 +179,16 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
     if (!o.ownership.ownsPartition(partition) || claims.has(partition)) return;
     claims.set(partition, { position, stored: position });
     // Behind what the subscription has read: it reads again from there.
-    if (readingAt !== undefined && position < readingAt) void subscription?.close();
+    if (readingAt !== undefined && position < readingAt) closeSubscription();
     wake?.();
+  }
+
+  /**
+   * Ends the subscription's reading (the loop reads again from where it must). Not awaited: a
+   * store whose close fails (a lost connection) must not leave a rejection nobody handles.
+   */
+  function closeSubscription(): void {
+    subscription?.close().catch((err: unknown) => o.log.warn({ err }, 'closing the subscription failed'));
   }
 
   async function idleCheck(): Promise<void> {
@@ -207,7 +215,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
         // What this owner finished is kept: the next owner resumes from at least there.
         storeBeside(p, c);
       }
-      if (claims.size === 0) void subscription?.close();
+      if (claims.size === 0) closeSubscription();
     },
     async start() {
       stopped = false;
