@@ -27,6 +27,7 @@ import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';
 import { InputUnavailableError, resolveInlineInputs } from './inline-inputs.js';
 import type { HeldAnswer, SubmitLeaseMemory } from './submit-lease-memory.js';
 import { executeTask, readTask, type KnownTaskState } from './task-commands.js';
+import { NEVER_SUBMITTED } from './reconciler.js';
 import { resolveBaseUrl, submitReference, UpstreamError, upstreamModelOf, type UpstreamRegistry } from './upstream.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-http.js';
 
@@ -72,6 +73,8 @@ export interface DispatcherDeps {
   owns?(taskId: string): boolean;
   /** Circuit breakers per channel (channel-health.ts): open channels are skipped. */
   channelHealth?: ChannelHealth | undefined;
+  /** Whether the task's reservation is still open on its account (checked before the first upstream try). */
+  reservationOpen?(accountId: string, reservationId: string): Promise<boolean>;
 }
 
 const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
@@ -96,6 +99,15 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
     deps.onDispatched(state, known.revision);
     return;
   }
+  const fail = async (code: string, reason: string): Promise<void> => {
+    await executeTask(deps.events, taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
+  };
+  // A task opened after the reconciler released its reservation (its submit was frozen past the
+  // grace period, then went on) would run unpaid: it fails before any upstream call. Asked only
+  // before the first try: once a task exists, only its own end closes its reservation.
+  if (state.attempts.length === 0 && !state.claim && deps.reservationOpen && !(await deps.reservationOpen(state.accountId, state.reservationId))) {
+    return fail(NEVER_SUBMITTED, 'the task was opened after its reservation had been released');
+  }
   const tried = new Set(state.attempts.map((a) => a.channelId));
   // A channel created just before the submit may not be in this process's catalog yet (another
   // instance's projector wrote it; the catalog refreshes on a timer there): look again first.
@@ -106,9 +118,6 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   // upstream that may already hold the job.
   const unsure = state.claim?.channelId;
   const candidates = [...usable.filter((c) => c.channelId === unsure), ...usable.filter((c) => c.channelId !== unsure)];
-  const fail = async (code: string, reason: string): Promise<void> => {
-    await executeTask(deps.events, taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(), known);
-  };
   let task: KnownTask = state;
   if (candidates.length > 0) {
     try {
