@@ -42,37 +42,44 @@ export interface VendorOptions {
 }
 
 /**
- * Every job of every vendor by gateway task: a second job for one task is allowed only in a
- * named window — when no earlier job's submit answer ever reached a live process (the call
- * timed out, or the process that made it was killed or paused before the answer came back);
- * any other second job is a violation.
+ * Every job of every vendor by gateway task. A second job for one task is allowed only in a
+ * named window, when no earlier job's answer is held by a running process: the submit was never
+ * answered (the call timed out, or its process was killed or paused before the answer came), or
+ * the process that got the answer was killed, or paused past its lease, before recording it. A
+ * second job while a running process holds the first one's answer is a violation.
  */
 export class UpstreamLedger {
-  private readonly jobs = new Map<string, { jobId: string; answered: boolean }[]>();
-  private readonly answeredJobs = new Set<string>();
+  private readonly jobs = new Map<string, string[]>();
+  /** The process each job's submit was answered to. */
+  private readonly answeredTo = new Map<string, SimNode>();
   readonly windows = new Map<string, number>();
   onViolation: (v: InvariantViolation) => void = () => undefined;
 
   created(taskId: string, jobId: string): void {
     const before = this.jobs.get(taskId) ?? [];
     if (before.length > 0) {
-      if (before.some((j) => this.answeredJobs.has(j.jobId))) {
+      const holders = before.map((j) => this.answeredTo.get(j));
+      const running = holders.find((n) => n?.state === 'up');
+      if (running) {
         this.onViolation(
-          new InvariantViolation(
-            'second upstream job for a task',
-            `job ${jobId} after ${before.map((j) => j.jobId).join(', ')}, whose submit was answered`,
-            taskId,
-          ),
+          new InvariantViolation('second upstream job for a task', `job ${jobId} after ${before.join(', ')}, whose answer ${running.name} holds`, taskId),
         );
-      } else this.windows.set('submit answer lost, submitted again', (this.windows.get('submit answer lost, submitted again') ?? 0) + 1);
+      } else {
+        const window = holders.some((n) => n?.state === 'crashed')
+          ? 'answered process killed before recording, submitted again'
+          : holders.some((n) => n?.state === 'paused')
+            ? 'answered process paused past its lease, submitted again'
+            : 'submit answer lost, submitted again';
+        this.windows.set(window, (this.windows.get(window) ?? 0) + 1);
+      }
     }
-    before.push({ jobId, answered: false });
+    before.push(jobId);
     this.jobs.set(taskId, before);
   }
 
-  /** The submit that created (or found) `jobId` was answered to a live process. */
-  answered(jobId: string): void {
-    this.answeredJobs.add(jobId);
+  /** The submit that created (or found) `jobId` was answered to `node`, running. */
+  answered(jobId: string, node: SimNode): void {
+    this.answeredTo.set(jobId, node);
   }
 }
 
@@ -152,8 +159,8 @@ export class SimVendor {
     return job;
   }
 
-  answered(jobId: string): void {
-    this.d.ledger.answered(jobId);
+  answered(jobId: string, node: SimNode): void {
+    this.d.ledger.answered(jobId, node);
   }
 
   async poll(upstreamTaskId: string): Promise<UpstreamStatus> {
@@ -212,7 +219,7 @@ export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node
     maxAgeSeconds,
     async submit(ctx) {
       const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task, ctx.idempotencyKey));
-      vendorOf(ctx).answered(answer.upstreamTaskId);
+      vendorOf(ctx).answered(answer.upstreamTaskId, node);
       return answer;
     },
     poll: (ctx) => call(ctx, () => vendorOf(ctx).poll(ctx.upstreamTaskId)),

@@ -59,6 +59,8 @@ export interface ExecuteOptions {
 export interface AccountService {
   execute(accountId: string, command: AccountCommand, metadata: EventMetadata, options?: ExecuteOptions): Promise<AccountResult>;
   state(accountId: string): Promise<AccountState>;
+  /** Whether the reservation is open now: the account caught up, without copying its state (a hot account holds thousands). */
+  hasOpenReservation(accountId: string, reservationId: string): Promise<boolean>;
 }
 
 interface Pending {
@@ -341,6 +343,9 @@ export function createAccountService(deps: {
     state(accountId) {
       // A copy: callers must not see (or change) the live cached state.
       return exclusively(accountId, async () => mutableAccountState((await load(accountId)).state));
+    },
+    hasOpenReservation(accountId, reservationId) {
+      return exclusively(accountId, async () => (await load(accountId)).state.openReservations.has(reservationId));
     },
   };
 }

@@ -184,7 +184,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     onDispatched: (t: KnownTask, revision: number) => deps.ownership.owns(t.taskId) && poller.track(t, revision),
     onClaimedElsewhere,
     owns: (taskId: string) => deps.ownership.owns(taskId),
-    reservationOpen: async (accountId: string, reservationId: string) => (await deps.accounts.state(accountId)).openReservations.has(reservationId),
+    reservationOpen: (accountId: string, reservationId: string) => deps.accounts.hasOpenReservation(accountId, reservationId),
   };
 
   /** Takes over the unfinished tasks of newly owned partitions. */

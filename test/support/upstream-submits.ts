@@ -22,7 +22,7 @@ export function runningUpstreamAt(submits: readonly SubmitRecord[], at: number, 
 
 /**
  * Accepted submits per gateway task, oldest first. A submit names its task by the
- * `Idempotency-Key` header (the gateway's task id) when it carries one, else by its prompt
+ * `Idempotency-Key` header (`<task id>:<channel id>`, submitReference) when it carries one, else by its prompt
  * (`taskOfPrompt`: the test's prompts are unique per task). Submits of no known task are
  * returned apart.
  */
@@ -34,7 +34,7 @@ export function acceptedPerTask(
   const unattributed: SubmitRecord[] = [];
   for (const s of submits) {
     if (!accepted(s)) continue;
-    const taskId = s.idempotencyKey ?? taskOfPrompt.get(s.promptHead ?? '');
+    const taskId = s.idempotencyKey?.split(':')[0] ?? taskOfPrompt.get(s.promptHead ?? '');
     if (taskId === undefined) unattributed.push(s);
     else perTask.set(taskId, [...(perTask.get(taskId) ?? []), s]);
   }
