@@ -55,6 +55,8 @@ export interface TaskModel {
   reservation: 'open' | 'settled' | 'released' | 'none';
   upstreamSubmitted: number;
   callbackUrl: boolean;
+  /** The epoch of the submit claim open now (UpstreamSubmitClaimed), undefined when none is. */
+  openClaim: number | undefined;
 }
 
 export class Books {
@@ -185,6 +187,7 @@ export class Books {
           reservation: r ? r.state : 'none',
           upstreamSubmitted: 0,
           callbackUrl: e.data.callbackUrl !== undefined,
+          openClaim: undefined,
         });
         return;
       }

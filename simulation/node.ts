@@ -66,9 +66,13 @@ export class SimNode {
     if (this.state === 'up') this.state = 'paused';
   }
 
+  /** Virtual time (Date.now) the process last resumed from a pause. */
+  lastResumedAt = -Infinity;
+
   resume(): void {
     if (this.state !== 'paused') return;
     this.state = 'up';
+    this.lastResumedAt = Date.now();
     this.wake();
   }
 
@@ -81,9 +85,12 @@ export class SimNode {
   /** `fn` run through the gate on both sides (the latency is drawn on the way out only). */
   async call<T>(fn: () => Promise<T>): Promise<T> {
     await this.gate();
-    const result = await fn();
-    if (this.state !== 'up') await this.wait();
-    return result;
+    try {
+      return await fn();
+    } finally {
+      // An answer or an error alike reaches a paused process only when it resumes, a killed one never.
+      if (this.state !== 'up') await this.wait();
+    }
   }
 
   /** The gate without latency: hangs while crashed, waits while paused. */

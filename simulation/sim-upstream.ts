@@ -49,31 +49,41 @@ export interface VendorOptions {
  * second job while a running process holds the first one's answer is a violation.
  */
 export class UpstreamLedger {
-  private readonly jobs = new Map<string, string[]>();
+  private readonly jobs = new Map<string, { jobId: string; createdAt: number }[]>();
   /** The process each job's submit was answered to. */
   private readonly answeredTo = new Map<string, SimNode>();
   readonly windows = new Map<string, number>();
   onViolation: (v: InvariantViolation) => void = () => undefined;
 
-  created(taskId: string, jobId: string): void {
+  /** `submitter`: the process whose call created the job. */
+  created(taskId: string, jobId: string, submitter: SimNode | undefined): void {
     const before = this.jobs.get(taskId) ?? [];
     if (before.length > 0) {
-      const holders = before.map((j) => this.answeredTo.get(j));
+      const holders = before.map((j) => this.answeredTo.get(j.jobId));
       const running = holders.find((n) => n?.state === 'up');
-      if (running) {
+      // A holder frozen before its call went out, resumed after another took its lease over: its
+      // call still goes out (no upstream fences it), and its record is fenced — the window counted as an orphaned job.
+      const staleHolder = submitter !== undefined && submitter.lastResumedAt >= before[0]!.createdAt;
+      const window = staleHolder
+        ? 'holder resumed past its lease, submitted again'
+        : running
+          ? undefined
+          : holders.some((n) => n?.state === 'crashed')
+            ? 'answered process killed before recording, submitted again'
+            : holders.some((n) => n?.state === 'paused')
+              ? 'answered process paused past its lease, submitted again'
+              : 'submit answer lost, submitted again';
+      if (window === undefined) {
         this.onViolation(
-          new InvariantViolation('second upstream job for a task', `job ${jobId} after ${before.join(', ')}, whose answer ${running.name} holds`, taskId),
+          new InvariantViolation(
+            'second upstream job for a task',
+            `job ${jobId} after ${before.map((j) => j.jobId).join(', ')}, whose answer ${running!.name} holds`,
+            taskId,
+          ),
         );
-      } else {
-        const window = holders.some((n) => n?.state === 'crashed')
-          ? 'answered process killed before recording, submitted again'
-          : holders.some((n) => n?.state === 'paused')
-            ? 'answered process paused past its lease, submitted again'
-            : 'submit answer lost, submitted again';
-        this.windows.set(window, (this.windows.get(window) ?? 0) + 1);
-      }
+      } else this.windows.set(window, (this.windows.get(window) ?? 0) + 1);
     }
-    before.push(jobId);
+    before.push({ jobId, createdAt: Date.now() });
     this.jobs.set(taskId, before);
   }
 
@@ -111,14 +121,14 @@ export class SimVendor {
     return true;
   }
 
-  async submit(task: UpstreamContext['task'], idempotencyKey: string | undefined): Promise<{ upstreamTaskId: string }> {
+  async submit(task: UpstreamContext['task'], idempotencyKey: string | undefined, submitter?: SimNode): Promise<{ upstreamTaskId: string }> {
     const taskId = task.taskId;
     this.submitsByTask.set(taskId, (this.submitsByTask.get(taskId) ?? 0) + 1);
     if (this.fault('upstreamAnswersLate')) await sleep(this.d.random().int(5_000, 25_000));
     if (this.fault('upstreamSubmitFails')) throw new UpstreamError(`${this.options.name}: 503 try again`, true, 503);
     // A vendor with a client reference answers a key it has seen with the job it made for it.
     const existing = this.options.clientReference && idempotencyKey ? this.byReference.get(idempotencyKey) : undefined;
-    const job = existing ?? this.create(task);
+    const job = existing ?? this.create(task, submitter);
     if (this.options.clientReference && idempotencyKey) this.byReference.set(idempotencyKey, job);
     if (this.fault('upstreamAcceptThenTimeout')) {
       await sleep(UPSTREAM_TIMEOUT_MS);
@@ -127,7 +137,7 @@ export class SimVendor {
     return { upstreamTaskId: job.id };
   }
 
-  private create(task: UpstreamContext['task']): Job {
+  private create(task: UpstreamContext['task'], submitter: SimNode | undefined): Job {
     const r = this.d.random();
     const id = `${this.options.name}-${++this.next}`;
     const now = Date.now();
@@ -155,7 +165,7 @@ export class SimVendor {
     const list = this.jobsByTask.get(task.taskId) ?? [];
     list.push(id);
     this.jobsByTask.set(task.taskId, list);
-    this.d.ledger.created(task.taskId, id);
+    this.d.ledger.created(task.taskId, id, submitter);
     return job;
   }
 
@@ -218,7 +228,7 @@ export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node
     pollIntervalMs: 5_000,
     maxAgeSeconds,
     async submit(ctx) {
-      const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task, ctx.idempotencyKey));
+      const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task, ctx.idempotencyKey, node));
       vendorOf(ctx).answered(answer.upstreamTaskId, node);
       return answer;
     },

@@ -214,7 +214,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   /** A pause longer than a session, and often longer than a submit lease. */
   function pause(p: SimProcess, kind: 'pause' | 'projectorStall'): void {
     faults.add(kind);
-    const ms = kind === 'pause' ? random.int(1_000, 150_000) : random.int(5_000, 60_000);
+    // Pauses reach well past a submit lease and another engine's lease of watching (90 s + 90 s).
+    const ms = kind === 'pause' ? random.int(1_000, 240_000) : random.int(5_000, 60_000);
     line(`pause ${p.node.name} ${ms} ms`);
     p.node.pause();
     setTimeout(() => {
@@ -230,8 +231,11 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     if (!faulty) return;
     const up = live.filter((p) => p.node.state === 'up');
     if (up.length > 0 && random.chance(o.rates.crashPerSecond)) crash(random.pick(up));
-    const stillUp = live.filter((p) => p.node.state === 'up' && p.role !== 'projector');
-    if (stillUp.length > 0 && random.chance(o.rates.pausePerSecond)) pause(random.pick(stillUp), 'pause');
+    // Pauses fall on engines mostly: an engine frozen mid-submit past its lease is what the fence is for.
+    const engines = live.filter((p) => p.node.state === 'up' && p.role === 'engine');
+    const apisUp = live.filter((p) => p.node.state === 'up' && p.role === 'api');
+    const pool = random.chance(0.75) ? engines : apisUp;
+    if (pool.length > 0 && random.chance(o.rates.pausePerSecond)) pause(random.pick(pool), 'pause');
     if (random.chance(o.rates.rebalancePerSecond)) {
       faults.add('rebalance');
       line('rebalance');
@@ -415,7 +419,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   // ---- drain: faults off, everyone resumed, the world left to finish ----
   faulty = false;
   line('faults off');
-  for (const p of live) if (p.node.state === 'paused') p.node.resume();
+  // Paused processes resume when their pause ends (at most 4 minutes): a pause cut short here
+  // would never outlast a lease, and the take-overs it causes are what the fence is for.
   const settled = () => answered >= o.tasks && starting.size === 0 && openTasks.size === 0 && books.tasksUnclosed === 0 && books.openReservations === 0;
   await runUntil(
     () => {
@@ -474,6 +479,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     callbacksDelivered: delivered,
     traceHash: hash.digest('hex').slice(0, 16),
   };
+  if (process.env.SIM_DUMP) (await import('node:fs')).writeFileSync(process.env.SIM_DUMP, trace.join('\n'));
   if (violation) {
     const subject = violation.subject;
     result.violation = {

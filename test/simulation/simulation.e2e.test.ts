@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const tsx = join('node_modules', '.bin', 'tsx');
 const FIRST_SEED = Number(process.env.SIM_SEED ?? 1000);
-const SEEDS = 28;
+const SEEDS = 30;
 const TASKS = 2000;
 
 interface Summary {
