@@ -234,7 +234,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     // Pauses fall on engines mostly: an engine frozen mid-submit past its lease is what the fence is for.
     const engines = live.filter((p) => p.node.state === 'up' && p.role === 'engine');
     const apisUp = live.filter((p) => p.node.state === 'up' && p.role === 'api');
-    const pool = random.chance(0.75) ? engines : apisUp;
+    // A hot world keeps its front doors: its point is the account with thousands of reservations open.
+    const pool = o.hot || random.chance(0.75) ? engines : apisUp;
     if (pool.length > 0 && random.chance(o.rates.pausePerSecond)) pause(random.pick(pool), 'pause');
     if (random.chance(o.rates.rebalancePerSecond)) {
       faults.add('rebalance');
