@@ -89,15 +89,10 @@ export const ALL_FAULTS: FaultRates = {
   maxClockSkewMs: 5_000,
 };
 
-export type FaultKind = keyof FaultRates | 'crash' | 'pause' | 'rebalance' | 'projectorStall';
-
 /** Faults injected so far, by kind. */
 export class FaultCounts {
   readonly counts = new Map<string, number>();
   add(kind: string): void {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
-  }
-  merge(other: ReadonlyMap<string, number>): void {
-    for (const [k, n] of other) this.counts.set(k, (this.counts.get(k) ?? 0) + n);
   }
 }

@@ -54,7 +54,6 @@ export interface TaskModel {
   outcome: 'succeeded' | 'failed' | null;
   reservation: 'open' | 'settled' | 'released' | 'none';
   upstreamSubmitted: number;
-  callbackUrl: boolean;
   /** The epoch of the submit claim open now (UpstreamSubmitClaimed), undefined when none is. */
   openClaim: number | undefined;
 }
@@ -186,7 +185,6 @@ export class Books {
           outcome: null,
           reservation: r ? r.state : 'none',
           upstreamSubmitted: 0,
-          callbackUrl: e.data.callbackUrl !== undefined,
           openClaim: undefined,
         });
         return;

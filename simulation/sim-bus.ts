@@ -70,11 +70,6 @@ export class SimBus {
     };
   }
 
-  /** Messages on a topic so far. */
-  messageCount(topic: string): number {
-    return (this.logs.get(topic) ?? []).reduce((n, p) => n + p.length, 0);
-  }
-
   /** Partitions move: every group of `node`'s members (or all groups) rebalances. */
   rebalanceAll(): void {
     for (const group of this.groups.values()) this.rebalance(group, true);

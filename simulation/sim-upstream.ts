@@ -1,7 +1,7 @@
 /**
  * The upstream vendors of a simulation: stateful, so a second submit of one task is seen and
  * counted (a vendor bills every job it runs). Each vendor remembers every job it created, by
- * its own id and by the gateway's task id. A vendor with `clientReference` honours the submit's
+ * its own id, and counts every submit call by the gateway's task id. A vendor with `clientReference` honours the submit's
  * client reference (the `Idempotency-Key` the adapters send, `submitReference`), as this
  * gateway's own routes do: the same key answers the job it already has instead of creating another.
  *
@@ -103,8 +103,7 @@ export interface UpstreamDeps {
 
 export class SimVendor {
   readonly jobs = new Map<string, Job>();
-  /** Jobs created per gateway task id (what the vendor bills). */
-  readonly jobsByTask = new Map<string, string[]>();
+  /** The job made for each client reference (a vendor that honours one). */
   private readonly byReference = new Map<string, Job>();
   /** Submit calls received per gateway task id, created or not. */
   readonly submitsByTask = new Map<string, number>();
@@ -162,9 +161,6 @@ export class SimVendor {
       reported: false,
     };
     this.jobs.set(id, job);
-    const list = this.jobsByTask.get(task.taskId) ?? [];
-    list.push(id);
-    this.jobsByTask.set(task.taskId, list);
     this.d.ledger.created(task.taskId, id, submitter);
     return job;
   }

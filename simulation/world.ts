@@ -6,6 +6,7 @@
  * step; the first violation ends the run with the trace of the task it concerns.
  */
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import pino from 'pino';
 import { streams } from '../src/domain/events.js';
 import { createAccountService } from '../src/engine/account-service.js';
@@ -480,7 +481,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     callbacksDelivered: delivered,
     traceHash: hash.digest('hex').slice(0, 16),
   };
-  if (process.env.SIM_DUMP) (await import('node:fs')).writeFileSync(process.env.SIM_DUMP, trace.join('\n'));
+  // SIM_DUMP=<file>: the whole trace of the world, for reading a seed beyond its failing task.
+  if (process.env.SIM_DUMP) writeFileSync(process.env.SIM_DUMP, trace.join('\n'));
   if (violation) {
     const subject = violation.subject;
     result.violation = {
