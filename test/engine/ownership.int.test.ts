@@ -13,7 +13,7 @@ import { waitForProjectedHead } from '../../projections/head.js';
 import { SUBMIT_LEASE_SECONDS } from '../../src/engine/dispatcher.js';
 import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
 import type { UpstreamAdapter } from '../../src/engine/upstream.js';
-import { upstreamAdapters } from '../../src/families/index.js';
+import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { waitForImageTask } from '../support/images.js';
@@ -33,28 +33,21 @@ let holdA: Promise<void> | undefined;
 const heldByA = new Set<string>();
 
 function observed(engine: string): Map<string, UpstreamAdapter> {
-  return new Map(
-    upstreamAdapters.map((a) => [
-      a.family,
-      {
-        ...a,
-        delivery: a.delivery,
-        submit: async (ctx) => {
-          entry(ctx.task.taskId).submits.push(engine);
-          const answer = await a.submit(ctx);
-          if (engine === 'A' && holdA) {
-            heldByA.add(ctx.task.taskId);
-            await holdA;
-          }
-          return answer;
-        },
-        poll: async (ctx) => {
-          entry(ctx.task.taskId).polls.push({ engine, at: Date.now() });
-          return a.poll(ctx);
-        },
-      } satisfies UpstreamAdapter,
-    ]),
-  );
+  return wrappedUpstreams((a) => ({
+    submit: async (ctx) => {
+      entry(ctx.task.taskId).submits.push(engine);
+      const answer = await a.submit(ctx);
+      if (engine === 'A' && holdA) {
+        heldByA.add(ctx.task.taskId);
+        await holdA;
+      }
+      return answer;
+    },
+    poll: async (ctx) => {
+      entry(ctx.task.taskId).polls.push({ engine, at: Date.now() });
+      return a.poll(ctx);
+    },
+  }));
 }
 
 let gw: TestGateway;

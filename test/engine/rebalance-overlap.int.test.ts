@@ -13,7 +13,7 @@ import { createOwnership, type Ownership } from '../../src/engine/ownership.js';
 import { outboundPolicy } from '../../src/engine/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
 import type { UpstreamAdapter } from '../../src/engine/upstream.js';
-import { upstreamAdapters } from '../../src/families/index.js';
+import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { waitForImageTask } from '../support/images.js';
@@ -37,39 +37,32 @@ interface Behaviour {
 
 /** The real adapters (simulator), observed per engine and slowed as `behaviour` says. */
 function observed(engine: string, behaviour: Behaviour): Map<string, UpstreamAdapter> {
-  return new Map(
-    upstreamAdapters.map((a) => [
-      a.family,
-      {
-        ...a,
-        delivery: a.delivery,
-        submit: async (ctx) => {
-          of(ctx.task.taskId).submits.push(engine);
-          await new Promise((r) => setTimeout(r, behaviour.submitDelayMs));
-          return a.submit(ctx);
-        },
-        poll: async (ctx) => {
-          const task = of(ctx.task.taskId);
-          task.polls.push({ engine, at: Date.now() });
-          if (behaviour.hangPolls) {
-            await new Promise<void>((resolve, reject) => {
-              const gaveUp = setTimeout(resolve, 3000);
-              ctx.signal?.addEventListener(
-                'abort',
-                () => {
-                  clearTimeout(gaveUp);
-                  task.abortedPolls.push({ engine, at: Date.now() });
-                  reject(new Error('poll aborted'));
-                },
-                { once: true },
-              );
-            });
-          }
-          return a.poll(ctx);
-        },
-      } satisfies UpstreamAdapter,
-    ]),
-  );
+  return wrappedUpstreams((a) => ({
+    submit: async (ctx) => {
+      of(ctx.task.taskId).submits.push(engine);
+      await new Promise((r) => setTimeout(r, behaviour.submitDelayMs));
+      return a.submit(ctx);
+    },
+    poll: async (ctx) => {
+      const task = of(ctx.task.taskId);
+      task.polls.push({ engine, at: Date.now() });
+      if (behaviour.hangPolls) {
+        await new Promise<void>((resolve, reject) => {
+          const gaveUp = setTimeout(resolve, 3000);
+          ctx.signal?.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(gaveUp);
+              task.abortedPolls.push({ engine, at: Date.now() });
+              reject(new Error('poll aborted'));
+            },
+            { once: true },
+          );
+        });
+      }
+      return a.poll(ctx);
+    },
+  }));
 }
 
 /** The engines' log lines (info and up), to see which dispatch a lease turned away. */

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
 import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
 import { readTask } from '../../src/engine/task-commands.js';
-import { UpstreamError, type UpstreamAdapter } from '../../src/engine/upstream.js';
+import { UpstreamError } from '../../src/engine/upstream.js';
+import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { failingOnce } from '../support/faulty-event-store.js';
@@ -132,25 +133,17 @@ function gated(options: { refuse?: boolean } = {}) {
   const inSubmit = new Promise<void>((r) => (entered = r));
   const answers: string[] = [];
   const calls = { submits: 0 };
-  const upstreams = new Map<string, UpstreamAdapter>(
-    upstreamAdapters.map((a) => [
-      a.family,
-      {
-        ...a,
-        delivery: a.delivery,
-        poll: (ctx) => a.poll(ctx),
-        submit: async (ctx) => {
-          calls.submits++;
-          entered();
-          await gate;
-          if (options.refuse) throw new UpstreamError('answered 503 after the pause', true, 503);
-          const answer = await a.submit(ctx);
-          answers.push(answer.upstreamTaskId);
-          return answer;
-        },
-      },
-    ]),
-  );
+  const upstreams = wrappedUpstreams((a) => ({
+    submit: async (ctx) => {
+      calls.submits++;
+      entered();
+      await gate;
+      if (options.refuse) throw new UpstreamError('answered 503 after the pause', true, 503);
+      const answer = await a.submit(ctx);
+      answers.push(answer.upstreamTaskId);
+      return answer;
+    },
+  }));
   return { upstreams, open, inSubmit, answers, calls };
 }
 

@@ -9,8 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
 import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
-import type { UpstreamAdapter } from '../../src/engine/upstream.js';
-import { upstreamAdapters } from '../../src/families/index.js';
+import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 
 let gw: TestGateway;
@@ -24,21 +23,13 @@ afterAll(() => gw.close());
 /** The images adapter, wrapped: every submit counted per task and held back `delayMs`. */
 function countingUpstreams(delayMs: number) {
   const submits = new Map<string, number>();
-  const upstreams = new Map<string, UpstreamAdapter>(
-    upstreamAdapters.map((a) => [
-      a.family,
-      {
-        ...a,
-        delivery: a.delivery,
-        poll: (ctx) => a.poll(ctx),
-        submit: async (ctx) => {
-          submits.set(ctx.task.taskId, (submits.get(ctx.task.taskId) ?? 0) + 1);
-          await new Promise((r) => setTimeout(r, delayMs));
-          return a.submit(ctx);
-        },
-      },
-    ]),
-  );
+  const upstreams = wrappedUpstreams((a) => ({
+    submit: async (ctx) => {
+      submits.set(ctx.task.taskId, (submits.get(ctx.task.taskId) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, delayMs));
+      return a.submit(ctx);
+    },
+  }));
   return { submits, upstreams };
 }
 
