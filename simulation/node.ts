@@ -63,7 +63,17 @@ export class SimNode {
   }
 
   pause(): void {
-    if (this.state === 'up') this.state = 'paused';
+    if (this.state !== 'up') return;
+    this.state = 'paused';
+    this.pausedSince = Date.now();
+  }
+
+  private pausedMs = 0;
+  private pausedSince = 0;
+
+  /** The process's own time: virtual milliseconds it has spent running (paused time does not count). */
+  awakeMs(): number {
+    return Date.now() - this.pausedMs - (this.state === 'paused' ? Date.now() - this.pausedSince : 0);
   }
 
   /** Virtual time (Date.now) the process last resumed from a pause. */
@@ -73,6 +83,7 @@ export class SimNode {
     if (this.state !== 'paused') return;
     this.state = 'up';
     this.lastResumedAt = Date.now();
+    this.pausedMs += Date.now() - this.pausedSince;
     this.wake();
   }
 

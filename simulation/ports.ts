@@ -27,7 +27,7 @@ export interface FaultDeps {
   /** False while the world is being set up or drained: no store faults then. */
   faulty: () => boolean;
   /** Told of every append that reached the store, with the process that made it (the trace names it). */
-  appended?: (events: readonly NewEvent[], node: SimNode) => void;
+  appended?: (stream: string, events: readonly NewEvent[], node: SimNode) => void;
 }
 
 export function nodeEventStore(store: EventStore, d: FaultDeps): EventStore {
@@ -50,7 +50,7 @@ export function nodeEventStore(store: EventStore, d: FaultDeps): EventStore {
           throw new SimulatedStoreError(`the append to ${stream} failed before it was written`);
         }
         const result = await store.append(stream, events, options);
-        d.appended?.(events, node);
+        d.appended?.(stream, events, node);
         if (maybe('appendAmbiguous')) throw new SimulatedStoreError(`the append to ${stream} was written but its answer was lost`);
         return result;
       }),

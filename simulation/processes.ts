@@ -150,6 +150,8 @@ export async function startEngine(shared: Shared, node: SimNode): Promise<SimPro
     log: silent,
     graceSeconds: shared.reservationGraceSeconds,
     clock: node.clock,
+    // As src/gateway.ts where instances split the work: each reservation has one reconciler.
+    owns: (taskId) => ownership.owns(taskId),
   });
   // Intervals as a deployment may set them (CALLBACK_CHECK_MS; the reconciler's is a quarter of its grace).
   const processes = [...engine.processes, scheduler, periodicProcess(deliverer, 5000), periodicProcess(reconciler, 15_000)];

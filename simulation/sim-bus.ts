@@ -50,9 +50,17 @@ export interface SimBusDeps {
   faulty: () => boolean;
 }
 
+/** What a process believes of one partition of one group: as its own listeners last ran. */
+interface Belief {
+  owned: boolean;
+  /** When its revoke listener last ran, in the process's own time (SimNode.awakeMs). */
+  revokedAt?: number;
+}
+
 export class SimBus {
   private readonly logs = new Map<string, BusMessage[][]>();
   private readonly groups = new Map<string, Group>();
+  private readonly beliefs = new Map<SimNode, Map<string, Belief>>();
 
   constructor(private readonly d: SimBusDeps) {}
 
@@ -68,6 +76,24 @@ export class SimBus {
       ping: () => node.call(async () => undefined),
       close: async () => undefined,
     };
+  }
+
+  /**
+   * Whether `node` believes it owns `partition` of `groupId` (its assign listener ran, its revoke
+   * listener not since), and when it last learnt it did not: a paused process believes what it
+   * believed when it froze.
+   */
+  belief(node: SimNode, groupId: string, partition: number): Readonly<Belief> {
+    return this.beliefs.get(node)?.get(`${groupId}/${partition}`) ?? { owned: false };
+  }
+
+  private believe(node: SimNode, groupId: string, partitions: readonly number[], owned: boolean): void {
+    let mine = this.beliefs.get(node);
+    if (!mine) this.beliefs.set(node, (mine = new Map<string, Belief>()));
+    for (const p of partitions) {
+      const key = `${groupId}/${p}`;
+      mine.set(key, owned ? { ...mine.get(key), owned } : { owned, revokedAt: node.awakeMs() });
+    }
   }
 
   /** Partitions move: every group of `node`'s members (or all groups) rebalances. */
@@ -150,7 +176,10 @@ export class SimBus {
       m.owned.clear();
       m.ready.clear();
       // A member whose session expired is not told until its process resumes (gate).
-      void this.enqueue(m, () => m.options.onRevoke?.(revoked));
+      void this.enqueue(m, () => {
+        this.believe(m.node, group.id, revoked, false);
+        return m.options.onRevoke?.(revoked);
+      });
     }
     group.owner.clear();
     for (let p = 0; p < this.d.partitions; p++) {
@@ -162,7 +191,10 @@ export class SimBus {
     for (const m of order) {
       if (m.owned.size === 0) continue;
       const assigned = [...m.owned];
-      const done = this.enqueue(m, () => m.options.onAssign?.(assigned));
+      const done = this.enqueue(m, () => {
+        this.believe(m.node, group.id, assigned, true);
+        return m.options.onAssign?.(assigned);
+      });
       for (const p of assigned) m.ready.set(p, done);
     }
     for (let p = 0; p < this.d.partitions; p++) void this.pump(group, p);

@@ -13,10 +13,12 @@ import { createAccountService } from '../src/engine/account-service.js';
 import { changePrices } from '../src/engine/price-commands.js';
 import { createChannel } from '../src/engine/channel-commands.js';
 import { submitTask } from '../src/engine/submit.js';
+import { CALLBACK_GROUP } from '../src/engine/callback-consumer.js';
+import { ENGINE_GROUP } from '../src/engine/ownership.js';
 import { auditAccounts } from '../src/audit/audit.js';
 import { createSqliteEventStore } from '../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../src/adapters/sqlite/view-store.js';
-import type { EventStore } from '../src/ports/event-store.js';
+import type { EventStore, NewEvent } from '../src/ports/event-store.js';
 import type { Caller } from '../src/engine/caller.js';
 import { FaultCounts, type FaultRates } from './faults.js';
 import { Books, InvariantViolation } from './invariants.js';
@@ -75,6 +77,17 @@ export const DEADLINE_SLACK_SECONDS = 120;
 const SESSION_TIMEOUT_MS = 10_000;
 const FAULTS_AFTER_LAST_SUBMIT_MS = 60_000;
 const ACCOUNTS = 3;
+const OBSERVE_BATCH = 5000;
+/** How long a process that lost a partition may still finish work it began on it (an upstream call's 30 s timeout and then some). */
+const OWNER_GRACE_MS = 60_000;
+
+/** The task an event is about: its task stream's, or the task an account or callback event names. */
+function taskOf(stream: string, e: NewEvent): string | undefined {
+  if (stream.startsWith('task-')) return stream.slice('task-'.length);
+  if (stream.startsWith('callback-')) return stream.slice('callback-'.length);
+  const data = e.data as { taskId?: unknown } | undefined;
+  return typeof data?.taskId === 'string' ? data.taskId : undefined;
+}
 const MODEL = 'anime-diffusion-4-5-full';
 const PRICE_PER_IMAGE = 10_000;
 
@@ -133,7 +146,10 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       rates: o.rates,
       faults,
       faulty: () => faulty,
-      appended: (events, by) => events.forEach((e) => appendedBy.set(e.id, by.name)),
+      appended: (stream, events, by) => {
+        for (const e of events) appendedBy.set(e.id, by.name);
+        checkOwner(stream, events, by);
+      },
     }),
     async post(node, _url, body, headers) {
       return node.call(async () => {
@@ -167,6 +183,33 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     reservationGraceSeconds: 60,
     callbackRetryScheduleSeconds: [1, 5, 30, 120, 600],
   };
+
+  /**
+   * Work on a task is done by the engine that owns its partition: the dispatcher, poller,
+   * settler, sweepers and callback deliverer are scoped to it (the callback scheduler to its own
+   * group's owner), so two engines never race on one task's work. A process that lost the
+   * partition may still finish what it began while it owned it (its revoke listener runs when it
+   * gets to it, as on Kafka): for OWNER_GRACE_MS of its own time after that (a pause stops it:
+   * a frozen process resumes where it was, and its fenced lease is what guards that).
+   */
+  function checkOwner(stream: string, events: readonly NewEvent[], by: SimNode): void {
+    if (!by.name.startsWith('engine-')) return;
+    for (const e of events) {
+      const taskId = taskOf(stream, e);
+      if (taskId === undefined) continue;
+      const partition = bus.partitionOf(taskId);
+      const { owned, revokedAt: revoked } = bus.belief(by, e.type === 'CallbackScheduled' ? CALLBACK_GROUP : ENGINE_GROUP, partition);
+      if (owned) continue;
+      if (revoked !== undefined && by.awakeMs() - revoked <= OWNER_GRACE_MS) continue;
+      fail(
+        new InvariantViolation(
+          'work on a task by an engine that does not own it',
+          `${e.type} by ${by.name}, which does not own partition ${partition}${revoked === undefined ? ' and never did' : ` (revoked ${((by.awakeMs() - revoked) / 1000).toFixed(1)} s of its own time before)`}`,
+          taskId,
+        ),
+      );
+    }
+  }
 
   // ---- the processes, and what kills, pauses and restarts them ----
   let generation = 0;
@@ -254,8 +297,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     if (appends === observedAppends) return;
     observedAppends = appends;
     for (;;) {
-      const batch = await raw.readAll({ after: seen, maxCount: 5000 });
-      if (batch.length === 0) return;
+      const batch = await raw.readAll({ after: seen, maxCount: OBSERVE_BATCH });
       for (const e of batch) {
         seen = e.position;
         const by = appendedBy.get(e.id);
@@ -272,7 +314,10 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           if (err instanceof InvariantViolation) fail(err);
           else throw err;
         }
+        if (e.type === 'TaskSucceeded' || e.type === 'TaskFailed') openTasks.delete(e.streamName.slice('task-'.length));
       }
+      // A short batch reached the head: no need to read again to find nothing.
+      if (batch.length < OBSERVE_BATCH) return;
     }
   }
 
@@ -397,7 +442,8 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
         }),
       ]);
       acknowledged++;
-      openTasks.add(taskId);
+      // Acknowledged after its end was seen (an answer held by a paused front door): nothing left to wait for.
+      if (!books.tasks.get(taskId)?.outcome) openTasks.add(taskId);
       acknowledgedAt.set(taskId, Math.floor(front.node.clock().getTime() / 1000));
       line(`acknowledged ${taskId}`);
     } catch (err) {
@@ -424,14 +470,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   // Paused processes resume when their pause ends (at most 4 minutes): a pause cut short here
   // would never outlast a lease, and the take-overs it causes are what the fence is for.
   const settled = () => answered >= o.tasks && starting.size === 0 && openTasks.size === 0 && books.tasksUnclosed === 0 && books.openReservations === 0;
-  await runUntil(
-    () => {
-      for (const id of openTasks) if (books.tasks.get(id)?.outcome) openTasks.delete(id);
-      return settled();
-    },
-    (o.maxAgeSeconds + DEADLINE_SLACK_SECONDS + 900) * 1000,
-    'every task final and every reservation closed',
-  );
+  await runUntil(settled, (o.maxAgeSeconds + DEADLINE_SLACK_SECONDS + 900) * 1000, 'every task final and every reservation closed');
   clearInterval(chaos);
 
   // ---- the books closed: the account service's own load, then the audit ----

@@ -14,6 +14,7 @@ import type { DomainEvent } from '../domain/events.js';
 import { toDomainEvent } from '../domain/recorded.js';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from '../ports/event-store.js';
 import { toNewEvents } from './append.js';
+import { streamStateCache } from './stream-state-cache.js';
 import type { Refusal } from './refusal.js';
 
 /** A state and the revision of the stream's last event folded into it (-1: no stream). */
@@ -57,14 +58,39 @@ export interface StreamCommand<State, Cmd, Event extends DomainEvent> {
  */
 export const CONFLICT_RETRIES = 5;
 
+/** The stream's state at its head: the cached state with what was appended since, else the whole stream folded. */
 export async function readState<State, Cmd, Event extends DomainEvent>(
   events: EventStore,
   stream: string,
   decider: Decider<State, Cmd, Event>,
 ): Promise<KnownState<State>> {
+  const cache = stateCache(events, decider);
+  const cached = cache.get(stream) as KnownState<State> | undefined;
+  if (cached) {
+    const newer = await events.readStream(stream, { fromRevision: cached.revision + 1 });
+    if (newer.length === 0) return cached;
+    let state = cached.state;
+    for (const event of newer) {
+      const domain = toDomainEvent(event);
+      if (domain) state = decider.evolve(state, domain);
+    }
+    return remember(cache, stream, { state, revision: newer[newer.length - 1]!.revision });
+  }
   const recorded = await events.readStream(stream);
   const domain = recorded.map(toDomainEvent).filter((e) => e !== undefined);
-  return { state: fold(decider, domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
+  const known = { state: fold(decider, domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
+  return known.revision === -1 ? known : remember(cache, stream, known);
+}
+
+function stateCache<State, Cmd, Event extends DomainEvent>(events: EventStore, decider: Decider<State, Cmd, Event>) {
+  return streamStateCache(events, decider as unknown as Decider<never, never, never>);
+}
+
+function remember<State>(cache: ReturnType<typeof streamStateCache>, stream: string, known: KnownState<State>): KnownState<State> {
+  const kept = cache.get(stream);
+  // Two reads of one stream may finish out of order: the later revision stays.
+  if (!kept || kept.revision < known.revision) cache.set(stream, known);
+  return known;
 }
 
 export async function executeCommand<State, Cmd, Event extends DomainEvent>(input: StreamCommand<State, Cmd, Event>): Promise<CommandResult<State, Event>> {
@@ -79,6 +105,7 @@ export async function executeCommand<State, Cmd, Event extends DomainEvent>(inpu
       const result = await events.append(stream, toNewEvents(decided, metadata), {
         expectedRevision: revision === -1 ? 'no_stream' : revision,
       });
+      // Not cached: the cache keeps states folded from stored events only (the next read adds these as stored).
       return { state: decided.reduce(decider.evolve, state), revision: result.nextExpectedRevision, events: decided, position: result.position };
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && attempt < CONFLICT_RETRIES) continue;

@@ -16,7 +16,10 @@ export interface Ownership {
   stop(): Promise<void>;
 }
 
-export function createOwnership(bus: Bus, groupId = 'gateway-engine'): Ownership {
+/** The consumer group engine instances split the task partitions by. */
+export const ENGINE_GROUP = 'gateway-engine';
+
+export function createOwnership(bus: Bus, groupId = ENGINE_GROUP): Ownership {
   const owned = new Set<number>();
   /** Adoptions of assigned partitions still under way (the bus does not wait for them). */
   const adopting = new Set<Promise<void>>();

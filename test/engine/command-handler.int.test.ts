@@ -184,4 +184,25 @@ describe('the command handler', () => {
     ).rejects.toBeInstanceOf(TooManySecretsError);
     expect(await store.readStream(STREAM)).toHaveLength(0);
   });
+
+  it('a stream read before is read again only from where it was: what anyone appended since is folded in, nothing twice', async () => {
+    const decider = recordingDecider([]);
+    const asked: (number | undefined)[] = [];
+    const counting = withOverrides(store, {
+      readStream: (stream, options) => {
+        asked.push(options?.fromRevision);
+        return store.readStream(stream, options);
+      },
+    });
+    await executeCommand({ events: counting, stream: STREAM, decider, command: { type: 'Append', secret: 'a' }, metadata: meta() });
+    expect(await readState(counting, STREAM, decider)).toEqual({ state: ['a'], revision: 0 });
+    // Another writer (another process) appends twice: the next read starts after what was folded.
+    await store.append(STREAM, toNewEvents([rotated('b'), rotated('c')], meta()));
+    expect(await readState(counting, STREAM, decider)).toEqual({ state: ['a', 'b', 'c'], revision: 2 });
+    expect(await readState(counting, STREAM, decider)).toEqual({ state: ['a', 'b', 'c'], revision: 2 });
+    expect(asked).toEqual([undefined, undefined, 1, 3]);
+    // Another store object (another process's handle) keeps its own: it reads the whole stream.
+    const other = withOverrides(store, {});
+    expect(await readState(other, STREAM, decider)).toEqual({ state: ['a', 'b', 'c'], revision: 2 });
+  });
 });

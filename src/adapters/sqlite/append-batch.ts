@@ -29,6 +29,15 @@ export interface AppendBatchResult {
   outcomes: JobOutcome<AppendResult>[];
   /** True when at least one event was written (subscriptions should wake). */
   wrote: boolean;
+  /** The events written, in position order. */
+  written: WrittenEvent[];
+}
+
+export interface WrittenEvent {
+  stream: string;
+  revision: number;
+  position: bigint;
+  event: SerializedEvent;
 }
 
 interface StreamHead {
@@ -52,7 +61,7 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
     )
     .safeIntegers(true);
 
-  function applyOne(job: AppendJob): { result: AppendResult; wrote: boolean } {
+  function applyOne(job: AppendJob): { result: AppendResult; written: WrittenEvent[] } {
     const head = lastOfStream.get(job.stream);
     const current = head ? Number(head.revision) : -1;
     const conflict = (): WrongExpectedRevisionError => new WrongExpectedRevisionError(job.stream, job.expected, current);
@@ -63,20 +72,20 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
       const firstRevision = current - job.events.length + 1;
       const isRetry =
         storedCount === job.events.length && stored.every((row, index) => row?.stream === job.stream && Number(row.revision) === firstRevision + index);
-      if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, wrote: false };
+      if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, written: [] };
       throw conflict();
     }
     if (!expectationHolds(job.expected, current)) throw conflict();
     if (job.events.length === 0) {
-      return { result: { nextExpectedRevision: current, position: head?.position ?? 0n }, wrote: false };
+      return { result: { nextExpectedRevision: current, position: head?.position ?? 0n }, written: [] };
     }
 
-    let position = 0n;
-    job.events.forEach((event, index) => {
-      const info = insert.run(job.stream, current + 1 + index, event.id, event.type, event.data, event.metadata);
-      position = BigInt(info.lastInsertRowid);
+    const written = job.events.map((event, index): WrittenEvent => {
+      const revision = current + 1 + index;
+      const info = insert.run(job.stream, revision, event.id, event.type, event.data, event.metadata);
+      return { stream: job.stream, revision, position: BigInt(info.lastInsertRowid), event };
     });
-    return { result: { nextExpectedRevision: current + job.events.length, position }, wrote: true };
+    return { result: { nextExpectedRevision: current + job.events.length, position: written.at(-1)!.position }, written };
   }
 
   // A transaction function called inside another one runs as a SAVEPOINT: when it throws,
@@ -86,33 +95,33 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
   function applyAfterPreceding(
     job: AppendJob,
     outcomeOf: ReadonlyMap<AppendJob, JobOutcome<AppendResult>>,
-  ): { outcome: JobOutcome<AppendResult>; wrote: boolean } {
+  ): { outcome: JobOutcome<AppendResult>; written: WrittenEvent[] } {
     if (job.after) {
       const preceding = outcomeOf.get(job.after);
       // The store queues a dependent append only behind a job of the same batch.
       if (!preceding) {
-        return { outcome: { ok: false, error: new Error(`append to ${job.stream}: the append it follows is not earlier in its batch`) }, wrote: false };
+        return { outcome: { ok: false, error: new Error(`append to ${job.stream}: the append it follows is not earlier in its batch`) }, written: [] };
       }
-      if (!preceding.ok) return { outcome: { ok: false, error: new PrecedingAppendFailedError(job.stream, preceding.error) }, wrote: false };
+      if (!preceding.ok) return { outcome: { ok: false, error: new PrecedingAppendFailedError(job.stream, preceding.error) }, written: [] };
     }
     try {
       const applied = inSavepoint(job);
-      return { outcome: { ok: true, value: applied.result }, wrote: applied.wrote };
+      return { outcome: { ok: true, value: applied.result }, written: applied.written };
     } catch (error) {
-      return { outcome: { ok: false, error }, wrote: false };
+      return { outcome: { ok: false, error }, written: [] };
     }
   }
 
   const inTransaction = db.transaction((jobs: readonly AppendJob[]): AppendBatchResult => {
-    let wrote = false;
+    const written: WrittenEvent[] = [];
     const outcomeOf = new Map<AppendJob, JobOutcome<AppendResult>>();
     const outcomes = jobs.map((job): JobOutcome<AppendResult> => {
       const applied = applyAfterPreceding(job, outcomeOf);
-      wrote ||= applied.wrote;
+      written.push(...applied.written);
       outcomeOf.set(job, applied.outcome);
       return applied.outcome;
     });
-    return { outcomes, wrote };
+    return { outcomes, wrote: written.length > 0, written };
   });
 
   return (jobs) => inTransaction.immediate(jobs);

@@ -20,9 +20,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream, revision);
 `;
 
-/** Largest SQLite INTEGER: the open upper bound of a position range. */
-export const MAX_POSITION = 9223372036854775807n;
-
 export interface EventRow {
   position: bigint;
   stream: string;

@@ -16,14 +16,18 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store.js';
-import { prepareAppendBatch, type AppendJob, type SerializedEvent } from './append-batch.js';
+import { prepareAppendBatch, type AppendJob, type SerializedEvent, type WrittenEvent } from './append-batch.js';
 import { createChangeNotifier } from './change-notifier.js';
 import { openSqlite } from './database.js';
-import { EVENTS_SCHEMA, MAX_POSITION, prepareEventQueries, sqlLimit, toJson, toRecordedEvent } from './event-rows.js';
+import { EVENTS_SCHEMA, prepareEventQueries, sqlLimit, toJson, toRecordedEvent } from './event-rows.js';
 import { createGroupCommit } from './group-commit.js';
 import { createQueuedAppends } from './queued-appends.js';
+import { createRecentEvents } from './recent-events.js';
 import { prepareStreamsWithPrefixRead } from './stream-prefix-read.js';
 import { createCatchUpSubscription, type BatchRead } from './subscription.js';
+
+/** Events kept decoded after their commit: more than a busy second's worth, a few MiB. */
+const RECENT_EVENTS_KEPT = 4096;
 
 export interface SqliteEventStoreOptions {
   path: string;
@@ -52,6 +56,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
   const streamsWithPrefix = prepareStreamsWithPrefixRead(db, () => assertOpen());
   const appendBatch = prepareAppendBatch(db);
   const notifier = createChangeNotifier();
+  const recent = createRecentEvents(RECENT_EVENTS_KEPT);
   const subscriptions = new Set<Subscription>();
   const pollIntervalMs = options.pollIntervalMs ?? 200;
   const defaultBatchSize = options.batchSize ?? 500;
@@ -62,12 +67,18 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
   const queuedAppends = createQueuedAppends();
   const groupCommit = createGroupCommit<AppendJob, AppendResult>((jobs) => {
     queuedAppends.batchTaken();
-    const { outcomes, wrote } = appendBatch(jobs);
+    const { outcomes, wrote, written } = appendBatch(jobs);
     stats.transactions += 1;
     stats.appends += jobs.length;
+    recent.add(written.map(toRecentEvent));
     if (wrote) queueMicrotask(() => notifier.notify());
     return outcomes;
   });
+
+  /** Events in (after, upTo]: from the ones this process just committed when it holds them all, else from SQLite. */
+  function readRange(after: bigint, upTo: bigint, limit: number, prefixes: readonly string[]): RecordedEvent[] {
+    return recent.read(after, upTo, limit, prefixes) ?? queries.readRange(after, upTo, limit, prefixes).map(toRecordedEvent);
+  }
 
   function assertOpen(): void {
     if (closed) throw new Error('event store is closed');
@@ -77,7 +88,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
     // Read the head first and bound the range by it: every position at or below the head is
     // final, so moving the cursor there can never skip a later commit.
     const head = queries.head();
-    const events = queries.readRange(after, head, batchSize, prefixes).map(toRecordedEvent);
+    const events = readRange(after, head, batchSize, prefixes);
     const last = events.at(-1);
     const scannedTo = events.length === batchSize && last ? last.position : head;
     return { events, scannedTo };
@@ -128,8 +139,8 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 
     async readAll(readOptions: ReadAllOptions = {}): Promise<RecordedEvent[]> {
       assertOpen();
-      const rows = queries.readRange(readOptions.after ?? 0n, MAX_POSITION, sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? []);
-      return rows.map(toRecordedEvent);
+      // Up to the head read first: every position at or below it is final (what an open range reads too).
+      return readRange(readOptions.after ?? 0n, queries.head(), sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? []);
     },
 
     readStreamsWithPrefix(prefix, readOptions = {}) {
@@ -172,6 +183,10 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
       db.close();
     },
   };
+}
+
+function toRecentEvent({ stream, revision, position, event }: WrittenEvent): RecordedEvent {
+  return toRecordedEvent({ position, stream, revision: BigInt(revision), event_id: event.id, type: event.type, data: event.data, metadata: event.metadata });
 }
 
 function requireStreamName(streamName: string): string {
