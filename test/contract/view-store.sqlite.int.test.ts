@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
@@ -20,6 +21,35 @@ viewStoreContract('sqlite', async () => {
 });
 
 describe('SQLite view store', () => {
+  it("a query shape gets its view's own index: a periodic pass searches it, sorted, without reading every document", async () => {
+    const dir = tempDir('sqlite-vs-');
+    const path = join(dir.path, 'views.db');
+    const store = createSqliteViewStore({ path });
+    try {
+      const docs = Array.from({ length: 200 }, (_, i) =>
+        write('callbacks', `c${i}`, BigInt(i + 1), { state: i % 2 ? 'pending' : 'done', nextAttemptAt: 1000 - i }),
+      );
+      await store.commit('p', [...docs, write('other', 'o1', 201n, { state: 'pending', nextAttemptAt: 0 })], 201n);
+      const due = await store.find<{ nextAttemptAt: number }>('callbacks', { state: 'pending' }, { sortBy: 'nextAttemptAt', limit: 3 });
+      expect(due.map((d) => d.doc.nextAttemptAt)).toEqual([801, 803, 805]);
+      expect(await store.count('callbacks', { state: 'pending' })).toBe(100);
+      const db = new Database(path, { readonly: true });
+      try {
+        const plan = db
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT id, position, doc FROM view_documents WHERE view = 'callbacks' AND doc IS NOT NULL AND doc -> '$."state"' = ? ORDER BY json_extract(doc, '$."nextAttemptAt"') ASC, id ASC LIMIT 3`,
+          )
+          .all('"pending"') as { detail: string }[];
+        expect(plan.map((p) => p.detail)).toEqual([expect.stringMatching(/^SEARCH view_documents USING INDEX view_shape_\w+ \(<expr>=\?\)$/)]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
   it('a commit that fails part-way leaves neither its writes nor its checkpoint', async () => {
     const dir = tempDir('sqlite-vs-');
     const store = createSqliteViewStore({ path: join(dir.path, 'views.db') });

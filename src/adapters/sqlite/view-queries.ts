@@ -12,6 +12,8 @@ export interface WhereClause {
   shape: string;
   sql: string;
   params: string[];
+  /** The expressions compared, as written in `sql` (an index on them can serve it). */
+  expressions: string[];
 }
 
 export function jsonPath(dotPath: string): string {
@@ -28,9 +30,11 @@ export function whereClause(where: Readonly<Record<string, ViewFieldValue>>): Wh
   const conditions: string[] = [];
   const params: string[] = [];
   const shape: string[] = [];
+  const expressions: string[] = [];
   for (const [field, value] of Object.entries(where)) {
     const path = jsonPath(field);
     if (value === null) {
+      expressions.push(`json_extract(doc, ${path})`);
       conditions.push(`json_extract(doc, ${path}) IS NULL`);
       shape.push(`${field}=null`);
       continue;
@@ -38,6 +42,7 @@ export function whereClause(where: Readonly<Record<string, ViewFieldValue>>): Wh
     if (typeof value === 'number' && !Number.isFinite(value)) {
       throw new TypeError(`view field ${field}: cannot match a non-finite number`);
     }
+    expressions.push(`doc -> ${path}`);
     conditions.push(`doc -> ${path} = ?`);
     params.push(JSON.stringify(value));
     shape.push(`${field}=?`);
@@ -46,15 +51,32 @@ export function whereClause(where: Readonly<Record<string, ViewFieldValue>>): Wh
     shape: JSON.stringify(shape),
     sql: conditions.map((condition) => ` AND ${condition}`).join(''),
     params,
+    expressions,
   };
 }
 
-export function orderClause(options: FindOptions): { shape: string; sql: string } {
+export function orderClause(options: FindOptions): { shape: string; sql: string; expression?: string } {
   const direction = options.desc ? 'DESC' : 'ASC';
   if (options.sortBy === undefined) return { shape: `id ${direction}`, sql: ` ORDER BY id ${direction}` };
   const path = jsonPath(options.sortBy);
+  const expression = `json_extract(doc, ${path})`;
   return {
     shape: `${options.sortBy} ${direction}`,
-    sql: ` ORDER BY json_extract(doc, ${path}) ${direction}, id ${direction}`,
+    sql: ` ORDER BY ${expression} ${direction}, id ${direction}`,
+    expression,
   };
+}
+
+/**
+ * The index that serves one view's query shape: the equality expressions, then the sort's, then
+ * the id, over that view's live documents only (a partial index: writes to other views never
+ * touch it). A query uses it when it names the view as the same literal (`viewLiteral`).
+ */
+export function shapeIndexSql(view: string, expressions: readonly string[], name: string): string {
+  return `CREATE INDEX IF NOT EXISTS ${name} ON view_documents (${[...expressions, 'id'].join(', ')}) WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL`;
+}
+
+/** A view name as an SQL string literal (quotes doubled), for the planner to match a partial index. */
+export function viewLiteral(view: string): string {
+  return `'${view.replaceAll("'", "''")}'`;
 }

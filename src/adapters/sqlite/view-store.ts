@@ -9,7 +9,8 @@ import type Database from 'better-sqlite3';
 import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import { openSqlite } from './database.js';
 import { memoCache } from '../../lib/memo-cache.js';
-import { orderClause, whereClause } from './view-queries.js';
+import { createHash } from 'node:crypto';
+import { orderClause, shapeIndexSql, viewLiteral, whereClause } from './view-queries.js';
 
 export interface SqliteViewStoreOptions {
   path: string;
@@ -36,6 +37,13 @@ interface DocumentRow {
 }
 
 const LIVE = 'FROM view_documents WHERE view = ? AND doc IS NOT NULL';
+/** The same, with the view as a literal: a query a partial index of that view's can serve. */
+const liveOf = (view: string) => `FROM view_documents WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL`;
+/**
+ * Indexes made on demand, one per view and query shape (as the MongoDB adapter makes them): the
+ * shapes are the engine's own queries, a few dozen at most; past this many, queries go unindexed.
+ */
+const MAX_SHAPE_INDEXES = 64;
 
 export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
   // Views are rebuilt from the event store, so their commits need not wait for the disk.
@@ -62,6 +70,19 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
   const pingStatement = db.prepare('SELECT 1');
   const findStatements = memoCache<string, Database.Statement<unknown[], DocumentRow>>(256);
   const countStatements = memoCache<string, Database.Statement<unknown[], { n: number }>>(256);
+  const shapeIndexes = new Set<string>();
+
+  /**
+   * Periodic passes (expiry, callbacks due, tasks in flight) sort and filter on fields inside the
+   * documents: without an index each pass reads and parses every document of the view.
+   */
+  function indexShape(view: string, expressions: readonly string[]): void {
+    if (expressions.length === 0) return;
+    const name = `view_shape_${createHash('sha256').update(view).update('\u0000').update(expressions.join('\u0000')).digest('hex').slice(0, 16)}`;
+    if (shapeIndexes.has(name) || shapeIndexes.size >= MAX_SHAPE_INDEXES) return;
+    shapeIndexes.add(name);
+    db.exec(shapeIndexSql(view, expressions, name));
+  }
 
   /** Applies writes with `statement` (guarded upsert for commits, unguarded replace for bulk loads) and moves the checkpoint. */
   const writesWith = (statement: Database.Statement<[string, string, bigint, string | null]>) =>
@@ -101,18 +122,22 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
     async find<T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, findOptions: FindOptions = {}) {
       const filter = whereClause(where);
       const order = orderClause(findOptions);
-      const statement = findStatements.getOrMake(`${filter.shape}|${order.shape}`, () =>
-        db.prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${LIVE}${filter.sql}${order.sql} LIMIT ? OFFSET ?`).safeIntegers(true),
-      );
+      const statement = findStatements.getOrMake(`${view}\u0000${filter.shape}|${order.shape}`, () => {
+        indexShape(view, order.expression ? [...filter.expressions, order.expression] : filter.expressions);
+        return db.prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${liveOf(view)}${filter.sql}${order.sql} LIMIT ? OFFSET ?`).safeIntegers(true);
+      });
       const limit = findOptions.limit === undefined ? -1 : Math.max(0, Math.trunc(findOptions.limit));
       const offset = Math.max(0, Math.trunc(findOptions.offset ?? 0));
-      return statement.all(view, ...filter.params, limit, offset).map((row) => toDocument<T>(row));
+      return statement.all(...filter.params, limit, offset).map((row) => toDocument<T>(row));
     },
 
     async count(view, where) {
       const filter = whereClause(where);
-      const statement = countStatements.getOrMake(filter.shape, () => db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${LIVE}${filter.sql}`));
-      return statement.get(view, ...filter.params)?.n ?? 0;
+      // No index of its own: a find's index on the same fields serves it (its leading columns).
+      const statement = countStatements.getOrMake(`${view}\u0000${filter.shape}`, () =>
+        db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${liveOf(view)}${filter.sql}`),
+      );
+      return statement.get(...filter.params)?.n ?? 0;
     },
 
     async commit(projection, writes, checkpoint) {
