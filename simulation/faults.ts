@@ -10,6 +10,12 @@ export interface FaultRates {
   crashPerSecond: number;
   /** Per simulated second: a process is paused for longer than any lease. */
   pausePerSecond: number;
+  /**
+   * An engine frozen while its submit call is with the vendor, until about when another engine
+   * takes its lease over: the pause the submit lease's fence is for, sought out rather than
+   * waited for (as FoundationDB's BUGGIFY seeks out the rare paths).
+   */
+  pauseMidSubmit: number;
   /** Per simulated second: partitions move between the engine processes (a rebalance). */
   rebalancePerSecond: number;
   /** Per simulated second: the projector stops for a while (projector lag). */
@@ -48,6 +54,7 @@ export const NO_FAULTS: FaultRates = {
   readFails: 0,
   crashPerSecond: 0,
   pausePerSecond: 0,
+  pauseMidSubmit: 0,
   rebalancePerSecond: 0,
   projectorStallPerSecond: 0,
   busDuplicate: 0,
@@ -72,6 +79,7 @@ export const ALL_FAULTS: FaultRates = {
   readFails: 0.002,
   crashPerSecond: 0.02,
   pausePerSecond: 0.04,
+  pauseMidSubmit: 0.005,
   rebalancePerSecond: 0.03,
   projectorStallPerSecond: 0.02,
   busDuplicate: 0.05,

@@ -55,12 +55,20 @@ export class UpstreamLedger {
   readonly windows = new Map<string, number>();
   onViolation: (v: InvariantViolation) => void = () => undefined;
 
-  /** `submitter`: the process whose call created the job. */
-  created(taskId: string, jobId: string, submitter: SimNode | undefined): void {
+  /**
+   * `submitter`: the process whose call created the job; `issuedAt`: when its call reached the
+   * vendor (a vendor takes a while to accept: a holder frozen when the call came in and resumed
+   * since was frozen past its lease, not running, when the decision to submit again was made).
+   */
+  created(taskId: string, jobId: string, submitter: SimNode | undefined, issuedAt: number): void {
     const before = this.jobs.get(taskId) ?? [];
     if (before.length > 0) {
       const holders = before.map((j) => this.answeredTo.get(j.jobId));
-      const running = holders.find((n) => n?.state === 'up');
+      // Frozen when the call came in, or when a later job of the task was made (its lease was
+      // taken over then): resumed since, it holds an answer it may no longer record (fenced).
+      const frozenPast = (n: SimNode, i: number) =>
+        n.lastResumedAt >= issuedAt || before.some((k) => k.createdAt > before[i]!.createdAt && n.lastResumedAt >= k.createdAt);
+      const running = holders.find((n, i) => n?.state === 'up' && !frozenPast(n, i));
       // A holder frozen before its call went out, resumed after another took its lease over: its
       // call still goes out (no upstream fences it), and its record is fenced — the window counted as an orphaned job.
       const staleHolder = submitter !== undefined && submitter.lastResumedAt >= before[0]!.createdAt;
@@ -70,7 +78,7 @@ export class UpstreamLedger {
           ? undefined
           : holders.some((n) => n?.state === 'crashed')
             ? 'answered process killed before recording, submitted again'
-            : holders.some((n) => n?.state === 'paused')
+            : holders.some((n, i) => n?.state === 'paused' || (n?.state === 'up' && frozenPast(n, i)))
               ? 'answered process paused past its lease, submitted again'
               : 'submit answer lost, submitted again';
       if (window === undefined) {
@@ -95,6 +103,8 @@ export class UpstreamLedger {
 
 export interface UpstreamDeps {
   ledger: UpstreamLedger;
+  /** Told when a process's submit call has reached the vendor (the world may freeze it there). */
+  submitArrived?: (submitter: SimNode, taskId: string) => void;
   random: () => Random;
   rates: FaultRates;
   faults: FaultCounts;
@@ -123,11 +133,15 @@ export class SimVendor {
   async submit(task: UpstreamContext['task'], idempotencyKey: string | undefined, submitter?: SimNode): Promise<{ upstreamTaskId: string }> {
     const taskId = task.taskId;
     this.submitsByTask.set(taskId, (this.submitsByTask.get(taskId) ?? 0) + 1);
+    const issuedAt = Date.now();
+    if (submitter) this.d.submitArrived?.(submitter, taskId);
+    // A vendor takes a while to accept a job, as real ones do (a tenth of a second to three).
+    await sleep(this.d.random().int(SUBMIT_LATENCY_MS[0], SUBMIT_LATENCY_MS[1]));
     if (this.fault('upstreamAnswersLate')) await sleep(this.d.random().int(5_000, 25_000));
     if (this.fault('upstreamSubmitFails')) throw new UpstreamError(`${this.options.name}: 503 try again`, true, 503);
     // A vendor with a client reference answers a key it has seen with the job it made for it.
     const existing = this.options.clientReference && idempotencyKey ? this.byReference.get(idempotencyKey) : undefined;
-    const job = existing ?? this.create(task, submitter);
+    const job = existing ?? this.create(task, submitter, issuedAt);
     if (this.options.clientReference && idempotencyKey) this.byReference.set(idempotencyKey, job);
     if (this.fault('upstreamAcceptThenTimeout')) {
       await sleep(UPSTREAM_TIMEOUT_MS);
@@ -136,7 +150,7 @@ export class SimVendor {
     return { upstreamTaskId: job.id };
   }
 
-  private create(task: UpstreamContext['task'], submitter: SimNode | undefined): Job {
+  private create(task: UpstreamContext['task'], submitter: SimNode | undefined, issuedAt: number): Job {
     const r = this.d.random();
     const id = `${this.options.name}-${++this.next}`;
     const now = Date.now();
@@ -161,7 +175,7 @@ export class SimVendor {
       reported: false,
     };
     this.jobs.set(id, job);
-    this.d.ledger.created(task.taskId, id, submitter);
+    this.d.ledger.created(task.taskId, id, submitter, issuedAt);
     return job;
   }
 
@@ -176,7 +190,9 @@ export class SimVendor {
     if (!job) return { state: 'lost', reason: 'the upstream no longer knows the task' };
     const now = Date.now();
     if (now < job.readyAt || job.outcome === 'never') {
-      const progress = Math.min(99, Math.floor(((now - job.createdAt) / Math.max(1, job.readyAt - job.createdAt)) * 100));
+      // In quarters, as many vendors report it: each change is an event, and none moves money.
+      const fraction = (now - job.createdAt) / Math.max(1, job.readyAt - job.createdAt);
+      const progress = Math.min(75, Math.floor(fraction * 4) * 25);
       return { state: progress > 0 ? 'in_progress' : 'queued', progress };
     }
     switch (job.outcome) {
@@ -203,6 +219,8 @@ export class SimVendor {
   }
 }
 
+/** How long a vendor takes to accept a submit, when nothing goes wrong. */
+const SUBMIT_LATENCY_MS = [100, 3_000] as const;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The adapter of the `images` channel family as process `node` runs it, speaking to the vendors by base URL. */

@@ -78,6 +78,8 @@ const SESSION_TIMEOUT_MS = 10_000;
 const FAULTS_AFTER_LAST_SUBMIT_MS = 60_000;
 const ACCOUNTS = 3;
 const OBSERVE_BATCH = 5000;
+/** A pause mid-submit: from past the submit lease to past another engine's take-over of it. */
+const MID_SUBMIT_PAUSE_MS = [90_000, 150_000] as const;
 /** How long a process that lost a partition may still finish work it began on it (an upstream call's 30 s timeout and then some). */
 const OWNER_GRACE_MS = 60_000;
 
@@ -110,7 +112,23 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const books = new Books();
   const ledger = new UpstreamLedger();
   const durationMs = o.hot ? ([300_000, 480_000] as const) : ([500, 90_000] as const);
-  const upstreamDeps = { random: rnd, rates: o.rates, faults, faulty: () => faulty, ledger };
+  const upstreamDeps = {
+    random: rnd,
+    rates: o.rates,
+    faults,
+    faulty: () => faulty,
+    ledger,
+    submitArrived(submitter: SimNode, taskId: string) {
+      const p = live.find((l) => l.node === submitter);
+      if (!faulty || p?.role !== 'engine' || submitter.state !== 'up') return;
+      // Another engine running, to take the lease over.
+      if (!live.some((l) => l !== p && l.role === 'engine' && l.node.state === 'up') || !random.chance(o.rates.pauseMidSubmit)) return;
+      // Past its lease (90 s) and another engine's watch of it; woken early, just after that one
+      // takes the lease over (observe), while its own submit is still with the vendor.
+      const wake = pause(p, 'pauseMidSubmit', random.int(MID_SUBMIT_PAUSE_MS[0], MID_SUBMIT_PAUSE_MS[1]));
+      frozenMidSubmit.set(taskId, { node: submitter, wake });
+    },
+  };
   const vendors = new Map([
     ['sim://vendor-with-reference', new SimVendor({ name: 'ref', clientReference: true, durationMs }, upstreamDeps)],
     ['sim://vendor-plain', new SimVendor({ name: 'plain', clientReference: false, durationMs }, upstreamDeps)],
@@ -255,21 +273,28 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     setTimeout(() => bus.expire(p.node), SESSION_TIMEOUT_MS);
     setTimeout(() => void start(p.role), random.int(1_000, 30_000));
   }
-  /** A pause longer than a session, and often longer than a submit lease. */
-  function pause(p: SimProcess, kind: 'pause' | 'projectorStall'): void {
+  /** Engines frozen mid-submit, by the task they were submitting. */
+  const frozenMidSubmit = new Map<string, { node: SimNode; wake: () => void }>();
+  /** A pause longer than a session, and often longer than a submit lease. Returns what ends it early. */
+  function pause(p: SimProcess, kind: 'pause' | 'pauseMidSubmit' | 'projectorStall', length?: number): () => void {
     faults.add(kind);
     // Pauses reach well past a submit lease and another engine's lease of watching (90 s + 90 s).
-    const ms = kind === 'pause' ? random.int(1_000, 240_000) : random.int(5_000, 60_000);
+    const ms = length ?? (kind === 'pause' ? random.int(1_000, 240_000) : random.int(5_000, 60_000));
     line(`pause ${p.node.name} ${ms} ms`);
     p.node.pause();
     setTimeout(() => {
       if (p.node.state === 'paused') bus.expire(p.node);
     }, SESSION_TIMEOUT_MS);
-    setTimeout(() => {
+    let over = false;
+    const resume = () => {
+      if (over) return;
+      over = true;
       line(`resume ${p.node.name}`);
       p.node.resume();
       bus.rejoin(p.node);
-    }, ms);
+    };
+    setTimeout(resume, ms);
+    return resume;
   }
   const chaos = setInterval(() => {
     if (!faulty) return;
@@ -280,7 +305,9 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     const apisUp = live.filter((p) => p.node.state === 'up' && p.role === 'api');
     // A hot world keeps its front doors: its point is the account with thousands of reservations open.
     const pool = o.hot || random.chance(0.75) ? engines : apisUp;
-    if (pool.length > 0 && random.chance(o.rates.pausePerSecond)) pause(random.pick(pool), 'pause');
+    // One of a role frozen at a time: the others go on and meet what the frozen one left (with
+    // every engine frozen most of the time, tasks would run only once the faults stop).
+    if (pool.length > 1 && random.chance(o.rates.pausePerSecond)) pause(random.pick(pool), 'pause');
     if (random.chance(o.rates.rebalancePerSecond)) {
       faults.add('rebalance');
       line('rebalance');
@@ -315,10 +342,19 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           else throw err;
         }
         if (e.type === 'TaskSucceeded' || e.type === 'TaskFailed') openTasks.delete(e.streamName.slice('task-'.length));
+        if (e.type === 'UpstreamSubmitClaimed') wakeFrozenHolder(e.streamName.slice('task-'.length), by);
       }
       // A short batch reached the head: no need to read again to find nothing.
       if (batch.length < OBSERVE_BATCH) return;
     }
+  }
+
+  /** Another engine took the lease over: its frozen holder wakes within 2 s, its submit's answer in hand or on its way. */
+  function wakeFrozenHolder(taskId: string, claimer: string | undefined): void {
+    const frozen = frozenMidSubmit.get(taskId);
+    if (!frozen || frozen.node.name === claimer) return;
+    frozenMidSubmit.delete(taskId);
+    setTimeout(frozen.wake, random.int(0, 2000));
   }
 
   let steps = 0;

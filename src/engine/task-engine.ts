@@ -2,6 +2,7 @@
  * The task engine: dispatcher, poller, settler and expirer wired to one store. In the embedded
  * deployment one engine owns every task.
  */
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -87,6 +88,10 @@ const DISPATCH_RETRY: Backoff = { initialMs: 200 };
 /** Between tries of adopting a partition's tasks: 500 ms doubling, at most 30 s. */
 const ADOPT_RETRY: Backoff = { initialMs: 500, maxMs: 30_000 };
 
+/** Looking again at a task another instance is submitting: after 1 s, doubling up to 15 s. */
+const LOOK_AGAIN_FIRST_MS = 1000;
+const LOOK_AGAIN_MAX_MS = 15_000;
+
 export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const poller = createPoller({ ...deps, log: deps.log.child({ processor: 'poller' }) });
   /** Processors that follow partitions: told of each assignment and revocation. */
@@ -158,19 +163,25 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   // Owner of this engine's submit leases: readable in the event log (host, process), unique per start.
   const instanceId = deps.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   /**
-   * Tasks whose submit lease another instance holds are looked at again every second until the
-   * submit is recorded (then followed here, as the holder may have left with its partition) or
-   * this instance has watched the claim open for a whole lease (then claimed here).
+   * Tasks whose submit lease another instance holds are looked at again until the submit is
+   * recorded (then followed here, as the holder may have left with its partition) or this
+   * instance has watched the claim open for a whole lease (then claimed here): after a second at
+   * first, then less often (a holder that has not recorded within seconds is stalled, and its
+   * lease can be taken over only once it has been watched for a whole lease), never past the
+   * moment the watch ends.
    */
   const lookAgain = new Set<NodeJS.Timeout>();
+  const looks = new LRUCache<string, number>({ max: 10_000 });
   const onClaimedElsewhere = (taskId: string, untilExpiry: number) => {
     if (stopping) return;
+    const n = looks.get(taskId) ?? 0;
+    looks.set(taskId, n + 1);
     const timer = setTimeout(
       () => {
         lookAgain.delete(timer);
         if (!stopping && deps.ownership.owns(taskId)) dispatchInBackground(taskId);
       },
-      Math.max(50, Math.min(1000, untilExpiry)),
+      Math.max(50, Math.min(LOOK_AGAIN_FIRST_MS * 2 ** n, LOOK_AGAIN_MAX_MS, untilExpiry)),
     );
     lookAgain.add(timer);
   };
