@@ -69,6 +69,8 @@ export class Books {
   openReservations = 0;
   /** Tasks whose reservation is not closed yet (open, or not seen). */
   tasksUnclosed = 0;
+  /** The most reservations one account has held open at once. */
+  mostOpen = 0;
 
   private account(id: string): AccountModel {
     let a = this.accounts.get(id);
@@ -106,6 +108,7 @@ export class Books {
         const id = e.data.reservationId;
         if (a.open.has(id) || a.closed.has(id)) throw new InvariantViolation('reservation opened twice', id, e.data.taskId);
         a.open.set(id, { amount: e.data.amount, taskId: e.data.taskId });
+        this.mostOpen = Math.max(this.mostOpen, a.open.size);
         this.openReservations++;
         this.reservations.set(id, { taskId: e.data.taskId, state: 'open' });
         return;

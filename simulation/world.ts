@@ -68,6 +68,8 @@ export interface RunResult {
   /** Submit calls that reached a vendor beyond one per task (deduplicated by a client reference or not). */
   extraSubmitCalls: number;
   callbacksDelivered: number;
+  /** The most reservations one account held open at once (a hot world's point: thousands). */
+  mostOpen: number;
   traceHash: string;
   violation?: { invariant: string; detail: string; subject: string; trace: string[] };
 }
@@ -554,6 +556,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     windows: Object.fromEntries(ledger.windows),
     extraSubmitCalls: [...vendors.values()].reduce((n, v) => n + [...v.submitsByTask.values()].reduce((m, c) => m + c - 1, 0), 0),
     callbacksDelivered: delivered,
+    mostOpen: books.mostOpen,
     traceHash: hash.digest('hex').slice(0, 16),
   };
   // SIM_DUMP=<file>: the whole trace of the world, for reading a seed beyond its failing task.

@@ -212,7 +212,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
         if (doc.stage === 'submitted') dispatchInBackground(doc.taskId);
         else {
           const task = await loadTracked(deps.events, doc.taskId);
-          if (task && task.status !== 'submitted') poller.track(task);
+          // Revoked while it was read (the revoke already untracked what it had): not tracked after it.
+          if (task && task.status !== 'submitted' && deps.ownership.owns(doc.taskId)) poller.track(task);
         }
       } catch (err) {
         deps.log.error({ err, taskId: doc.taskId }, 'adopting a task failed');

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitForProjectedHead } from '../../projections/head.js';
 import { createOwnership, type Ownership } from '../../src/engine/ownership.js';
 import { outboundPolicy } from '../../src/engine/outbound-guard.js';
-import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
+import { createTaskEngine, type TaskEngine, type TaskEngineDeps } from '../../src/engine/task-engine.js';
+import { withOverrides } from '../support/event-store-overrides.js';
 import type { UpstreamAdapter } from '../../src/engine/upstream.js';
 import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
@@ -82,13 +83,17 @@ interface Instance {
 }
 
 /** A started engine whose group membership the test scripts (it owns nothing yet). */
-async function instance(name: string, options: Partial<Behaviour> & { viewsReachHead?: () => Promise<void> } = {}): Promise<Instance> {
+async function instance(
+  name: string,
+  options: Partial<Behaviour> & { viewsReachHead?: () => Promise<void>; events?: TaskEngineDeps['events'] } = {},
+): Promise<Instance> {
   const deps = gw.gateway.deps;
   const group = scriptedGroupBus(deps.bus);
   const ownership = createOwnership(group.bus, 'rebalance-test');
   const behaviour: Behaviour = { submitDelayMs: options.submitDelayMs ?? 0, hangPolls: options.hangPolls ?? false };
   const engine = createTaskEngine({
     ...deps,
+    ...(options.events ? { events: options.events } : {}),
     upstreams: observed(name, behaviour),
     log: pino({ level: 'info' }, { write: (line: string) => void logged.push({ engine: name, ...(JSON.parse(line) as { msg: string; taskId?: string }) }) }),
     assetRetentionSeconds: 3600,
@@ -275,4 +280,43 @@ describe('ownership during a rebalance', () => {
     closed += ids.length;
     await expectChargedOnce(closed);
   }, 40_000);
+
+  it('a task whose adoption was reading it when its partition was revoked is not polled by the old owner', async () => {
+    const deps = gw.gateway.deps;
+    // B's polls hang (until its revoke aborts them): the tasks stay unfinished, dispatched.
+    const b = await instance('B', { hangPolls: true });
+    await b.member.assign(everyPartition());
+    const ids = await submitTasks(2, 'adopted while revoked');
+    await eventually(async () => (ids.every((id) => of(id).polls.length > 0) ? true : undefined));
+    // A reads task streams only when the test says so: its adoption waits in that read.
+    let release!: () => void;
+    const reads = new Promise<void>((r) => (release = r));
+    let held = 0;
+    const events = withOverrides(deps.events, {
+      readStream: async (stream, options) => {
+        if (stream.startsWith('task-')) {
+          held++;
+          await reads;
+        }
+        return deps.events.readStream(stream, options);
+      },
+    });
+    const a = await instance('A', { events });
+    onTeardown = release;
+    await b.member.revoke(everyPartition());
+    void a.member.assign(everyPartition());
+    await eventually(async () => (held > 0 ? true : undefined));
+    // Revoked while the adoption reads the tasks: when the reads answer, A tracks none of them.
+    await a.member.revoke(everyPartition());
+    release();
+    await new Promise((r) => setTimeout(r, 500));
+    const pollsByA = () => ids.flatMap((id) => of(id).polls.filter((p) => p.engine === 'A'));
+    expect(pollsByA()).toEqual([]);
+
+    await b.member.assign(everyPartition());
+    for (const id of ids) expect((await waitForImageTask(api, id, 30_000)).status, id).toBe('completed');
+    expect(pollsByA()).toEqual([]);
+    closed += ids.length;
+    await expectChargedOnce(closed);
+  }, 60_000);
 });

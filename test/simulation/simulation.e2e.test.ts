@@ -1,8 +1,9 @@
 /**
  * The deterministic simulation's slice in `npm test`: ≥ 50,000 task life cycles over seeded
- * worlds with every fault kind on, 0 invariant violations; and a seed replayed gives the same
- * trace. The seeds are printed (SIM_SEED moves the slice; a failing seed replays with
- * `npm run simulate -- --seed N --tasks 2000`).
+ * worlds with every fault kind on, 0 invariant violations; two hot worlds (one account holding
+ * thousands of reservations open) whose books still close; and a seed replayed gives the same
+ * trace. The seeds are printed (SIM_SEED and SIM_HOT_SEED move the slice; a failing seed
+ * replays with `npm run simulate -- --seed N --tasks 2000`, or `--tasks 7000 --hot`).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,6 +15,9 @@ const tsx = join('node_modules', '.bin', 'tsx');
 const FIRST_SEED = Number(process.env.SIM_SEED ?? 1000);
 const SEEDS = 30;
 const TASKS = 2000;
+const FIRST_HOT_SEED = Number(process.env.SIM_HOT_SEED ?? 500);
+const HOT_SEEDS = 2;
+const HOT_TASKS = 7000;
 
 interface Summary {
   seeds: number;
@@ -22,6 +26,7 @@ interface Summary {
   invariantChecks: number;
   faults: Record<string, number>;
   windows: Record<string, number>;
+  mostOpen: number;
   violations: { seed: number; invariant: string; detail: string; subject: string }[];
   wallSeconds: number;
 }
@@ -51,6 +56,7 @@ describe('deterministic simulation', () => {
       'readFails',
       'crash',
       'pause',
+      'pauseMidSubmit',
       'rebalance',
       'projectorStall',
       'busDuplicate',
@@ -69,6 +75,20 @@ describe('deterministic simulation', () => {
       expect(summary.faults[kind], kind).toBeGreaterThan(0);
     }
   }, 1_600_000);
+
+  it(`${HOT_SEEDS} hot worlds from ${FIRST_HOT_SEED}, ${HOT_TASKS} submits on one account: thousands of reservations open, the books still close`, async () => {
+    const summary = await simulate(
+      ['--seed', String(FIRST_HOT_SEED), '--seeds', String(HOT_SEEDS), '--tasks', String(HOT_TASKS), '--hot', '--jobs', '2'],
+      900_000,
+    );
+    console.log(
+      `simulation (hot): seeds ${FIRST_HOT_SEED}..${FIRST_HOT_SEED + HOT_SEEDS - 1}, ${summary.lifecycles} life cycles, at most ${summary.mostOpen} reservations open on one account, ${summary.wallSeconds} s`,
+    );
+    expect(summary.violations).toEqual([]);
+    expect(summary.seeds).toBe(HOT_SEEDS);
+    // Past where the books once stopped closing (4,000 open).
+    expect(summary.mostOpen).toBeGreaterThan(4000);
+  }, 960_000);
 
   it('a seed replays to the same trace', async () => {
     const summary = await simulate(['--seed', String(FIRST_SEED + 7), '--tasks', '300', '--replay'], 300_000);
