@@ -79,7 +79,7 @@ export const ALL_FAULTS: FaultRates = {
   readFails: 0.002,
   crashPerSecond: 0.02,
   pausePerSecond: 0.04,
-  pauseMidSubmit: 0.005,
+  pauseMidSubmit: 0.01,
   rebalancePerSecond: 0.03,
   projectorStallPerSecond: 0.02,
   busDuplicate: 0.05,

@@ -192,8 +192,21 @@ export class Books {
         });
         return;
       }
+      case 'UpstreamSubmitClaimed':
+        if (t) t.openClaim = e.data.epoch;
+        return;
       case 'UpstreamSubmitted':
-        if (t && ++t.upstreamSubmitted > 1)
+      case 'UpstreamSubmitFailed':
+        // The lease's fence: an outcome is made under the claim open when it is recorded.
+        if (t && e.data.epoch !== undefined && e.data.epoch !== t.openClaim) {
+          throw new InvariantViolation(
+            'outcome recorded under a claim no longer open',
+            `${e.type} of epoch ${e.data.epoch}, the claim open is ${t.openClaim === undefined ? 'none' : `epoch ${t.openClaim}`}`,
+            taskId,
+          );
+        }
+        if (t) t.openClaim = undefined;
+        if (e.type === 'UpstreamSubmitted' && t && ++t.upstreamSubmitted > 1)
           throw new InvariantViolation('task recorded as submitted twice', `${t.upstreamSubmitted} UpstreamSubmitted`, taskId);
         return;
       case 'TaskSucceeded':

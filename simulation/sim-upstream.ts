@@ -50,6 +50,8 @@ export interface VendorOptions {
  */
 export class UpstreamLedger {
   private readonly jobs = new Map<string, { jobId: string; createdAt: number }[]>();
+  /** Every submit call by gateway task: when it reached a vendor, and from which process. */
+  private readonly calls = new Map<string, { issuedAt: number; by: SimNode | undefined }[]>();
   /** The process each job's submit was answered to. */
   private readonly answeredTo = new Map<string, SimNode>();
   readonly windows = new Map<string, number>();
@@ -64,14 +66,19 @@ export class UpstreamLedger {
     const before = this.jobs.get(taskId) ?? [];
     if (before.length > 0) {
       const holders = before.map((j) => this.answeredTo.get(j.jobId));
-      // Frozen when the call came in, or when a later job of the task was made (its lease was
-      // taken over then): resumed since, it holds an answer it may no longer record (fenced).
+      // Frozen when this call came in, or when another process's later call did (its lease had
+      // been taken over by then, whether or not that call made a job): resumed since, it holds
+      // an answer it may no longer record (fenced).
+      const calls = this.calls.get(taskId) ?? [];
       const frozenPast = (n: SimNode, i: number) =>
-        n.lastResumedAt >= issuedAt || before.some((k) => k.createdAt > before[i]!.createdAt && n.lastResumedAt >= k.createdAt);
+        n.lastResumedAt >= issuedAt || calls.some((c) => c.by !== n && c.issuedAt >= before[i]!.createdAt && n.lastResumedAt >= c.issuedAt);
       const running = holders.find((n, i) => n?.state === 'up' && !frozenPast(n, i));
-      // A holder frozen before its call went out, resumed after another took its lease over: its
-      // call still goes out (no upstream fences it), and its record is fenced — the window counted as an orphaned job.
-      const staleHolder = submitter !== undefined && submitter.lastResumedAt >= before[0]!.createdAt;
+      // A holder frozen before its call went out, resumed after another took its lease over (a
+      // job made, or another process's call in): its call still goes out (no upstream fences
+      // it), and its record is fenced — the window counted as an orphaned job.
+      const staleHolder =
+        submitter !== undefined &&
+        (submitter.lastResumedAt >= before[0]!.createdAt || calls.some((c) => c.by !== submitter && submitter.lastResumedAt >= c.issuedAt));
       const window = staleHolder
         ? 'holder resumed past its lease, submitted again'
         : running
@@ -93,6 +100,13 @@ export class UpstreamLedger {
     }
     before.push({ jobId, createdAt: Date.now() });
     this.jobs.set(taskId, before);
+  }
+
+  /** A submit call for `taskId` reached a vendor (a job made or found for it, or none). */
+  called(taskId: string, by: SimNode | undefined): void {
+    const calls = this.calls.get(taskId) ?? [];
+    calls.push({ issuedAt: Date.now(), by });
+    this.calls.set(taskId, calls);
   }
 
   /** The submit that created (or found) `jobId` was answered to `node`, running. */
@@ -134,6 +148,7 @@ export class SimVendor {
     const taskId = task.taskId;
     this.submitsByTask.set(taskId, (this.submitsByTask.get(taskId) ?? 0) + 1);
     const issuedAt = Date.now();
+    this.d.ledger.called(taskId, submitter);
     if (submitter) this.d.submitArrived?.(submitter, taskId);
     // A vendor takes a while to accept a job, as real ones do (a tenth of a second to three).
     await sleep(this.d.random().int(SUBMIT_LATENCY_MS[0], SUBMIT_LATENCY_MS[1]));

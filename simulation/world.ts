@@ -81,7 +81,7 @@ const FAULTS_AFTER_LAST_SUBMIT_MS = 60_000;
 const ACCOUNTS = 3;
 const OBSERVE_BATCH = 5000;
 /** A pause mid-submit: from past the submit lease to past another engine's take-over of it. */
-const MID_SUBMIT_PAUSE_MS = [90_000, 150_000] as const;
+const MID_SUBMIT_PAUSE_MS = [120_000, 200_000] as const;
 /** How long a process that lost a partition may still finish work it began on it (an upstream call's 30 s timeout and then some). */
 const OWNER_GRACE_MS = 60_000;
 
@@ -351,12 +351,14 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     }
   }
 
-  /** Another engine took the lease over: its frozen holder wakes within 2 s, its submit's answer in hand or on its way. */
+  /** Another engine took the lease over: its frozen holder wakes at once, its submit's answer in hand or on its way. */
   function wakeFrozenHolder(taskId: string, claimer: string | undefined): void {
     const frozen = frozenMidSubmit.get(taskId);
     if (!frozen || frozen.node.name === claimer) return;
     frozenMidSubmit.delete(taskId);
-    setTimeout(frozen.wake, random.int(0, 2000));
+    line(`${frozen.node.name} to wake: its lease of ${taskId} taken over by ${claimer ?? '?'}`);
+    // Within half a second: while the new holder's own submit is still with the vendor (0.1-3 s).
+    setTimeout(frozen.wake, random.int(0, 500));
   }
 
   let steps = 0;

@@ -6,6 +6,7 @@
  * deadline, so the precise paths get their turn first; a task that ended meanwhile is left as
  * it is (failing a final task decides nothing). Synchronous tasks are the reconciler's.
  */
+import { dueDocuments } from './due-documents.js';
 import type { Logger } from 'pino';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
@@ -45,10 +46,15 @@ export function createDeadlineSweeper(deps: {
     const now = deps.clock();
     // Oldest first; none younger than the shortest maximum age can be late.
     const latestCandidate = Math.floor((now.getTime() - graceMs) / 1000) - shortest;
-    const inflight = await deps.views.find<InflightDoc>('inflight', { sync: false }, { sortBy: 'createdAt', limit: 1000 });
+    const inflight = await dueDocuments<InflightDoc>(
+      deps.views,
+      'inflight',
+      { sync: false },
+      { sortBy: 'createdAt', limit: 1000 },
+      (doc) => doc.createdAt <= latestCandidate,
+    );
     let failed = 0;
     for (const { doc } of inflight) {
-      if (doc.createdAt > latestCandidate) break;
       if (!deps.ownership.owns(doc.taskId)) continue;
       const known = await readTask(deps.events, doc.taskId);
       const { state } = known;

@@ -8,6 +8,7 @@ import type { AssetStore } from '../ports/asset-store.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { AssetExpiryDoc } from '../../projections/asset-expiry.js';
+import { dueDocuments } from './due-documents.js';
 import { periodic, type Periodic } from './periodic.js';
 import { executeTask } from './task-commands.js';
 
@@ -24,10 +25,9 @@ export function createExpirer(deps: {
 }): Expirer {
   return periodic('expiry', deps.log, async function pass(): Promise<number> {
     const now = Math.floor(deps.clock().getTime() / 1000);
-    const due = await deps.views.find<AssetExpiryDoc>('asset-expiry', {}, { sortBy: 'expireAt', limit: 500 });
+    const due = await dueDocuments<AssetExpiryDoc>(deps.views, 'asset-expiry', {}, { sortBy: 'expireAt', limit: 500 }, (doc) => doc.expireAt <= now);
     let expired = 0;
     for (const { doc } of due) {
-      if (doc.expireAt > now) break;
       if (deps.owns && !deps.owns(doc.taskId)) continue;
       for (const key of doc.assetKeys) await deps.assets.delete(key);
       await executeTask(

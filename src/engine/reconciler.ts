@@ -5,6 +5,7 @@
  * It is also the settler's backstop: a task that ended but whose reservation is still open after
  * the grace period is settled here (`settleEndedTask`).
  */
+import { dueDocuments } from './due-documents.js';
 import type { Logger } from 'pino';
 import { streams } from '../domain/events.js';
 import type { EventStore } from '../ports/event-store.js';
@@ -106,10 +107,15 @@ export function createReconciler(deps: {
   return periodic('reconciler', deps.log, async function pass(): Promise<number> {
     const now = deps.clock();
     const cutoff = now.getTime() - deps.graceSeconds * 1000;
-    const open = await deps.views.find<OpenReservationDoc>('open-reservations', {}, { sortBy: 'at', limit: 1000 });
+    const open = await dueDocuments<OpenReservationDoc>(
+      deps.views,
+      'open-reservations',
+      {},
+      { sortBy: 'at', limit: 1000 },
+      (doc) => Date.parse(doc.at) <= cutoff,
+    );
     let released = 0;
     for (const { doc } of open) {
-      if (Date.parse(doc.at) > cutoff) break;
       if (deps.owns && !deps.owns(doc.taskId)) continue;
       const task = await deps.events.readStream(streams.task(doc.taskId), { maxCount: 1 });
       if (task.length > 0) {
