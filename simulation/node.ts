@@ -66,10 +66,18 @@ export class SimNode {
     if (this.state !== 'up') return;
     this.state = 'paused';
     this.pausedSince = Date.now();
+    this.pauses.push({ from: this.pausedSince, to: Infinity });
   }
 
   private pausedMs = 0;
   private pausedSince = 0;
+  /** Every pause so far: [from, to) in virtual ms (to: Infinity while it lasts). */
+  private readonly pauses: { from: number; to: number }[] = [];
+
+  /** Whether the process was frozen at virtual time `t`. */
+  wasPausedAt(t: number): boolean {
+    return this.pauses.some((p) => p.from <= t && t < p.to);
+  }
 
   /** The process's own time: virtual milliseconds it has spent running (paused time does not count). */
   awakeMs(): number {
@@ -84,6 +92,7 @@ export class SimNode {
     this.state = 'up';
     this.lastResumedAt = Date.now();
     this.pausedMs += Date.now() - this.pausedSince;
+    this.pauses[this.pauses.length - 1]!.to = Date.now();
     this.wake();
   }
 

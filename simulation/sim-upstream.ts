@@ -10,6 +10,7 @@
  * forget the task, fail it, return more results than asked, report results and then forget
  * them, or never finish.
  */
+import { SUBMIT_LEASE_SECONDS } from '../src/engine/dispatcher.js';
 import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamStatus } from '../src/engine/upstream.js';
 import type { FaultCounts, FaultRates } from './faults.js';
 import type { SimNode } from './node.js';
@@ -49,9 +50,11 @@ export interface VendorOptions {
  * second job while a running process holds the first one's answer is a violation.
  */
 export class UpstreamLedger {
-  private readonly jobs = new Map<string, { jobId: string; createdAt: number }[]>();
+  private readonly jobs = new Map<string, { jobId: string; createdAt: number; issuedAt: number }[]>();
   /** Every submit call by gateway task: when it reached a vendor, and from which process. */
   private readonly calls = new Map<string, { issuedAt: number; by: SimNode | undefined }[]>();
+  /** Every submit claim committed, by gateway task: when, and by which process (by name). */
+  private readonly claims = new Map<string, { at: number; by: string | undefined }[]>();
   /** The process each job's submit was answered to. */
   private readonly answeredTo = new Map<string, SimNode>();
   readonly windows = new Map<string, number>();
@@ -70,8 +73,13 @@ export class UpstreamLedger {
       // been taken over by then, whether or not that call made a job): resumed since, it holds
       // an answer it may no longer record (fenced).
       const calls = this.calls.get(taskId) ?? [];
+      const claims = this.claims.get(taskId) ?? [];
       const frozenPast = (n: SimNode, i: number) =>
-        n.lastResumedAt >= issuedAt || calls.some((c) => c.by !== n && c.issuedAt >= before[i]!.createdAt && n.lastResumedAt >= c.issuedAt);
+        n.lastResumedAt >= issuedAt ||
+        calls.some((c) => c.by !== n && c.issuedAt >= before[i]!.createdAt && n.lastResumedAt >= c.issuedAt) ||
+        claims.some((c) => c.by !== n.name && c.at >= before[i]!.createdAt && n.lastResumedAt >= c.at) ||
+        // Its lease ran out while it was frozen: whoever claims after that may take it over.
+        n.wasPausedAt(before[i]!.issuedAt + SUBMIT_LEASE_SECONDS * 1000);
       const running = holders.find((n, i) => n?.state === 'up' && !frozenPast(n, i));
       // A holder frozen before its call went out, resumed after another took its lease over (a
       // job made, or another process's call in): its call still goes out (no upstream fences
@@ -98,8 +106,15 @@ export class UpstreamLedger {
         );
       } else this.windows.set(window, (this.windows.get(window) ?? 0) + 1);
     }
-    before.push({ jobId, createdAt: Date.now() });
+    before.push({ jobId, createdAt: Date.now(), issuedAt });
     this.jobs.set(taskId, before);
+  }
+
+  /** Another process's claim on `taskId` was committed now (a holder frozen then has lost its lease). */
+  claimed(taskId: string, by: string | undefined): void {
+    const claims = this.claims.get(taskId) ?? [];
+    claims.push({ at: Date.now(), by });
+    this.claims.set(taskId, claims);
   }
 
   /** A submit call for `taskId` reached a vendor (a job made or found for it, or none). */

@@ -344,7 +344,10 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           else throw err;
         }
         if (e.type === 'TaskSucceeded' || e.type === 'TaskFailed') openTasks.delete(e.streamName.slice('task-'.length));
-        if (e.type === 'UpstreamSubmitClaimed') wakeFrozenHolder(e.streamName.slice('task-'.length), by);
+        if (e.type === 'UpstreamSubmitClaimed') {
+          ledger.claimed(e.streamName.slice('task-'.length), by);
+          wakeFrozenHolder(e.streamName.slice('task-'.length), by);
+        }
       }
       // A short batch reached the head: no need to read again to find nothing.
       if (batch.length < OBSERVE_BATCH) return;
