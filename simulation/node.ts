@@ -17,10 +17,15 @@ export interface NodeOptions {
   maxLatencyMs: number;
 }
 
-const never = new Promise<never>(() => undefined);
 
 export class SimNode {
   state: NodeState = 'up';
+  /**
+   * What a killed process's gates return. One per process, not one for the whole run: every
+   * await on it keeps its continuation for as long as the promise lives, and a process-wide one
+   * would keep every killed process of every world (gigabytes over hundreds of seeds).
+   */
+  private readonly never = new Promise<never>(() => undefined);
   private resumed: (() => void)[] = [];
 
   constructor(
@@ -116,7 +121,7 @@ export class SimNode {
   /** The gate without latency: hangs while crashed, waits while paused. */
   private async wait(): Promise<void> {
     for (;;) {
-      if (this.state === 'crashed') return never;
+      if (this.state === 'crashed') return this.never;
       if (this.state === 'up') return;
       await new Promise<void>((resolve) => this.resumed.push(resolve));
     }
