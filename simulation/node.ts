@@ -17,7 +17,6 @@ export interface NodeOptions {
   maxLatencyMs: number;
 }
 
-
 export class SimNode {
   state: NodeState = 'up';
   /**

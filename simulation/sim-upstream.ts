@@ -78,8 +78,9 @@ export class UpstreamLedger {
         n.lastResumedAt >= issuedAt ||
         calls.some((c) => c.by !== n && c.issuedAt >= before[i]!.createdAt && n.lastResumedAt >= c.issuedAt) ||
         claims.some((c) => c.by !== n.name && c.at >= before[i]!.createdAt && n.lastResumedAt >= c.at) ||
-        // Its lease ran out while it was frozen: whoever claims after that may take it over.
-        n.wasPausedAt(before[i]!.issuedAt + SUBMIT_LEASE_SECONDS * 1000);
+        // Its lease ran out while it was frozen (from its own claim, or from its call when no
+        // claim of its own is known): whoever claims after that may take it over.
+        n.wasPausedAt((claims.filter((c) => c.by === n.name && c.at <= before[i]!.issuedAt).at(-1)?.at ?? before[i]!.issuedAt) + SUBMIT_LEASE_SECONDS * 1000);
       const running = holders.find((n, i) => n?.state === 'up' && !frozenPast(n, i));
       // A holder frozen before its call went out, resumed after another took its lease over (a
       // job made, or another process's call in): its call still goes out (no upstream fences
@@ -110,7 +111,7 @@ export class UpstreamLedger {
     this.jobs.set(taskId, before);
   }
 
-  /** Another process's claim on `taskId` was committed now (a holder frozen then has lost its lease). */
+  /** A claim on `taskId` was committed now, by `by` (a holder frozen then, or when its own lease ran out, has lost it). */
   claimed(taskId: string, by: string | undefined): void {
     const claims = this.claims.get(taskId) ?? [];
     claims.push({ at: Date.now(), by });
