@@ -6,11 +6,11 @@
  * deadline, so the precise paths get their turn first; a task that ended meanwhile is left as
  * it is (failing a final task decides nothing). Synchronous tasks are the reconciler's.
  */
-import { dueDocuments } from './due-documents.js';
 import type { Logger } from 'pino';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { InflightDoc } from '../../projections/inflight.js';
+import { dueDocuments } from './due-documents.js';
 import type { Catalog } from './catalog.js';
 import { taskDeadline } from './deadline.js';
 import type { Ownership } from './ownership.js';

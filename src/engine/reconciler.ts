@@ -5,12 +5,12 @@
  * It is also the settler's backstop: a task that ended but whose reservation is still open after
  * the grace period is settled here (`settleEndedTask`).
  */
-import { dueDocuments } from './due-documents.js';
 import type { Logger } from 'pino';
 import { streams } from '../domain/events.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { OpenReservationDoc } from '../../projections/open-reservations.js';
+import { dueDocuments } from './due-documents.js';
 import type { AccountService } from './account-service.js';
 import { periodic, type Periodic } from './periodic.js';
 import { SYNC_MAX_AGE_SECONDS } from './deadline.js';
