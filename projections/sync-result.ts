@@ -3,7 +3,7 @@
  * so its owner can read the answer again by id and an idempotent retry can answer it without
  * calling the upstream twice. The document keeps the recorded results (asset keys; a result
  * delivered as a URL has an asset reference in `url`, signed by the instance that answers) and
- * the upstream snapshot the answer bodies are rendered from (src/engine/sync-record.ts).
+ * the upstream snapshot the answer bodies are rendered from (src/engine/tasks/sync-record.ts).
  */
 import { resultUrlRef } from '../src/domain/asset-ref.js';
 import type { TaskResultItem } from '../src/domain/events.js';

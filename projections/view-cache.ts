@@ -1,6 +1,6 @@
 /**
  * Poll from memory: a ViewStore that answers `get` of the listed views (the task views polling
- * reads, engine/task-view.ts) from a bounded LRU of documents per view, kept current by the
+ * reads, engine/tasks/task-view.ts) from a bounded LRU of documents per view, kept current by the
  * commits that go through it — the projection runner's. Never stale:
  *
  * - a document enters the cache only as the store holds it (read on a miss) or as a commit

@@ -6,8 +6,8 @@
  * secret is missing from CHANNEL_KEYS_SECRET_PREVIOUS. Steps: README (Operations).
  */
 import { loadConfig } from '../src/config.js';
-import { rotateChannelKeys } from '../src/engine/channel-key-rotation.js';
-import { channelKeysNotice, loadChannelKeys } from '../src/engine/channel-key-secret.js';
+import { rotateChannelKeys } from '../src/engine/channels/channel-key-rotation.js';
+import { channelKeysNotice, loadChannelKeys } from '../src/engine/channels/channel-key-secret.js';
 import { openStores } from './stores.js';
 
 const keys = (() => {

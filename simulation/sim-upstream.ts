@@ -10,8 +10,8 @@
  * forget the task, fail it, return more results than asked, report results and then forget
  * them, or never finish.
  */
-import { SUBMIT_LEASE_SECONDS } from '../src/engine/dispatcher.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamStatus } from '../src/engine/upstream.js';
+import { SUBMIT_LEASE_SECONDS } from '../src/engine/dispatch/dispatcher.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamStatus } from '../src/engine/channels/upstream.js';
 import type { FaultCounts, FaultRates } from './faults.js';
 import type { SimNode } from './node.js';
 import type { Random } from './random.js';

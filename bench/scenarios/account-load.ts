@@ -11,9 +11,9 @@ import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapsh
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
 import { newEventId } from '../../src/domain/ids.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { loadAccount } from '../../src/engine/account-load.js';
-import { createAccountService } from '../../src/engine/account-service.js';
-import { toNewEvents } from '../../src/engine/append.js';
+import { loadAccount } from '../../src/engine/accounts/account-load.js';
+import { createAccountService } from '../../src/engine/accounts/account-service.js';
+import { toNewEvents } from '../../src/engine/commands/append.js';
 import type { EventMetadata, NewEvent } from '../../src/ports/event-store.js';
 import { tempDir } from '../../test/support/tmp.js';
 

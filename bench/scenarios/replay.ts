@@ -14,7 +14,7 @@ import { rebuildViews } from '../../src/audit/rebuild.js';
 import { applyAccountEvents, mutableAccountState } from '../../src/domain/account.js';
 import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
-import { toNewEvents } from '../../src/engine/append.js';
+import { toNewEvents } from '../../src/engine/commands/append.js';
 import { familyProjections } from '../../src/families/index.js';
 import { coreProjections } from '../../projections/index.js';
 import { tempDir } from '../../test/support/tmp.js';

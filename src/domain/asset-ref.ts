@@ -2,7 +2,7 @@
  * How views keep a result URL: a reference to the re-hosted asset (its key and when it
  * expires), never a signed URL. A signed URL's base depends on who answers (each API instance
  * has its own PUBLIC_BASE_URL, a worker delivering callbacks another), so the instance that
- * reads a view turns the references into URLs on its own base (engine/sign-asset-refs.ts).
+ * reads a view turns the references into URLs on its own base (engine/media/sign-asset-refs.ts).
  * The reference is a string so every view keeps its field types (`result_url: string`). Pure.
  */
 import type { TaskResultItem } from './events.js';

@@ -13,7 +13,7 @@ export type Decider<State, Cmd, Event extends DomainEvent = DomainEvent> = Reado
   decide: (command: Cmd, state: State) => Event[];
   /**
    * Takes any catalog event, ignoring those of other aggregates: the command handler
-   * (engine/command-handler.ts) folds a stream as it reads it, without narrowing first.
+   * (engine/commands/command-handler.ts) folds a stream as it reads it, without narrowing first.
    */
   evolve: (state: State, event: DomainEvent) => State;
   initialState: () => State;

@@ -172,7 +172,7 @@ export const ChannelSettings = z.object({
   family: z.string(),
   baseUrl: z.string(),
   /**
-   * Upstream credential, as ciphertext `enc:v1:<keyId>:<iv>:<data>` (src/engine/channel-key-cipher.ts);
+   * Upstream credential, as ciphertext `enc:v1:<keyId>:<iv>:<data>` (src/engine/channels/channel-key-cipher.ts);
    * clear text in events from before encryption. Never returned by the API or logged (see docs/decisions.md).
    */
   key: z.string(),

@@ -7,7 +7,7 @@ export type RecordedDomainEvent = DomainEvent & Readonly<{ id: string; streamNam
 /**
  * Types a stored event by the catalog; undefined for a type the catalog does not know. The data
  * is not parsed again: every event was checked against its schema when it was appended
- * (engine/append.ts), and reads are the hot path (projections, replays, command handlers).
+ * (engine/commands/append.ts), and reads are the hot path (projections, replays, command handlers).
  */
 export function toDomainEvent(event: RecordedEvent): RecordedDomainEvent | undefined {
   if (!isEventType(event.type)) return undefined;

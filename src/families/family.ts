@@ -1,5 +1,5 @@
-import type { CallbackBody } from '../engine/callbacks.js';
-import type { UpstreamAdapter } from '../engine/upstream.js';
+import type { CallbackBody } from '../engine/outbound/callbacks.js';
+import type { UpstreamAdapter } from '../engine/channels/upstream.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { RoutePlugin } from '../http/server.js';
 import type { SimFamily } from '../simulator/context.js';

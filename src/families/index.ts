@@ -1,5 +1,5 @@
 /** Every generation family's contribution: routes, query views and upstream adapters. */
-import type { CallbackBody } from '../engine/callbacks.js';
+import type { CallbackBody } from '../engine/outbound/callbacks.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { FamilyModule } from './family.js';
 import { imageGenerationsRoute, syncResultRoutes } from './kit/shared-paths.js';

@@ -3,7 +3,7 @@
  * range support (video players seek). An expired URL answers 410, a missing file 404.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { AssetSigner } from '../engine/assets.js';
+import type { AssetSigner } from '../engine/media/assets.js';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError, useErrorShape } from './errors.js';
 import { sendAsset } from './send-asset.js';

@@ -1,9 +1,9 @@
 import type { Bus } from '../ports/bus.js';
 import type { ProjectionRunner } from '../../projections/runner.js';
 import type { TokenCache } from './auth/token-cache.js';
-import type { BackgroundProcess } from '../engine/background.js';
-import type { ChannelKeyCipher } from '../engine/channel-key-cipher.js';
-import type { RequestDeps } from '../engine/request-deps.js';
+import type { BackgroundProcess } from '../engine/upkeep/background.js';
+import type { ChannelKeyCipher } from '../engine/channels/channel-key-cipher.js';
+import type { RequestDeps } from '../engine/tasks/request-deps.js';
 import type { GatewayMetrics } from '../metrics/registry.js';
 
 /** Everything the HTTP layer needs, built once by the composition root (src/gateway.ts). */

@@ -4,10 +4,10 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidationError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AccountContendedError } from '../engine/account-service.js';
+import { AccountContendedError } from '../engine/accounts/account-service.js';
 import { EventTooLargeError } from '../ports/event-store.js';
-import { Refusal, type RefusalKind } from '../engine/refusal.js';
-import { Throttled } from '../engine/throttled.js';
+import { Refusal, type RefusalKind } from '../engine/commands/refusal.js';
+import { Throttled } from '../engine/commands/throttled.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -104,7 +104,7 @@ const STATUS_CODES: Readonly<Record<number, string>> = {
   429: 'rate_limited',
 };
 
-/** The HTTP status of each kind of engine refusal (src/engine/refusal.ts). */
+/** The HTTP status of each kind of engine refusal (src/engine/commands/refusal.ts). */
 export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
   invalid: 400,
   insufficient_quota: 402,

@@ -22,7 +22,7 @@ function zodOf(schema: Schema): $ZodType {
 export function responseSerializer(log: FastifyBaseLogger, mode: 'log' | 'strict'): FastifySerializerCompiler<Schema> {
   return ({ schema, method, url }) => {
     /**
-     * JSON of frozen answers (a polled task's signed view, engine/task-view.ts), per route: a
+     * JSON of frozen answers (a polled task's signed view, engine/tasks/task-view.ts), per route: a
      * frozen object can not have changed since it was checked and serialised, so the same
      * object answered again is sent as it was. Entries go with their objects.
      */

@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import type { EventDataOf } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
-import type { BackgroundProcess } from '../engine/background.js';
-import { idleCheck } from '../engine/idle-check.js';
+import type { BackgroundProcess } from '../engine/upkeep/background.js';
+import { idleCheck } from '../engine/upkeep/idle-check.js';
 import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { GatewayMetrics } from './registry.js';
 

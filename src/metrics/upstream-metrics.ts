@@ -4,7 +4,7 @@
  * (the sync image routes) do not go through adapters and are not counted here; their time is
  * in the HTTP latency of their routes.
  */
-import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamRegistry } from '../engine/upstream.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamContext, type UpstreamRegistry } from '../engine/channels/upstream.js';
 import type { GatewayMetrics } from './registry.js';
 
 type UpstreamMetrics = Pick<GatewayMetrics, 'upstreamCalls' | 'upstreamDuration'>;

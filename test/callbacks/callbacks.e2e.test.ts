@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { submitTask } from '../../src/engine/submit.js';
+import { submitTask } from '../../src/engine/tasks/submit.js';
 import { authenticate } from '../../src/http/auth/bearer.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE } from '../support/images.js';

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { foldAccount, type AccountCommand } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
+import { createAccountService, type AccountService } from '../../src/engine/accounts/account-service.js';
 import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type EventStore } from '../../src/ports/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { auditAccounts } from '../../src/audit/audit.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { foldAccount } from '../../src/domain/account.js';
 import type { PriceBasis } from '../../src/domain/events.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { createAccountService } from '../../src/engine/account-service.js';
+import { createAccountService } from '../../src/engine/accounts/account-service.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { useTempEventStore } from '../support/temp-event-store.js';
 

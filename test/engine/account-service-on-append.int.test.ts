@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
-import type { AccountService } from '../../src/engine/account-service.js';
+import type { AccountService } from '../../src/engine/accounts/account-service.js';
 import type { AppendResult } from '../../src/ports/event-store.js';
 import { newEvents } from '../contract/event-store.fixtures.js';
 import { basis, meta, openedAccount, type AccountFixture } from '../support/account-fixture.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
+import { createAccountService, type AccountService } from '../../src/engine/accounts/account-service.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { basis, meta, openedAccount, type AccountFixture } from '../support/account-fixture.js';
 

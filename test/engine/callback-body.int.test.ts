@@ -1,13 +1,13 @@
 /**
  * A callback body is the task's query view folded from its stream up to the final event that
- * scheduled the callback (engine/callbacks.ts): events after it (assets expired) do not change
+ * scheduled the callback (engine/outbound/callbacks.ts): events after it (assets expired) do not change
  * it, a schedule recorded before `taskRevision` existed stops at the first final event, and the
  * same events sign to the same bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { createAssetSigner } from '../../src/engine/assets.js';
-import { eventsUpToSchedule } from '../../src/engine/callbacks.js';
-import { taskViewFromEvents } from '../../src/engine/task-view.js';
+import { createAssetSigner } from '../../src/engine/media/assets.js';
+import { eventsUpToSchedule } from '../../src/engine/outbound/callbacks.js';
+import { taskViewFromEvents } from '../../src/engine/tasks/task-view.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { callbacksProjection } from '../../projections/callbacks.js';
 import { imageTaskProjection } from '../../projections/image-task.js';

@@ -1,12 +1,12 @@
-/** The periodic health check of channels (src/engine/channel-health-check.ts, channel-probe.ts) against a loopback upstream. */
+/** The periodic health check of channels (src/engine/channels/channel-health-check.ts, channel-probe.ts) against a loopback upstream. */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelDoc } from '../../projections/channels.js';
-import { createChannelHealthCheck } from '../../src/engine/channel-health-check.js';
-import { createChannelHealth, type ChannelHealth } from '../../src/engine/channel-health.js';
-import { HEALTH_CHECK_TASK_ID } from '../../src/engine/channel-probe.js';
+import { createChannelHealthCheck } from '../../src/engine/channels/channel-health-check.js';
+import { createChannelHealth, type ChannelHealth } from '../../src/engine/channels/channel-health.js';
+import { HEALTH_CHECK_TASK_ID } from '../../src/engine/channels/channel-probe.js';
 import { asyncImagesUpstream } from '../../src/families/images/upstream.js';
 
 const log = pino({ level: 'silent' });

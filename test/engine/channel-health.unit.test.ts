@@ -1,11 +1,11 @@
-/** Circuit breakers per channel (src/engine/channel-health.ts) and their wiring into the fail-over loop (src/engine/failover.ts). */
+/** Circuit breakers per channel (src/engine/channels/channel-health.ts) and their wiring into the fail-over loop (src/engine/channels/failover.ts). */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ChannelDoc } from '../../projections/channels.js';
-import { ChannelUnavailableError, createChannelHealth, type ChannelHealth } from '../../src/engine/channel-health.js';
-import { TaskDeadlineError } from '../../src/engine/deadline.js';
-import { CHANNELS_UNAVAILABLE_REASON, ChannelsUnavailableError, exhaustedReason, failover, type FailoverOptions } from '../../src/engine/failover.js';
-import { UpstreamError } from '../../src/engine/upstream.js';
+import { ChannelUnavailableError, createChannelHealth, type ChannelHealth } from '../../src/engine/channels/channel-health.js';
+import { TaskDeadlineError } from '../../src/engine/tasks/deadline.js';
+import { CHANNELS_UNAVAILABLE_REASON, ChannelsUnavailableError, exhaustedReason, failover, type FailoverOptions } from '../../src/engine/channels/failover.js';
+import { UpstreamError } from '../../src/engine/channels/upstream.js';
 
 const log = pino({ level: 'silent' });
 const HALF_OPEN_MS = 100;

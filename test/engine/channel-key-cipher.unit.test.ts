@@ -1,5 +1,5 @@
 /**
- * The channel key cipher (src/engine/channel-key-cipher.ts): AES-256-GCM under CHANNEL_KEYS_SECRET,
+ * The channel key cipher (src/engine/channels/channel-key-cipher.ts): AES-256-GCM under CHANNEL_KEYS_SECRET,
  * previous secrets read by key id, clear text from older stores read as is, any change to a
  * stored key detected.
  */
@@ -12,7 +12,7 @@ import {
   isEncryptedChannelKey,
   keyIdOfStoredKey,
   parseChannelKeysSecret,
-} from '../../src/engine/channel-key-cipher.js';
+} from '../../src/engine/channels/channel-key-cipher.js';
 
 const secretA = randomBytes(32);
 const secretB = randomBytes(32);

@@ -1,6 +1,6 @@
 /**
- * Where the channel keys secret comes from (src/config.ts, src/engine/channel-key-secret.ts) and
- * the rotation (src/engine/channel-key-rotation.ts) on a real event store: configuration refuses
+ * Where the channel keys secret comes from (src/config.ts, src/engine/channels/channel-key-secret.ts) and
+ * the rotation (src/engine/channels/channel-key-rotation.ts) on a real event store: configuration refuses
  * a malformed secret and an EventStoreDB log without one, the embedded default generates one
  * once into DATA_DIR (0600), and the rotation re-encrypts every key not under the current secret.
  */
@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { streams } from '../../src/domain/events.js';
-import { appendEvents } from '../../src/engine/append.js';
-import { channelKeyIdOf, createChannelKeyCipher, keyIdOfStoredKey } from '../../src/engine/channel-key-cipher.js';
-import { rotateChannelKeys } from '../../src/engine/channel-key-rotation.js';
-import { channelKeysNotice, GENERATED_SECRET_FILE, loadChannelKeys } from '../../src/engine/channel-key-secret.js';
-import { createChannel, deleteChannel, updateChannel } from '../../src/engine/channel-commands.js';
+import { appendEvents } from '../../src/engine/commands/append.js';
+import { channelKeyIdOf, createChannelKeyCipher, keyIdOfStoredKey } from '../../src/engine/channels/channel-key-cipher.js';
+import { rotateChannelKeys } from '../../src/engine/channels/channel-key-rotation.js';
+import { channelKeysNotice, GENERATED_SECRET_FILE, loadChannelKeys } from '../../src/engine/channels/channel-key-secret.js';
+import { createChannel, deleteChannel, updateChannel } from '../../src/engine/commands/channel-commands.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { useTempEventStore } from '../support/temp-event-store.js';
 import { tempDir } from '../support/tmp.js';

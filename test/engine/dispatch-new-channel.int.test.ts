@@ -5,9 +5,9 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../src/engine/catalog.js';
-import { dispatchTask } from '../../src/engine/dispatcher.js';
-import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
+import { createCatalog } from '../../src/engine/channels/catalog.js';
+import { dispatchTask } from '../../src/engine/dispatch/dispatcher.js';
+import { createSubmitLeaseMemory } from '../../src/engine/dispatch/submit-lease-memory.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 

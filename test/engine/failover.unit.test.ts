@@ -1,9 +1,9 @@
-/** The channel fail-over loop shared by the dispatcher and synchronous calls (src/engine/failover.ts). */
+/** The channel fail-over loop shared by the dispatcher and synchronous calls (src/engine/channels/failover.ts). */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ChannelDoc } from '../../projections/channels.js';
-import { failover, failoverChannels, exhaustedReason, NO_CHANNEL_REASON, type FailoverOptions, type FailoverTry } from '../../src/engine/failover.js';
-import { UpstreamError } from '../../src/engine/upstream.js';
+import { failover, failoverChannels, exhaustedReason, NO_CHANNEL_REASON, type FailoverOptions, type FailoverTry } from '../../src/engine/channels/failover.js';
+import { UpstreamError } from '../../src/engine/channels/upstream.js';
 
 const log = pino({ level: 'silent' });
 

@@ -5,7 +5,13 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DownloadStatusError, openGuardedDownload, OutboundRefusedError, outboundPolicy, type OutboundPolicy } from '../../src/engine/outbound-guard.js';
+import {
+  DownloadStatusError,
+  openGuardedDownload,
+  OutboundRefusedError,
+  outboundPolicy,
+  type OutboundPolicy,
+} from '../../src/engine/outbound/outbound-guard.js';
 
 interface Served {
   server: Server;

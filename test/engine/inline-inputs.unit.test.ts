@@ -1,5 +1,5 @@
 /**
- * Inline inputs stored aside (src/engine/inline-inputs.ts) on the embedded asset store: which
+ * Inline inputs stored aside (src/engine/media/inline-inputs.ts) on the embedded asset store: which
  * strings go, that what comes back is byte for byte what was sent, and that a task resolves
  * only its own inputs.
  */
@@ -13,7 +13,7 @@ import {
   planInlineInputs,
   resolveInlineInputs,
   storeInlineInputs,
-} from '../../src/engine/inline-inputs.js';
+} from '../../src/engine/media/inline-inputs.js';
 import { tempDir } from '../support/tmp.js';
 
 const dir = tempDir('inline-inputs-');

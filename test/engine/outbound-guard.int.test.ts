@@ -11,7 +11,7 @@ import {
   OutboundRefusedError,
   outboundPolicy,
   type OutboundPolicy,
-} from '../../src/engine/outbound-guard.js';
+} from '../../src/engine/outbound/outbound-guard.js';
 
 let server: Server;
 let origin: string;

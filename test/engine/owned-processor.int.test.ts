@@ -6,7 +6,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
-import { createOwnedProcessor, type OwnedProcessor } from '../../src/engine/owned-processor.js';
+import { createOwnedProcessor, type OwnedProcessor } from '../../src/engine/dispatch/owned-processor.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ViewStore } from '../../src/ports/view-store.js';
 import { useTempEventStore } from '../support/temp-event-store.js';

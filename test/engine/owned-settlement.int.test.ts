@@ -8,11 +8,11 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitForProjectedHead } from '../../projections/head.js';
-import type { AccountService } from '../../src/engine/account-service.js';
-import { createOwnership } from '../../src/engine/ownership.js';
-import { outboundPolicy } from '../../src/engine/outbound-guard.js';
-import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
-import { executeTask } from '../../src/engine/task-commands.js';
+import type { AccountService } from '../../src/engine/accounts/account-service.js';
+import { createOwnership } from '../../src/engine/dispatch/ownership.js';
+import { outboundPolicy } from '../../src/engine/outbound/outbound-guard.js';
+import { createTaskEngine, type TaskEngine } from '../../src/engine/dispatch/task-engine.js';
+import { executeTask } from '../../src/engine/commands/task-commands.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import type { EventStore, Subscription } from '../../src/ports/event-store.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';

@@ -7,12 +7,12 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnership, type Ownership } from '../../src/engine/ownership.js';
-import { outboundPolicy } from '../../src/engine/outbound-guard.js';
+import { createOwnership, type Ownership } from '../../src/engine/dispatch/ownership.js';
+import { outboundPolicy } from '../../src/engine/outbound/outbound-guard.js';
 import { waitForProjectedHead } from '../../projections/head.js';
-import { SUBMIT_LEASE_SECONDS } from '../../src/engine/dispatcher.js';
-import { createTaskEngine, type TaskEngine } from '../../src/engine/task-engine.js';
-import type { UpstreamAdapter } from '../../src/engine/upstream.js';
+import { SUBMIT_LEASE_SECONDS } from '../../src/engine/dispatch/dispatcher.js';
+import { createTaskEngine, type TaskEngine } from '../../src/engine/dispatch/task-engine.js';
+import type { UpstreamAdapter } from '../../src/engine/channels/upstream.js';
 import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';

@@ -9,11 +9,11 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitForProjectedHead } from '../../projections/head.js';
-import { createOwnership, type Ownership } from '../../src/engine/ownership.js';
-import { outboundPolicy } from '../../src/engine/outbound-guard.js';
-import { createTaskEngine, type TaskEngine, type TaskEngineDeps } from '../../src/engine/task-engine.js';
+import { createOwnership, type Ownership } from '../../src/engine/dispatch/ownership.js';
+import { outboundPolicy } from '../../src/engine/outbound/outbound-guard.js';
+import { createTaskEngine, type TaskEngine, type TaskEngineDeps } from '../../src/engine/dispatch/task-engine.js';
 import { withOverrides } from '../support/event-store-overrides.js';
-import type { UpstreamAdapter } from '../../src/engine/upstream.js';
+import type { UpstreamAdapter } from '../../src/engine/channels/upstream.js';
 import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';

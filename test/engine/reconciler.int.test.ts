@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReconciler, NEVER_SUBMITTED } from '../../src/engine/reconciler.js';
-import { submitTask } from '../../src/engine/submit.js';
-import { executeTask } from '../../src/engine/task-commands.js';
+import { createReconciler, NEVER_SUBMITTED } from '../../src/engine/upkeep/reconciler.js';
+import { submitTask } from '../../src/engine/tasks/submit.js';
+import { executeTask } from '../../src/engine/commands/task-commands.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { faultyEventStore } from '../support/faulty-event-store.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';

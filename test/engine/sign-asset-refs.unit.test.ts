@@ -1,8 +1,8 @@
 /** The one place views become answers with URLs: what it signs, and what it leaves alone. */
 import { describe, expect, it } from 'vitest';
 import { assetRef, parseAssetRef, resultUrlRef } from '../../src/domain/asset-ref.js';
-import { createAssetSigner } from '../../src/engine/assets.js';
-import { signAssetRefs } from '../../src/engine/sign-asset-refs.js';
+import { createAssetSigner } from '../../src/engine/media/assets.js';
+import { signAssetRefs } from '../../src/engine/media/sign-asset-refs.js';
 
 const SECRET = 'unit-test-asset-signing-secret';
 const signer = createAssetSigner(SECRET, () => 'https://api-2.example');

@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createAccountService } from '../../src/engine/account-service.js';
-import { createChannel, deleteChannel, updateChannel } from '../../src/engine/channel-commands.js';
-import { changePrices } from '../../src/engine/price-commands.js';
-import { endSession, startSession } from '../../src/engine/session-commands.js';
-import { registerUser, UsernameTakenError } from '../../src/engine/users.js';
-import { rotateWebhookSecret, webhookSecretFor } from '../../src/engine/webhook-secrets.js';
+import { createAccountService } from '../../src/engine/accounts/account-service.js';
+import { createChannel, deleteChannel, updateChannel } from '../../src/engine/commands/channel-commands.js';
+import { changePrices } from '../../src/engine/commands/price-commands.js';
+import { endSession, startSession } from '../../src/engine/commands/session-commands.js';
+import { registerUser, UsernameTakenError } from '../../src/engine/accounts/users.js';
+import { rotateWebhookSecret, webhookSecretFor } from '../../src/engine/commands/webhook-secrets.js';
 import { normalizeError } from '../../src/http/errors.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { useTempEventStore } from '../support/temp-event-store.js';

@@ -6,10 +6,10 @@
  */
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
-import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
-import { readTask } from '../../src/engine/task-commands.js';
-import { UpstreamError } from '../../src/engine/upstream.js';
+import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatch/dispatcher.js';
+import { createSubmitLeaseMemory } from '../../src/engine/dispatch/submit-lease-memory.js';
+import { readTask } from '../../src/engine/commands/task-commands.js';
+import { UpstreamError } from '../../src/engine/channels/upstream.js';
 import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { expectEachReservationClosedOnce } from '../support/billing.js';

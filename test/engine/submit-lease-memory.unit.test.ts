@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
+import { createSubmitLeaseMemory } from '../../src/engine/dispatch/submit-lease-memory.js';
 
 describe("an engine's memory of submit leases", () => {
   it('a claim may be taken over only once it was watched, the same epoch, for a whole lease', () => {

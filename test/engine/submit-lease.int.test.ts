@@ -7,8 +7,8 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatcher.js';
-import { createSubmitLeaseMemory } from '../../src/engine/submit-lease-memory.js';
+import { dispatchTask, SUBMIT_LEASE_SECONDS, type DispatcherDeps } from '../../src/engine/dispatch/dispatcher.js';
+import { createSubmitLeaseMemory } from '../../src/engine/dispatch/submit-lease-memory.js';
 import { wrappedUpstreams } from '../support/wrapped-upstreams.js';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 
@@ -94,7 +94,7 @@ describe('the submit lease', () => {
     const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'orphaned lease', n: 1 });
     const id = r.body.id as string;
     const { submits, upstreams } = countingUpstreams(0);
-    const { executeTask, readTask } = await import('../../src/engine/task-commands.js');
+    const { executeTask, readTask } = await import('../../src/engine/commands/task-commands.js');
     // A dead instance's claim whose leaseUntil (its clock) is long past on the heir's clock: a
     // skewed clock, or a holder that stamped it wrongly. The heir does not take its word for it.
     const now = Math.floor(Date.now() / 1000);

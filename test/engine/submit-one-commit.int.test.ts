@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
-import { submitTask } from '../../src/engine/submit.js';
+import { submitTask } from '../../src/engine/tasks/submit.js';
 import { WrongExpectedRevisionError, type EventStore } from '../../src/ports/event-store.js';
 import { withOverrides } from '../support/event-store-overrides.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';

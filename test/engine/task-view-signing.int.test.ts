@@ -1,5 +1,5 @@
 /**
- * A polled task's answer is signed once per stored document (engine/task-view.ts): the same
+ * A polled task's answer is signed once per stored document (engine/tasks/task-view.ts): the same
  * cached document answers with the same frozen object, and a commit, another public base or
  * another account never gets an old answer.
  */
@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { assetRef } from '../../src/domain/asset-ref.js';
-import { createAssetSigner } from '../../src/engine/assets.js';
-import { taskViewFor } from '../../src/engine/task-view.js';
+import { createAssetSigner } from '../../src/engine/media/assets.js';
+import { taskViewFor } from '../../src/engine/tasks/task-view.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ViewStore } from '../../src/ports/view-store.js';
 import type { Projection } from '../../projections/projection.js';

@@ -1,7 +1,7 @@
-/** One timer for many due times (src/engine/timer-schedule.ts), and the per-channel slots the poller queues in (channel-slots.ts). */
+/** One timer for many due times (src/engine/dispatch/timer-schedule.ts), and the per-channel slots the poller queues in (channel-slots.ts). */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { TimerSchedule, type Schedulable } from '../../src/engine/timer-schedule.js';
-import { ChannelSlots } from '../../src/engine/channel-slots.js';
+import { TimerSchedule, type Schedulable } from '../../src/engine/dispatch/timer-schedule.js';
+import { ChannelSlots } from '../../src/engine/channels/channel-slots.js';
 
 interface Item extends Schedulable {
   name: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createToken, deleteToken, updateToken, type NewToken } from '../../src/engine/token-commands.js';
+import { createToken, deleteToken, updateToken, type NewToken } from '../../src/engine/commands/token-commands.js';
 import { normalizeError } from '../../src/http/errors.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ChannelDoc } from '../../projections/channels.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveredMessage } from '../../src/ports/bus.js';
-import { BILLING_TOPIC, TASK_TOPIC, type EventEnvelope } from '../../src/engine/event-envelope.js';
+import { BILLING_TOPIC, TASK_TOPIC, type EventEnvelope } from '../../src/engine/outbound/event-envelope.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';
 

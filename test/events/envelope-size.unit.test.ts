@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RecordedDomainEvent } from '../../src/domain/recorded.js';
-import { envelopeOf, MAX_ENVELOPE_DATA_BYTES } from '../../src/engine/event-envelope.js';
+import { envelopeOf, MAX_ENVELOPE_DATA_BYTES } from '../../src/engine/outbound/event-envelope.js';
 
 const event = (data: unknown): RecordedDomainEvent =>
   ({

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inputKeysOf } from '../../src/engine/inline-inputs.js';
+import { inputKeysOf } from '../../src/engine/media/inline-inputs.js';
 import { appendSize, EventTooLargeError, MAX_APPEND_BYTES, type EventStore, type RecordedEvent } from '../../src/ports/event-store.js';
 import { adminClient, Client, eventually, expectNothingAppendedSince, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { FAST_ENGINE, waitForImageTask } from '../support/images.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelDoc } from '../../projections/channels.js';
 import type { EventDataOf } from '../../src/domain/events.js';
-import { UpstreamError, type UpstreamContext } from '../../src/engine/upstream.js';
+import { UpstreamError, type UpstreamContext } from '../../src/engine/channels/upstream.js';
 import type { GatewayDeps } from '../../src/http/deps.js';
 import { upstreamAdapters } from '../../src/families/index.js';
 import { callPicgen, PICGEN_GENERATIONS_PATH } from '../../src/families/picgen/upstream.js';

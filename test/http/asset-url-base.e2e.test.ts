@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { EventDataOf } from '../../src/domain/events.js';
-import { createAssetSigner } from '../../src/engine/assets.js';
+import { createAssetSigner } from '../../src/engine/media/assets.js';
 import type { EventStore, NewEvent } from '../../src/ports/event-store.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { expectPng, FAST_ENGINE, waitForImageTask } from '../support/images.js';

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { toNewEvents } from '../../src/engine/append.js';
+import { toNewEvents } from '../../src/engine/commands/append.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ViewDocument, ViewStore } from '../../src/ports/view-store.js';
 import type { Projection } from '../../projections/projection.js';

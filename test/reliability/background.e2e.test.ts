@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idempotentTaskId } from '../../src/engine/idempotency.js';
+import { idempotentTaskId } from '../../src/engine/tasks/idempotency.js';
 import { quote } from '../../src/domain/pricing.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';

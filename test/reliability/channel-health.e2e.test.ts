@@ -1,5 +1,5 @@
 /**
- * Channel health on the assembled gateway (src/engine/channel-health.ts): a channel whose
+ * Channel health on the assembled gateway (src/engine/channels/channel-health.ts): a channel whose
  * upstream fails N times in a row opens its circuit, the next channel serves the tasks and the
  * synchronous calls while the failing upstream gets no call at all, the admin API shows it
  * open, and once the upstream answers again the trial succeeds, the circuit closes and the
@@ -7,7 +7,7 @@
  * a task whose every channel is open fails at once, and the simulator's channels pass the check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHANNELS_UNAVAILABLE_REASON } from '../../src/engine/failover.js';
+import { CHANNELS_UNAVAILABLE_REASON } from '../../src/engine/channels/failover.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { startFlakyUpstream, type FlakyUpstream } from './flaky-upstream.js';
 

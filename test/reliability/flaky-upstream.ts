@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { HEALTH_CHECK_TASK_ID } from '../../src/engine/channel-probe.js';
+import { HEALTH_CHECK_TASK_ID } from '../../src/engine/channels/channel-probe.js';
 import { SMALL_PNG } from './hostile-upstream.js';
 
 export interface FlakyUpstream {

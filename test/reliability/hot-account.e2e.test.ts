@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAccounts } from '../../src/audit/audit.js';
-import { createAccountService } from '../../src/engine/account-service.js';
+import { createAccountService } from '../../src/engine/accounts/account-service.js';
 import { appendSize, WrongExpectedRevisionError, type EventStore } from '../../src/ports/event-store.js';
 import { expectBooksBalance, expectEachReservationClosedOnce } from '../support/billing.js';
 import { withOverrides } from '../support/event-store-overrides.js';

@@ -18,8 +18,8 @@ import { ADMIN_PASSWORD, adminClient, Client, eventually, newToken, newUser, sta
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { recordReliability } from '../support/reliability-summary.js';
-import { appendEvents } from '../../src/engine/append.js';
-import { GENERATED_SECRET_FILE } from '../../src/engine/channel-key-secret.js';
+import { appendEvents } from '../../src/engine/commands/append.js';
+import { GENERATED_SECRET_FILE } from '../../src/engine/channels/channel-key-secret.js';
 import { waitForImageTask } from '../support/images.js';
 
 const ENV = {

@@ -12,8 +12,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submitTask } from '../../src/engine/submit.js';
-import { guardedPost, OutboundRefusedError, outboundPolicy, type ResolveAll } from '../../src/engine/outbound-guard.js';
+import { submitTask } from '../../src/engine/tasks/submit.js';
+import { guardedPost, OutboundRefusedError, outboundPolicy, type ResolveAll } from '../../src/engine/outbound/outbound-guard.js';
 import { authenticate } from '../../src/http/auth/bearer.js';
 import type { FastifyRequest } from 'fastify';
 import { Client, eventually, expectNothingAppendedSince, startGateway, type Reply, type TestGateway } from '../support/gateway.js';

@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import { createSqliteEventStore, type SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import type { PriceBasis } from '../../src/domain/events.js';
-import { createAccountService, type AccountService } from '../../src/engine/account-service.js';
+import { createAccountService, type AccountService } from '../../src/engine/accounts/account-service.js';
 import { tempDir } from './tmp.js';
 
 export const basis: PriceBasis = { model: 'm', group: 'default', unit: 'request', unitPrice: 10, groupRatioPermille: 1000, units: 1 };

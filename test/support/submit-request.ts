@@ -1,6 +1,6 @@
 /** A caller with its own funded account, and a submit request of it, for tests that call `submitTask` directly. */
 import type { FastifyRequest } from 'fastify';
-import type { Caller } from '../../src/engine/caller.js';
+import type { Caller } from '../../src/engine/accounts/caller.js';
 import { authenticate } from '../../src/http/auth/bearer.js';
 import { adminClient, newToken, newUser, type TestGateway } from './gateway.js';
 

@@ -4,7 +4,7 @@
  * the adapter as it is.
  */
 import { upstreamAdapters } from '../../src/families/index.js';
-import type { UpstreamAdapter } from '../../src/engine/upstream.js';
+import type { UpstreamAdapter } from '../../src/engine/channels/upstream.js';
 
 export function wrappedUpstreams(wrap: (adapter: UpstreamAdapter) => Partial<Pick<UpstreamAdapter, 'submit' | 'poll'>>): Map<string, UpstreamAdapter> {
   return new Map(

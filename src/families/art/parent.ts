@@ -3,7 +3,7 @@
  * account. The task stream says whether it is finished, which upstream job it was and on which
  * channel; another account's task is refused exactly like a missing one. Reads only.
  */
-import { readTask } from '../../engine/task-commands.js';
+import { readTask } from '../../engine/commands/task-commands.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
 import { ART_FAMILY } from '../../../projections/art-task.js';

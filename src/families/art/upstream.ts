@@ -4,8 +4,8 @@
  * answers `{code: 1, result: <job id>}`; `GET /art/task/{id}/fetch` answers the 2.7 record.
  * A CHANGE goes to the channel that ran the task it changes (only that upstream knows the job).
  */
-import { failureOf, upstreamJson, upstreamMessage } from '../../engine/upstream-http.js';
-import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson, upstreamMessage } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
 
 /** Answer codes of this family: 1 accepted, 22 queued (accepted), 4 refused, 9/23 failure/busy. */
 const ACCEPTED = [1, 22];

@@ -47,7 +47,7 @@ export function isFrameImage(text: string): boolean {
 /** Every field naming a URL, for the URL policy; `metadata` is forwarded as given. */
 export const CLIP_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image_tail' }, { path: 'metadata.**' }];
 
-/** Fields of the recorded request that take raw Base64, stored aside when large (engine/inline-inputs.ts). */
+/** Fields of the recorded request that take raw Base64, stored aside when large (engine/media/inline-inputs.ts). */
 export const CLIP_BASE64_FIELDS: readonly string[] = ['image', 'image_tail'];
 
 function readModel(body: Body): (typeof clipModels)[number] {

@@ -3,8 +3,8 @@
  * on. The upstream reports no progress, so `processing` is recorded as 50 %; the delivered
  * duration is what settlement charges, at the reserved mode (the upstream does not echo it).
  */
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
 import { reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 export const CLIP_PATH = '/clip/v1/videos';

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { EventDataOf } from '../../domain/events.js';
-import { CallbackBodyUnavailableError } from '../../engine/callbacks.js';
+import { CallbackBodyUnavailableError } from '../../engine/outbound/callbacks.js';
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';

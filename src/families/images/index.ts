@@ -2,7 +2,7 @@ import { imageTaskProjection } from '../../../projections/image-task.js';
 import type { FamilyModule } from '../family.js';
 import { asyncImagesCatalog } from './catalog.js';
 import { asyncImagesSimFamily } from './simulator.js';
-import { taskViewFromEvents } from '../../engine/task-view.js';
+import { taskViewFromEvents } from '../../engine/tasks/task-view.js';
 import { IMAGE_FAMILY } from '../../../projections/image-task.js';
 import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';

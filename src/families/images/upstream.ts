@@ -2,8 +2,8 @@
  * The async image upstream protocol: the spec's own 4.9/4.10 interface (a gateway may front
  * another gateway of this kind; the built-in simulator speaks it too).
  */
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { subfamilyOf } from '../../../projections/image-task.js';
 
 interface UpstreamImageTask {

@@ -1,5 +1,5 @@
-import type { CallbackBody } from '../../engine/callbacks.js';
-import { taskViewFromEvents } from '../../engine/task-view.js';
+import type { CallbackBody } from '../../engine/outbound/callbacks.js';
+import { taskViewFromEvents } from '../../engine/tasks/task-view.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import type { Projection } from '../../../projections/projection.js';
 

@@ -1,6 +1,6 @@
 /**
  * The one query pipeline of every async family: authenticate, read the caller's task view
- * (engine/task-view.ts: the stream folded when the view lags, asset URLs signed), and answer a
+ * (engine/tasks/task-view.ts: the stream folded when the view lags, asset URLs signed), and answer a
  * missing task — or another account's, which looks the same — in the family's own words.
  */
 import type { FastifyRequest } from 'fastify';

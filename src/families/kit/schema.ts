@@ -115,7 +115,7 @@ export const taskIdParams = z.object({ task_id: z.string().meta({ description: '
 
 /**
  * The `Idempotency-Key` header every submit takes. Its length (1 to 255) is checked with the rest
- * of idempotency (src/engine/idempotency.ts), which names the header as clients spell it.
+ * of idempotency (src/engine/tasks/idempotency.ts), which names the header as clients spell it.
  */
 export const submitHeaders = z.looseObject({
   'idempotency-key': z.string().optional().meta({

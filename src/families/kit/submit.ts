@@ -6,9 +6,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { EventDataOf } from '../../domain/events.js';
-import type { Caller } from '../../engine/caller.js';
-import { submitIdempotently } from '../../engine/idempotency.js';
-import { submitTask } from '../../engine/submit.js';
+import type { Caller } from '../../engine/accounts/caller.js';
+import { submitIdempotently } from '../../engine/tasks/idempotency.js';
+import { submitTask } from '../../engine/tasks/submit.js';
 import { assertModelAllowed, authenticate } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';

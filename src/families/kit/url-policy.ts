@@ -15,7 +15,7 @@
  *   `GET /assets/…`, which serves that file to anyone holding the URL anyway.
  * - Lengths and counts are bounded so a URL cannot carry a payload into the events.
  */
-import { callbackPolicy, checkOutboundUrl, OutboundRefusedError, outboundPolicy } from '../../engine/outbound-guard.js';
+import { callbackPolicy, checkOutboundUrl, OutboundRefusedError, outboundPolicy } from '../../engine/outbound/outbound-guard.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
 import { type UrlField, type UrlFieldSpec, urlFields } from './url-fields.js';

@@ -3,7 +3,7 @@
  * readers: the plan their rules produce (seconds × tier) and the succeeded status their upstream
  * adapters report (seconds and resolution delivered).
  */
-import type { UpstreamStatus } from '../../engine/upstream.js';
+import type { UpstreamStatus } from '../../engine/channels/upstream.js';
 import type { PlanResult } from './plan.js';
 import type { TaskPlan } from './submit.js';
 

@@ -5,8 +5,8 @@
  * `GET …/tasks/{task_id}` with PENDING / RUNNING / SUCCEEDED / FAILED (UNKNOWN: the task is gone).
  * Settlement charges `usage.video_duration` at the `usage.SR` resolution the upstream reports.
  */
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
 import { knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 import { MOTION_TIERS } from './sizes.js';

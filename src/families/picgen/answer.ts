@@ -1,12 +1,12 @@
 /**
  * The answer of a synchronous picgen call (spec 4.7 / 4.8: `{created, data:[{url, b64_json}]}`),
- * rendered from the call's record (engine/sync-record.ts) so the call, its idempotent retries
+ * rendered from the call's record (engine/tasks/sync-record.ts) so the call, its idempotent retries
  * and the query by id answer the same body. What the record alone does not tell — the order of
  * the images the gateway could not fetch among the re-hosted ones, and whether Base64 was asked
  * for — is kept with the upstream snapshot under `answer` when the call completes.
  */
 import { z } from 'zod';
-import { resultBase64, type SucceededSyncCall } from '../../engine/sync-record.js';
+import { resultBase64, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import type { ImageSlot } from '../kit/sync-results.js';
 

@@ -10,7 +10,7 @@
  * refusals: the shared reader (families/kit/multipart.ts).
  */
 import type { FastifyRequest } from 'fastify';
-import { sniffContentType } from '../../engine/assets.js';
+import { sniffContentType } from '../../engine/media/assets.js';
 import { GatewayError, invalidRequest } from '../../http/errors.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { readForm, type FormLimit, type FormLimits } from '../kit/multipart.js';

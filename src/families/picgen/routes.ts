@@ -6,11 +6,11 @@
  * size tier, settled on the images returned. Answer: `{created, data:[{url, b64_json?}]}`;
  * `url` is the re-hosted gateway URL, or the upstream's when the gateway could not fetch it.
  * `Idempotency-Key` and the `x-task-id` query (`GET /v1/images/{generations,edits}/{id}`) as
- * for every synchronous call (engine/sync-task.ts).
+ * for every synchronous call (engine/tasks/sync-task.ts).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { runSyncTask } from '../../engine/sync-task.js';
+import { runSyncTask } from '../../engine/tasks/sync-task.js';
 import { assertModelAllowed, authenticate, authenticateFirst, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';

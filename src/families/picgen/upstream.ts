@@ -5,10 +5,10 @@
  * are downloaded through the outbound guard; one that cannot be fetched keeps its upstream
  * URL (spec 4.7, `response_format`). Settlement charges every image the upstream returned.
  */
-import type { SyncCallResult } from '../../engine/sync-task.js';
-import { resultLimitOf } from '../../engine/assets.js';
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
+import type { SyncCallResult } from '../../engine/tasks/sync-task.js';
+import { resultLimitOf } from '../../engine/media/assets.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
 import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type ImageSlot } from '../kit/sync-results.js';

@@ -1,10 +1,10 @@
 /**
  * The answers of the synchronous std-image / pro-image calls (spec 2.2), rendered from the
- * call's record (engine/sync-record.ts): the call, its idempotent retries and the query by id
+ * call's record (engine/tasks/sync-record.ts): the call, its idempotent retries and the query by id
  * all answer through these, so they answer the same body. `created` is when the call completed.
  * Base64 items are read back from the re-hosted files.
  */
-import { resultBase64, type SucceededSyncCall } from '../../engine/sync-record.js';
+import { resultBase64, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
 

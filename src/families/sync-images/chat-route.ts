@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { runSyncTask } from '../../engine/sync-task.js';
+import { runSyncTask } from '../../engine/tasks/sync-task.js';
 import { assertModelAllowed, authenticate, authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';

@@ -11,7 +11,7 @@
  * not kept). The task id is the `x-task-id` header: `GET /v1/images/generations/{id}`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { runSyncTask, type SyncRequest } from '../../engine/sync-task.js';
+import { runSyncTask, type SyncRequest } from '../../engine/tasks/sync-task.js';
 import { assertModelAllowed, type Caller } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';

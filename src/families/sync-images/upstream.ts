@@ -4,10 +4,10 @@
  * with the images (downloaded through the outbound guard) and the count settlement charges.
  * Token usage stays in the task's `upstream` snapshot and is echoed to the client.
  */
-import type { SyncCallResult } from '../../engine/sync-task.js';
-import { resultLimitOf } from '../../engine/assets.js';
-import { failureOf, MAX_UPSTREAM_ANSWER_BYTES, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamContext } from '../../engine/upstream.js';
+import type { SyncCallResult } from '../../engine/tasks/sync-task.js';
+import { resultLimitOf } from '../../engine/media/assets.js';
+import { failureOf, MAX_UPSTREAM_ANSWER_BYTES, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
 import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from '../kit/sync-results.js';

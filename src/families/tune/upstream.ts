@@ -4,8 +4,8 @@
  * `{code: "success", data: <id>}`; `GET /tune/fetch/{id}` answers `{code, message, data: record}`.
  * A channel that maps `tune_music` to a version sends that version as `mv`.
  */
-import { failureOf, upstreamJson, upstreamMessage } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson, upstreamMessage } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
 
 interface UpstreamRecord {
   status?: unknown;

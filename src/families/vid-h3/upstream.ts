@@ -4,8 +4,8 @@
  * result is that URL marked `withChannelKey`: the engine streams it into the asset store with
  * the channel key (never holding the video whole).
  */
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
 import { knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 import { VID_H3_RESOLUTIONS } from './request.js';

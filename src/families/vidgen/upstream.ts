@@ -3,8 +3,8 @@
  * the built-in simulator). The query envelope's `data.data` is the native task result; its
  * `duration` and `resolution` are what settlement charges.
  */
-import { failureOf, upstreamJson } from '../../engine/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/upstream.js';
+import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
 import { knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
 import { VIDGEN_TIERS } from './models.js';

@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { toDomainEvent } from '../../domain/recorded.js';
-import { envelopeOf } from '../../engine/event-envelope.js';
+import { envelopeOf } from '../../engine/outbound/event-envelope.js';
 import type { Subscription } from '../../ports/event-store.js';
 import { authenticate, bearerKey } from '../auth/bearer.js';
 import { sessionUserOf } from '../auth/session.js';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ModelPrice, type PriceTable } from '../../domain/events.js';
-import { changePrices } from '../../engine/price-commands.js';
+import { changePrices } from '../../engine/commands/price-commands.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';

@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
-import { signAssetRefs } from '../../engine/sign-asset-refs.js';
+import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { envelope, ok } from '../api-response.js';

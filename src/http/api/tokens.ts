@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { TokenSettings } from '../../domain/events.js';
 import type { TokenActor } from '../../domain/token.js';
-import { createToken, deleteToken, updateToken } from '../../engine/token-commands.js';
+import { createToken, deleteToken, updateToken } from '../../engine/commands/token-commands.js';
 import type { TokenDoc } from '../../../projections/tokens.js';
 import { newApiKey, sha256 } from '../auth/secrets.js';
 import { currentUser, requireSession, type SessionUser } from '../auth/session.js';

@@ -2,8 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { endSession, startSession } from '../../engine/session-commands.js';
-import { registerUser, UsernameTakenError } from '../../engine/users.js';
+import { endSession, startSession } from '../../engine/commands/session-commands.js';
+import { registerUser, UsernameTakenError } from '../../engine/accounts/users.js';
 import type { AccountDoc } from '../../../projections/accounts.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';

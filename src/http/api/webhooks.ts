@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { CallbackDoc } from '../../../projections/callbacks.js';
-import { rotateWebhookSecret, webhookSecretFor } from '../../engine/webhook-secrets.js';
+import { rotateWebhookSecret, webhookSecretFor } from '../../engine/commands/webhook-secrets.js';
 import { authenticate, bearerKey } from '../auth/bearer.js';
 import { currentUser, requireSession, sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';

@@ -7,14 +7,14 @@ import type { BlockList } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { tokenQuotaLimit, type TokenDoc } from '../../../projections/tokens.js';
-import type { Catalog } from '../../engine/catalog.js';
+import type { Catalog } from '../../engine/channels/catalog.js';
 import type { TokenCache } from './token-cache.js';
 import { allows, buildAllowList } from './ip-allow-list.js';
 import { sha256 } from './secrets.js';
 
-import type { Caller } from '../../engine/caller.js';
-export type { Caller } from '../../engine/caller.js';
-export { assertTokenCovers, tokenQuotaExhausted } from '../../engine/caller.js';
+import type { Caller } from '../../engine/accounts/caller.js';
+export type { Caller } from '../../engine/accounts/caller.js';
+export { assertTokenCovers, tokenQuotaExhausted } from '../../engine/accounts/caller.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,0 +1,23 @@
+import { newEventId } from '../../domain/ids.js';
+import { eventSchemas, type DomainEvent } from '../../domain/events.js';
+import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../../ports/event-store.js';
+
+/**
+ * Wraps domain events with ids and metadata. Every event is checked against its catalog schema
+ * here, once, on the way in — so readers can trust what the store gives back.
+ */
+export function toNewEvents(events: readonly DomainEvent[], metadata: EventMetadata, ids?: readonly string[]): NewEvent[] {
+  return events.map((e, i) => ({ id: ids?.[i] ?? newEventId(), type: e.type, data: eventSchemas[e.type].parse(e.data), metadata }));
+}
+
+export function appendEvents(
+  store: EventStore,
+  stream: string,
+  events: readonly DomainEvent[],
+  options: { expectedRevision: ExpectedRevision; metadata: EventMetadata; ids?: readonly string[]; after?: Promise<AppendResult> },
+): Promise<AppendResult> {
+  return store.append(stream, toNewEvents(events, options.metadata, options.ids), {
+    expectedRevision: options.expectedRevision,
+    ...(options.after ? { after: options.after } : {}),
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * Commands on task streams, through the one command handler (command-handler.ts): read, fold,
+ * decide, append with the expected revision; on a conflict read again and decide again
+ * (bounded). A decision of `[]` (already applied) appends nothing, which makes retried
+ * commands harmless.
+ */
+import { streams } from '../../domain/events.js';
+import { taskDecider, type TaskCommand, type TaskEvent, type TaskState } from '../../domain/task.js';
+import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import { executeCommand, readState } from './command-handler.js';
+
+export interface TaskCommandResult {
+  state: TaskState;
+  /** Revision of the stream's last event after the command. */
+  revision: number;
+  events: TaskEvent[];
+  position: bigint | undefined;
+}
+
+export interface KnownTaskState {
+  state: TaskState;
+  revision: number;
+}
+
+export async function readTask(events: EventStore, taskId: string): Promise<{ state: TaskState; revision: number }> {
+  return readState(events, streams.task(taskId), taskDecider);
+}
+
+/**
+ * `known` (a state the caller just read or wrote, with its revision) saves the read; when it
+ * is stale the append conflicts and the command is decided again on the stream as it is.
+ */
+export async function executeTask(
+  events: EventStore,
+  taskId: string,
+  command: TaskCommand,
+  metadata: EventMetadata,
+  known?: KnownTaskState,
+): Promise<TaskCommandResult> {
+  return executeCommand({ events, stream: streams.task(taskId), decider: taskDecider, command, metadata, known });
+}

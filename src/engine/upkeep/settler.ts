@@ -1,0 +1,43 @@
+/**
+ * Settler: a succeeded task settles its reservation on what was actually returned (images
+ * returned, seconds and resolution delivered) priced from the basis recorded at submit, never
+ * on more units than were asked for (`settlementOf`); a failed task releases it. Idempotent
+ * per reservation id, so replays charge nothing.
+ */
+import { UnknownReservationError } from '../../domain/account.js';
+import { settlementOf } from '../../domain/pricing.js';
+import type { RecordedDomainEvent } from '../../domain/recorded.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { AccountService } from '../accounts/account-service.js';
+import { readTask } from '../commands/task-commands.js';
+
+/** Resolves true when this call closed the reservation (false: closed before, or nothing to close). */
+export async function settleTask(deps: { events: EventStore; accounts: AccountService }, event: RecordedDomainEvent): Promise<boolean> {
+  if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return false;
+  const taskId = event.streamName.slice('task-'.length);
+  const { state } = await readTask(deps.events, taskId);
+  if (state.status === 'none') return false;
+  const metadata = { at: event.metadata.at, accountId: state.accountId, correlationId: taskId, causationId: event.id };
+  try {
+    if (event.type === 'TaskSucceeded') {
+      const settlement = settlementOf(state.basis, event.data.usage);
+      const result = await deps.accounts.execute(
+        state.accountId,
+        { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlement } },
+        metadata,
+      );
+      return result.events.length > 0;
+    } else {
+      const result = await deps.accounts.execute(
+        state.accountId,
+        { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } },
+        metadata,
+      );
+      return result.events.length > 0;
+    }
+  } catch (err) {
+    // A reservation the reconciler already released cannot be settled: nothing is owed twice.
+    if (err instanceof UnknownReservationError) return false;
+    throw err;
+  }
+}
