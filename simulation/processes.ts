@@ -10,7 +10,7 @@
  */
 import pino from 'pino';
 import { coreProjections } from '../projections/index.js';
-import { imageTaskProjection } from '../projections/image-task.js';
+import { imageTaskProjection } from '../src/families/images/view.js';
 import { createCheckpointFollower } from '../projections/follower.js';
 import { waitForProjectedHead } from '../projections/head.js';
 import { createProjectionRunner, type ProjectionRunner } from '../projections/runner.js';

@@ -8,7 +8,7 @@ import { FAST_ENGINE } from '../support/images.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { withViewOverrides } from '../support/view-store-overrides.js';
-import type { ImageTaskDoc } from '../../projections/image-task.js';
+import type { ImageTaskDoc } from '../../src/families/images/view.js';
 
 const ENV = { ...FAST_ENGINE, CALLBACK_RETRY_SCHEDULE: '0.3,0.6,1.2', CALLBACK_TIMEOUT_MS: '400', CALLBACK_CHECK_MS: '50', ALLOW_LOOPBACK_OUTBOUND: '1' };
 const cleanups: (() => Promise<void> | void)[] = [];

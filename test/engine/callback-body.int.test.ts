@@ -10,7 +10,7 @@ import { eventsUpToSchedule } from '../../src/engine/outbound/callbacks.js';
 import { taskViewFromEvents } from '../../src/engine/tasks/task-view.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { callbacksProjection } from '../../projections/callbacks.js';
-import { imageTaskProjection } from '../../projections/image-task.js';
+import { imageTaskProjection } from '../../src/families/images/view.js';
 import { given } from '../projections/support.js';
 import { useTempEventStore } from '../support/temp-event-store.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent, EventDataOf, PriceBasis } from '../../src/domain/events.js';
-import { clipTaskProjection } from '../../projections/clip-task.js';
-import { motionTaskProjection } from '../../projections/motion-task.js';
-import { vidH3VideoProjection } from '../../projections/vid-h3-video.js';
-import { vidgenTaskProjection } from '../../projections/vidgen-task.js';
+import { clipTaskProjection } from '../../src/families/clip/view.js';
+import { motionTaskProjection } from '../../src/families/motion/view.js';
+import { vidH3VideoProjection } from '../../src/families/vid-h3/view.js';
+import { vidgenTaskProjection } from '../../src/families/vidgen/view.js';
 import { assetRef } from '../../src/domain/asset-ref.js';
 import { given } from './support.js';
 

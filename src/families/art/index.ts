@@ -1,4 +1,4 @@
-import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
+import { ART_FAMILY, artTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { artCatalog } from './catalog.js';

@@ -6,7 +6,7 @@
 import { readTask } from '../../engine/commands/task-commands.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
-import { ART_FAMILY } from '../../../projections/art-task.js';
+import { ART_FAMILY } from './view.js';
 
 /** Actions whose result is a grid of four images that UPSCALE/VARIATION/REROLL work on. */
 export const GRID_ACTIONS: readonly string[] = ['IMAGINE', 'BLEND', 'VARIATION', 'REROLL'];

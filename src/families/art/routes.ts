@@ -9,7 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
-import { ART_FAMILY, artTaskProjection } from '../../../projections/art-task.js';
+import { ART_FAMILY, artTaskProjection } from './view.js';
 import { findOwnTask, type MissingTask } from '../kit/query.js';
 import { submitHeaders } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';

@@ -98,7 +98,7 @@ export const ArtSubmitAnswer = z.object({
   properties: z.object({}),
 });
 
-/** The task record (projections/art-task.ts). */
+/** The task record (src/families/art/view.ts). */
 export const ArtTaskAnswer = z.object({
   id: z.string(),
   action: z.string().meta({ description: 'IMAGINE, DESCRIBE, BLEND, UPSCALE, VARIATION or REROLL' }),

@@ -1,4 +1,4 @@
-import { CLIP_FAMILY, clipTaskProjection } from '../../../projections/clip-task.js';
+import { CLIP_FAMILY, clipTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { clipCatalog } from './catalog.js';

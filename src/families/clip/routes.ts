@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
-import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from '../../../projections/clip-task.js';
+import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';

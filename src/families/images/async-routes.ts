@@ -6,7 +6,7 @@ import { CallbackBodyUnavailableError } from '../../engine/outbound/callbacks.js
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
-import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, type ImageTaskBody } from '../../../projections/image-task.js';
+import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, type ImageTaskBody } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';

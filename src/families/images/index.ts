@@ -1,9 +1,9 @@
-import { imageTaskProjection } from '../../../projections/image-task.js';
+import { imageTaskProjection } from './view.js';
 import type { FamilyModule } from '../family.js';
 import { asyncImagesCatalog } from './catalog.js';
 import { asyncImagesSimFamily } from './simulator.js';
 import { taskViewFromEvents } from '../../engine/tasks/task-view.js';
-import { IMAGE_FAMILY } from '../../../projections/image-task.js';
+import { IMAGE_FAMILY } from './view.js';
 import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';
 

@@ -70,7 +70,7 @@ const ImageItem = z.object({
   revised_prompt: z.string().optional(),
 });
 
-/** The `image.task` object (projections/image-task.ts): the query's answer and the submit's. */
+/** The `image.task` object (src/families/images/view.ts): the query's answer and the submit's. */
 export const ImageTaskAnswer = z.object({
   id: z.string(),
   task_id: z.string().meta({ description: 'the same as id' }),

@@ -4,7 +4,7 @@
  */
 import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
-import { subfamilyOf } from '../../../projections/image-task.js';
+import { subfamilyOf } from './view.js';
 
 interface UpstreamImageTask {
   id?: unknown;

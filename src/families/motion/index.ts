@@ -1,4 +1,4 @@
-import { MOTION_FAMILY, motionTaskProjection } from '../../../projections/motion-task.js';
+import { MOTION_FAMILY, motionTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { motionCatalog } from './catalog.js';

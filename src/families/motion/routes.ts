@@ -9,7 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { useErrorShape } from '../../http/errors.js';
-import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from '../../../projections/motion-task.js';
+import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';

@@ -1,4 +1,4 @@
-import { TUNE_FAMILY, tuneTaskProjection } from '../../../projections/tune-task.js';
+import { TUNE_FAMILY, tuneTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { tuneCatalog } from './catalog.js';

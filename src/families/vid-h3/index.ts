@@ -1,4 +1,4 @@
-import { VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
+import { VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { vidH3Catalog } from './catalog.js';

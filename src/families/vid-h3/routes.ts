@@ -9,7 +9,7 @@ import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { sendAsset } from '../../http/send-asset.js';
-import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from '../../../projections/vid-h3-video.js';
+import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';

@@ -1,4 +1,4 @@
-import { VIDGEN_FAMILY, vidgenTaskProjection } from '../../../projections/vidgen-task.js';
+import { VIDGEN_FAMILY, vidgenTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { vidgenCatalog } from './catalog.js';

@@ -6,8 +6,8 @@
  * the requested values until the delivered ones are known. The document also keeps the
  * asset key the content endpoint streams, and whether the assets expired.
  */
-import type { EventDataOf } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import type { EventDataOf } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const VID_H3_FAMILY = 'vid-h3';
 

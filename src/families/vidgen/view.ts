@@ -5,9 +5,9 @@
  * signed URL (emptied when the assets expire; in the view an asset reference, signed by the
  * instance that answers) and `data.data` the upstream's own task result.
  */
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const VIDGEN_FAMILY = 'vidgen';
 

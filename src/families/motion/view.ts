@@ -6,9 +6,9 @@
  * when the assets expire), `output.code` / `output.message` on failure, and `usage` (seconds and
  * resolution delivered) on success. `request_id` is the submit's; the query route answers its own.
  */
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const MOTION_FAMILY = 'motion';
 

@@ -4,9 +4,9 @@
  * route inlines as `b64_json`, and `url`s are asset references (src/domain/asset-ref.ts) that the
  * instance answering signs on its own base.
  */
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const IMAGE_FAMILY = 'image';
 

@@ -6,10 +6,10 @@
  * signed by the instance that answers) and `final_unit_deduction` the
  * seconds billed. `request_id` is the submit's request id; the query route answers its own.
  */
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf, PriceBasis } from '../src/domain/events.js';
-import { settlementOf } from '../src/domain/pricing.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf, PriceBasis } from '../../domain/events.js';
+import { settlementOf } from '../../domain/pricing.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const CLIP_FAMILY = 'clip';
 

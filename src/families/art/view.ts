@@ -9,9 +9,9 @@
  * After the asset retention `images`, `imageUrl` and `cdnImage` are emptied. The view keeps
  * asset references where the record has URLs; the instance that answers signs them.
  */
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf, TaskResultItem } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const ART_FAMILY = 'art';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent, EventDataOf, PriceBasis } from '../../src/domain/events.js';
-import { tuneTaskProjection } from '../../projections/tune-task.js';
-import { assetRef } from '../../src/domain/asset-ref.js';
-import { given } from './support.js';
+import type { DomainEvent, EventDataOf, PriceBasis } from '../../../src/domain/events.js';
+import { tuneTaskProjection } from '../../../src/families/tune/view.js';
+import { assetRef } from '../../../src/domain/asset-ref.js';
+import { given } from '../../projections/support.js';
 
 const basis: PriceBasis = { model: 'tune_music', group: 'default', unit: 'request', unitPrice: 50_000, groupRatioPermille: 1000, units: 1 };
 const S = 'task-t1';

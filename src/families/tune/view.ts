@@ -10,9 +10,9 @@
  * audio URLs are emptied.
  */
 import { z } from 'zod';
-import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { EventDataOf, TaskResultItem } from '../src/domain/events.js';
-import type { Projection } from './projection.js';
+import { resultUrlRef } from '../../domain/asset-ref.js';
+import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
+import type { Projection } from '../../../projections/projection.js';
 
 export const TUNE_FAMILY = 'tune';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent, EventDataOf, PriceBasis } from '../../src/domain/events.js';
-import { artTaskProjection, GRID_COMPONENTS, retentionOf, retentionText } from '../../projections/art-task.js';
-import { assetRef } from '../../src/domain/asset-ref.js';
-import { given } from './support.js';
+import type { DomainEvent, EventDataOf, PriceBasis } from '../../../src/domain/events.js';
+import { artTaskProjection, GRID_COMPONENTS, retentionOf, retentionText } from '../../../src/families/art/view.js';
+import { assetRef } from '../../../src/domain/asset-ref.js';
+import { given } from '../../projections/support.js';
 
 const basis: PriceBasis = { model: 'art_imagine', group: 'default', unit: 'request', unitPrice: 25_000, groupRatioPermille: 1000, units: 1 };
 const S = 'task-j1';
