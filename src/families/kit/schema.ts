@@ -7,7 +7,7 @@
  * fields or on the model stays with the family's rules, which run after them.
  */
 import { z } from 'zod';
-import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, type RefKind } from './fields.js';
+import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse, type RefKind } from './fields.js';
 
 /** The request body: a JSON object; fields not declared are left to the rules (they ignore or refuse them). */
 export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
@@ -164,3 +164,16 @@ export const onlyKeys = <T extends z.ZodType>(name: string, keys: readonly strin
     if (unknown !== undefined) ctx.addIssue({ code: 'custom', path: [unknown], message: `unknown key; ${name} takes ${keys.join(', ')}` });
     return value;
   }, schema);
+
+/**
+ * The body as the route's schema parses it, or its first issue as the refusal the route's own
+ * validation answers (src/http/errors.ts names the field by the issue's path the same way). For
+ * the plan functions' callers that hold a raw body: the route's handler already holds it parsed.
+ */
+export function parsedBody<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  const param = first?.path.map(String).join('.') || 'body';
+  return refuse(param, first?.message ?? 'invalid');
+}
