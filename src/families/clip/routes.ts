@@ -12,8 +12,8 @@ import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
-import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClipRequest } from './request.js';
-import { ClipBody, ClipSubmitAnswer, ClipTaskAnswer } from './schema.js';
+import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClip } from './request.js';
+import { CLIP_BODIES, ClipSubmitAnswer, ClipTaskAnswer } from './schema.js';
 import { CLIP_PATH } from './upstream.js';
 
 export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -30,7 +30,7 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
             tags: ['video'],
             summary: `Submit a clip ${action} task`,
             headers: submitHeaders,
-            body: ClipBody,
+            body: CLIP_BODIES[action],
             response: { 200: ClipSubmitAnswer },
           },
         },
@@ -38,7 +38,7 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
           const { task } = await submitFamilyTask(deps, request, {
             family: CLIP_FAMILY,
             channelFamily: 'clip',
-            plan: (body) => planClipRequest(body, action),
+            plan: () => planClip(request.body, action),
             urlFields: CLIP_URL_FIELDS,
             base64Fields: CLIP_BASE64_FIELDS,
           });

@@ -1,30 +1,54 @@
 /**
- * The clip routes' declared contract (spec 4.12, 2.5): the body both submit paths take, as the
- * rules read it (request.ts: same fields, same words, in their order), and the answers. What
- * depends on the path (a prompt for text2video, the first frame for image2video), on the model
- * (clip-v2-master only in pro) or on another field (`model`, the alias `model_name` wins over)
- * stays with the rules, as do the bounds of the forwarded `metadata`.
+ * The clip routes' declared contract (spec 4.12, 2.5): the body of each submit path and the
+ * answers. text2video requires a prompt and takes no frame images (each is refused by name, once
+ * it is a well-formed image, as the path it belongs to); image2video requires the first frame.
+ * The model comes from `model_name`, else from its compatibility alias `model` (checked first, as
+ * the rules read it first). What depends on the model (clip-v2-master only in pro) and the
+ * bounds of the forwarded `metadata` stay with the rules (request.ts).
  */
 import { z } from 'zod';
-import { jsonBody, number, object, oneOf, optionalString, wholeSeconds } from '../kit/schema.js';
+import { isHttpUrl, isImageDataUri } from '../kit/fields.js';
+import { jsonBody, number, object, oneOf, optionalString, requiredOneOf, requiredText, withAlias, wholeSeconds } from '../kit/schema.js';
 import { clipModels } from './catalog.js';
-import { ASPECT_RATIO, ASPECT_RATIO_RULE, CLIP_DEFAULTS, CLIP_MAX_DURATION, CLIP_MODES, FRAME_RULE, isFrameImage } from './request.js';
 
-const frame = (description: string) =>
+export type ClipAction = 'text2video' | 'image2video';
+export const CLIP_ACTIONS: readonly ClipAction[] = ['text2video', 'image2video'];
+export const CLIP_MODES = ['std', 'pro'] as const;
+export const CLIP_DEFAULTS = { duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } as const;
+export const CLIP_MAX_DURATION = 3600;
+const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
+const ASPECT_RATIO_RULE = 'must be a ratio such as 16:9, 9:16 or 1:1';
+const RAW_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const FRAME_RULE = 'must be an image: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
+const FRAME_DESCRIPTION = 'an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
+
+/** A frame image as the upstream takes it: a URL, a Base64 image data URI or raw Base64. */
+export function isFrameImage(text: string): boolean {
+  return isHttpUrl(text) || isImageDataUri(text) || RAW_BASE64.test(text);
+}
+
+const frame = (required?: string) =>
   z
-    .string({ error: FRAME_RULE })
-    .refine(isFrameImage, FRAME_RULE)
-    .nullish()
-    .meta({ description: `${description}: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64` });
+    .string({ error: (issue) => (required !== undefined && (issue.input === undefined || issue.input === null) ? required : FRAME_RULE) })
+    .refine(isFrameImage, { message: FRAME_RULE, abort: true });
 
-export const ClipBody = jsonBody({
+/** A frame image on text2video: a well-formed one is refused as belonging to image2video. */
+const notHere = () =>
+  frame()
+    .refine(() => false, 'frame images go to /clip/v1/videos/image2video')
+    .nullish()
+    .meta({ description: 'not taken here: frame images go to /clip/v1/videos/image2video' });
+
+/** `model_name`, or `model` when it is absent: refused as the rules refuse it. */
+const ClipModel = requiredOneOf(clipModels, `required, one of ${clipModels.join(', ')}`);
+
+const head = {
   model_name: oneOf(clipModels).meta({ description: 'required (or model)' }),
   model: z.unknown().optional().meta({ type: 'string', description: 'the same as model_name, read only when model_name is absent' }),
   mode: oneOf(CLIP_MODES).meta({ description: 'default std; clip-v2-master only pro (its default)' }),
-  prompt: optionalString().meta({ description: 'required for text2video' }),
-  negative_prompt: optionalString(),
-  image: frame('image2video: the first frame (required there)'),
-  image_tail: frame('image2video: the last frame'),
+};
+
+const tail = {
   duration: wholeSeconds(1, CLIP_MAX_DURATION).meta({ description: `default ${CLIP_DEFAULTS.duration}` }),
   aspect_ratio: z
     .string({ error: ASPECT_RATIO_RULE })
@@ -33,7 +57,40 @@ export const ClipBody = jsonBody({
     .meta({ description: `default ${CLIP_DEFAULTS.aspect_ratio}` }),
   cfg_scale: number(0, 1).meta({ description: `guidance, default ${CLIP_DEFAULTS.cfg_scale}` }),
   metadata: object().meta({ description: 'forwarded upstream as given' }),
-});
+};
+
+export const ClipTextBody = withAlias(
+  'model_name',
+  'model',
+  ClipModel,
+  jsonBody({
+    ...head,
+    prompt: requiredText('required for text2video, a non-empty string').meta({ description: 'the prompt, at most 32000 characters' }),
+    negative_prompt: optionalString(),
+    image: notHere(),
+    image_tail: notHere(),
+    ...tail,
+  }),
+);
+
+export const ClipImageBody = withAlias(
+  'model_name',
+  'model',
+  ClipModel,
+  jsonBody({
+    ...head,
+    prompt: optionalString(),
+    negative_prompt: optionalString(),
+    image: frame('required for image2video: the first-frame image').meta({ description: `the first frame: ${FRAME_DESCRIPTION}` }),
+    image_tail: frame()
+      .nullish()
+      .meta({ description: `the last frame: ${FRAME_DESCRIPTION}` }),
+    ...tail,
+  }),
+);
+
+export const CLIP_BODIES = { text2video: ClipTextBody, image2video: ClipImageBody } as const;
+export type ClipBody = z.output<typeof ClipTextBody> | z.output<typeof ClipImageBody>;
 
 const Stamps = {
   task_id: z.string(),
@@ -62,3 +119,6 @@ export const ClipTaskAnswer = z.object({
     final_unit_deduction: z.number().meta({ description: 'the seconds charged' }),
   }),
 });
+
+export type ClipTaskBody = z.infer<typeof ClipTaskAnswer>;
+export type ClipSubmitBody = z.infer<typeof ClipSubmitAnswer>;

@@ -10,27 +10,11 @@ import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf, PriceBasis } from '../../domain/events.js';
 import { settlementOf } from '../../domain/pricing.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { ClipSubmitBody, ClipTaskBody } from './schema.js';
 
 export const CLIP_FAMILY = 'clip';
 
-export type ClipTaskStatus = 'submitted' | 'processing' | 'succeed' | 'failed';
-
-export interface ClipTaskData {
-  task_id: string;
-  task_status: ClipTaskStatus;
-  task_status_msg: string;
-  created_at: number;
-  updated_at: number;
-  task_result: { videos: { id: string; url: string; duration: number }[] };
-  final_unit_deduction: number;
-}
-
-export interface ClipTaskBody {
-  code: number;
-  message: string;
-  request_id: string;
-  data: ClipTaskData;
-}
+export type ClipTaskData = ClipTaskBody['data'];
 
 export interface ClipTaskDoc {
   accountId: string;
@@ -42,13 +26,13 @@ export interface ClipTaskDoc {
 }
 
 /** The submit response (spec 2.5) with the task's first state. */
-export function clipSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string) {
+export function clipSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string): ClipSubmitBody {
   const at = task.createdAt * 1000;
   return {
-    code: 0 as const,
+    code: 0,
     message: 'SUCCEED',
     request_id: requestId,
-    data: { task_id: task.taskId, task_status: 'submitted' as const, created_at: at, updated_at: at },
+    data: { task_id: task.taskId, task_status: 'submitted', created_at: at, updated_at: at },
   };
 }
 

@@ -30,6 +30,16 @@ export const prompt = z
   .superRefine(atMost(MAX_PROMPT_CHARS))
   .meta({ description: `the prompt, at most ${MAX_PROMPT_CHARS} characters` });
 
+/**
+ * A required string of at most `max` characters whose missing, `null` or blank value is refused
+ * with the family's own `required …` wording (a prompt a route cannot do without).
+ */
+export const requiredText = (required: string, max = MAX_PROMPT_CHARS) =>
+  z
+    .string({ error: (issue) => (absent(issue.input) ? required : 'must be a string') })
+    .superRefine(atMost(max))
+    .refine((text) => text.trim() !== '', required);
+
 /** An optional string of at most `max` characters (readOptionalString). */
 export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).superRefine(atMost(max)).nullish();
 
@@ -147,6 +157,27 @@ export const wholeSeconds = (min: number, max: number) => {
     )
     .optional();
 };
+
+/** A parsed optional field that holds a value (`null` counts as omitted, as the schemas take it). */
+export const given = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
+
+/** The seconds a `wholeSeconds` field holds (its numeric string read as the number). */
+export const secondsOf = (value: number | string | null | undefined): number | undefined => (value === undefined || value === null ? undefined : Number(value));
+
+/**
+ * A field that may also be given under a second name (`model` for `model_name`), which is read
+ * only when the field itself is absent: checked before any of the body's own fields, as the rules
+ * read the model first. A missing pair is refused under the field's name, a bad alias under its own.
+ */
+export const withAlias = <T extends z.ZodType>(name: string, alias: string, field: z.ZodType, body: T) =>
+  z.preprocess((value, ctx) => {
+    if (isPlainObject(value) && absent(value[name])) {
+      const given = value[alias];
+      const result = field.safeParse(given);
+      if (!result.success) ctx.addIssue({ code: 'custom', path: [absent(given) ? name : alias], message: result.error.issues[0]?.message ?? 'invalid' });
+    }
+    return value;
+  }, body);
 
 const HTTP_URL = 'must be an http or https URL';
 
