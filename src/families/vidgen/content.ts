@@ -1,25 +1,16 @@
 /**
- * `metadata.content` of a vidgen request (spec 4.3 rules 1–2): reference items
- * `{type, role, <type>: {url}}` with `type` image_url / video_url / audio_url. Image items are
- * `reference_image` or the frames `first_frame` / `last_frame`; video items `reference_video`;
- * audio items `reference_audio` (the spec leaves the audio role open). Only what the spec
- * refuses is refused, plus the frame rules a video cannot do otherwise (one first and one last
- * frame; a last frame after a first one; docs/decisions.md). Frames may go with reference media:
- * the spec names no such limit, and an upstream that cannot mix them refuses the task itself.
+ * The list rules of `metadata.content` in a vidgen request (spec 4.3 rules 1–2), over items the
+ * schema checked one by one (schema.ts: `{type, role, <type>: {url}}`, image_url / video_url /
+ * audio_url). Only what the spec refuses is refused, plus the frame rules a video cannot do
+ * otherwise (one first and one last frame; a last frame after a first one; docs/decisions.md).
+ * Frames may go with reference media: the spec names no such limit, and an upstream that cannot
+ * mix them refuses the task itself.
  */
-import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../kit/fields.js';
+import { checkReferenceCounts, refuse } from '../kit/fields.js';
 import type { VidgenCapabilities } from './models.js';
+import type { ROLES_BY_TYPE, VidgenContentItem } from './schema.js';
 
 const PARAM = 'metadata.content';
-export const CONTENT_ARRAY_RULE = 'must be an array of reference items';
-export const ITEM_RULE = 'must be an object {type, role, <type>: {url}}';
-export const ITEM_TYPE_RULE = 'must be image_url, video_url or audio_url';
-
-export const ROLES_BY_TYPE = {
-  image_url: ['reference_image', 'first_frame', 'last_frame'],
-  video_url: ['reference_video'],
-  audio_url: ['reference_audio'],
-} as const;
 
 type ItemType = keyof typeof ROLES_BY_TYPE;
 export type ContentItem = { type: ItemType; role: string } & Partial<Record<ItemType, { url: string }>>;
@@ -27,18 +18,16 @@ export type ContentItem = { type: ItemType; role: string } & Partial<Record<Item
 /** text2video (no references), image2video (a first frame, references or not) or reference2video (references only). */
 export type VidgenAction = 'text2video' | 'image2video' | 'reference2video';
 
-function readItem(value: unknown, index: number): ContentItem {
-  const at = `${PARAM}.${index}`;
-  if (!isPlainObject(value)) refuse(at, ITEM_RULE);
-  const type = value.type;
-  if (typeof type !== 'string' || !Object.hasOwn(ROLES_BY_TYPE, type)) refuse(`${at}.type`, ITEM_TYPE_RULE);
-  const itemType = type as ItemType;
-  const roles: readonly string[] = ROLES_BY_TYPE[itemType];
-  if (typeof value.role !== 'string' || !roles.includes(value.role)) refuse(`${at}.role`, `a ${itemType} item takes the role ${roles.join(', ')}`);
-  const holder = value[itemType];
-  if (!isPlainObject(holder)) refuse(`${at}.${itemType}`, 'must be an object holding url');
-  const url = readHttpUrl(holder.url, `${at}.${itemType}.url`);
-  return { type: itemType, role: value.role, [itemType]: { url } };
+/** The item as sent upstream: its type, role and URL only. */
+function upstreamItem(item: VidgenContentItem): ContentItem {
+  switch (item.type) {
+    case 'image_url':
+      return { type: item.type, role: item.role, image_url: { url: item.image_url.url } };
+    case 'video_url':
+      return { type: item.type, role: item.role, video_url: { url: item.video_url.url } };
+    case 'audio_url':
+      return { type: item.type, role: item.role, audio_url: { url: item.audio_url.url } };
+  }
 }
 
 function checkCapabilities(model: string, caps: VidgenCapabilities, items: readonly ContentItem[]): void {
@@ -55,11 +44,13 @@ function checkFrames(items: readonly ContentItem[]): void {
   if (last === 1 && first === 0) refuse(PARAM, 'a last_frame needs a first_frame');
 }
 
-/** The checked items and the action they make; an empty or absent list is text-to-video. */
-export function readContent(value: unknown, model: string, caps: VidgenCapabilities): { items: ContentItem[]; action: VidgenAction } {
-  if (value === undefined || value === null) return { items: [], action: 'text2video' };
-  if (!Array.isArray(value)) refuse(PARAM, CONTENT_ARRAY_RULE);
-  const items = value.map(readItem);
+/** The items as sent upstream and the action they make; an empty or absent list is text-to-video. */
+export function contentPlan(
+  checked: readonly VidgenContentItem[] | null | undefined,
+  model: string,
+  caps: VidgenCapabilities,
+): { items: ContentItem[]; action: VidgenAction } {
+  const items = (checked ?? []).map(upstreamItem);
   const counts = {
     images: items.filter((i) => i.type === 'image_url').length,
     videos: items.filter((i) => i.type === 'video_url').length,

@@ -8,7 +8,7 @@ import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from './vie
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
-import { planVidgenRequest, VIDGEN_URL_FIELDS } from './request.js';
+import { planVidgen, VIDGEN_URL_FIELDS } from './request.js';
 import { VidgenBody, VidgenSubmitAnswer, VidgenTaskAnswer } from './schema.js';
 import { VIDGEN_PATH } from './upstream.js';
 
@@ -34,7 +34,7 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const { task } = await submitFamilyTask(deps, request, {
           family: VIDGEN_FAMILY,
           channelFamily: 'vidgen',
-          plan: planVidgenRequest,
+          plan: () => planVidgen(request.body),
           urlFields: VIDGEN_URL_FIELDS,
         });
         return vidgenSubmitResponse(task);

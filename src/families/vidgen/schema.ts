@@ -1,18 +1,50 @@
 /**
- * The vidgen routes' declared contract (spec 4.3, 4.4, 2.3): the submit body as the rules read it
- * (request.ts, content.ts: same fields, same words, in their order) and the answers. What depends
- * on the model (`metadata.resolution`, which reference roles it takes) or on other items (counts,
- * frames) stays with the rules, as do the role and URL of a content item, which its type decides.
+ * The vidgen routes' declared contract (spec 4.3, 4.4, 2.3): the submit body, one branch per
+ * model (the resolutions each offers), and the answers. A reference item's role and its URL
+ * holder are those of its type. What counts items across the list (at most 9 images, 3 videos,
+ * 3 audio; audio only with an image or a video; one first and one last frame, a last frame only
+ * after a first) or ties the list to the model (frames, reference video) stays with the rules
+ * (request.ts, content.ts): each is refused naming the whole list, after its items are checked.
  */
 import { z } from 'zod';
-import { MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, callbackUrl, int, jsonBody, object, oneOf, onlyKeys, requiredOneOf, wholeSeconds } from '../kit/schema.js';
+import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
+import { bool, callbackUrl, httpUrl, int, jsonBody, object, oneOf, onlyKeys, wholeSeconds } from '../kit/schema.js';
 import { vidgenModels } from './catalog.js';
-import { CONTENT_ARRAY_RULE, ITEM_RULE, ITEM_TYPE_RULE, ROLES_BY_TYPE } from './content.js';
-import { VIDGEN_TIERS } from './models.js';
-import { METADATA_KEYS, RATIO, RATIO_RULE, SEED_MAX, SERVICE_TIERS, VIDGEN_MAX_FRAMES, VIDGEN_MAX_SECONDS } from './request.js';
+import { VIDGEN_MODELS } from './models.js';
 
+export const VIDGEN_MAX_SECONDS = 3600;
+/** 3600 s at 24 frames per second, plus the first frame. */
+export const VIDGEN_MAX_FRAMES = 86_401;
+const SEED_MAX = 4_294_967_295;
+const SERVICE_TIERS = ['default', 'flex'] as const;
+const RATIO = /^(\d{1,2}:\d{1,2}|adaptive|keep_ratio)$/;
+const RATIO_RULE = 'must be an aspect ratio such as 16:9, 9:16, 1:1, or adaptive';
 const PROMPT_RULE = 'required, a non-empty string';
+const CONTENT_ARRAY_RULE = 'must be an array of reference items';
+const ITEM_RULE = 'must be an object {type, role, <type>: {url}}';
+const ITEM_TYPE_RULE = 'must be image_url, video_url or audio_url';
+
+export const METADATA_KEYS = [
+  'resolution',
+  'ratio',
+  'frames',
+  'seed',
+  'generate_audio',
+  'watermark',
+  'camera_fixed',
+  'draft',
+  'callback_url',
+  'service_tier',
+  'content',
+] as const;
+
+export const ROLES_BY_TYPE = {
+  image_url: ['reference_image', 'first_frame', 'last_frame'],
+  video_url: ['reference_video'],
+  audio_url: ['reference_audio'],
+} as const;
+
+const absent = (input: unknown) => input === undefined || input === null;
 
 /** The family's own prompt reader: a missing, non-string or blank prompt reads alike. */
 const prompt = z
@@ -23,65 +55,81 @@ const prompt = z
   })
   .meta({ description: `the prompt, at most ${MAX_PROMPT_CHARS} characters` });
 
-const itemTypes = Object.keys(ROLES_BY_TYPE) as Array<keyof typeof ROLES_BY_TYPE>;
-const holder = (type: string) =>
-  z
-    .unknown()
-    .optional()
-    .meta({ type: 'object', properties: { url: { type: 'string', format: 'uri' } }, description: `${type} items: {url}` });
+/** The roles an item of `type` takes. */
+const role = (type: keyof typeof ROLES_BY_TYPE) => z.enum(ROLES_BY_TYPE[type], { error: `a ${type} item takes the role ${ROLES_BY_TYPE[type].join(', ')}` });
 
-/** One reference item: its type is checked here; its role and URL, which the type decides, by the rules (content.ts). */
-const contentItem = z
-  .looseObject(
-    {
-      type: z.enum(itemTypes, { error: ITEM_TYPE_RULE }),
-      role: z
-        .unknown()
-        .optional()
-        .meta({
-          type: 'string',
-          enum: Object.values(ROLES_BY_TYPE).flat(),
-          description: Object.entries(ROLES_BY_TYPE)
-            .map(([type, roles]) => `${type}: ${roles.join(' / ')}`)
-            .join('; '),
-        }),
-      ...Object.fromEntries(itemTypes.map((type) => [type, holder(type)])),
-    },
-    { error: ITEM_RULE },
-  )
-  // The role is required too: the rules refuse an item without one (its type names the roles it takes).
-  .meta({ description: '{type, role, <type>: {url}}', required: ['type', 'role'] });
+/** The `{url}` an item holds under its type's name. */
+const holder = (type: keyof typeof ROLES_BY_TYPE) =>
+  z.looseObject({ url: httpUrl() }, { error: 'must be an object holding url' }).meta({ description: `${type} items: {url}` });
 
-const Metadata = onlyKeys(
-  'metadata',
-  METADATA_KEYS,
-  object({
-    resolution: z
-      .unknown()
-      .optional()
-      .meta({ type: 'string', description: `one of ${VIDGEN_TIERS.join(', ')} the model offers; default: its highest up to 1080p` }),
-    ratio: z.string({ error: RATIO_RULE }).regex(RATIO, RATIO_RULE).nullish().meta({ description: 'e.g. 16:9, 9:16, 1:1, adaptive or keep_ratio' }),
-    frames: int(1, VIDGEN_MAX_FRAMES).meta({ description: '24 per second plus the first frame; reserved when longer than seconds' }),
-    seed: int(-1, SEED_MAX),
-    generate_audio: bool().meta({ description: 'the 1.5 model: default true, billed as the audio extra' }),
-    watermark: bool(),
-    camera_fixed: bool(),
-    draft: bool(),
-    service_tier: oneOf(SERVICE_TIERS),
-    content: z
-      .array(contentItem, { error: CONTENT_ARRAY_RULE })
-      .nullish()
-      .meta({ description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video' }),
-    callback_url: callbackUrl(),
-  }).meta({ description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
+const ContentItem = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({ type: z.literal('image_url'), role: role('image_url'), image_url: holder('image_url') }),
+    z.looseObject({ type: z.literal('video_url'), role: role('video_url'), video_url: holder('video_url') }),
+    z.looseObject({ type: z.literal('audio_url'), role: role('audio_url'), audio_url: holder('audio_url') }),
+  ],
+  {
+    error: (issue) => (isPlainObject(issue.input) ? ITEM_TYPE_RULE : ITEM_RULE),
+  },
 );
 
-export const VidgenBody = jsonBody({
-  model: requiredOneOf(vidgenModels, 'required, one of the vidgen models'),
-  prompt,
-  seconds: wholeSeconds(0, VIDGEN_MAX_SECONDS).meta({ description: '0 or absent: the upstream default of 5' }),
-  metadata: Metadata,
+/** A resolution the model offers, in any case: `480p`, ` 720P `. */
+function resolution(model: keyof typeof VIDGEN_MODELS) {
+  const tiers: readonly string[] = VIDGEN_MODELS[model].tiers;
+  const message = (input: unknown) => `${model} offers ${tiers.join(', ')}; ${JSON.stringify(input)} is not available`;
+  return z
+    .string({ error: (issue) => message(issue.input) })
+    .refine((text) => tiers.includes(text.trim().toLowerCase()), { error: (issue) => message(issue.input) })
+    .nullish()
+    .meta({
+      pattern: `^\\s*(${tiers.map((t) => t.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`)).join('|')})\\s*$`,
+      description: `one of ${tiers.join(', ')} (any case); default: the highest up to 1080p`,
+    });
+}
+
+const metadata = (model: keyof typeof VIDGEN_MODELS) =>
+  onlyKeys(
+    'metadata',
+    METADATA_KEYS,
+    object({
+      resolution: resolution(model),
+      ratio: z.string({ error: RATIO_RULE }).regex(RATIO, RATIO_RULE).nullish().meta({ description: 'e.g. 16:9, 9:16, 1:1, adaptive or keep_ratio' }),
+      frames: int(1, VIDGEN_MAX_FRAMES).meta({ description: '24 per second plus the first frame; reserved when longer than seconds' }),
+      seed: int(-1, SEED_MAX),
+      generate_audio: bool().meta({ description: 'the 1.5 model: default true, billed as the audio extra' }),
+      watermark: bool(),
+      camera_fixed: bool(),
+      draft: bool(),
+      service_tier: oneOf(SERVICE_TIERS),
+      content: z
+        .array(ContentItem, { error: CONTENT_ARRAY_RULE })
+        .nullish()
+        .meta({ description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video' }),
+      callback_url: callbackUrl(),
+    }).meta({ description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
+  );
+
+const bodyOf = <M extends keyof typeof VIDGEN_MODELS>(model: M) =>
+  jsonBody({
+    model: z.literal(model),
+    prompt,
+    seconds: wholeSeconds(0, VIDGEN_MAX_SECONDS).meta({ description: '0 or absent: the upstream default of 5' }),
+    metadata: metadata(model),
+  });
+
+const [first, ...rest] = vidgenModels.map(bodyOf);
+
+/** The submit body: one branch per model; an unknown model is refused naming them all. */
+export const VidgenBody = z.discriminatedUnion('model', [first!, ...rest], {
+  error: (issue) => {
+    if (!isPlainObject(issue.input)) return 'must be a JSON object';
+    return absent(issue.input.model) ? 'required, one of the vidgen models' : `must be one of ${vidgenModels.join(', ')}`;
+  },
 });
+
+export type VidgenRequest = z.output<typeof VidgenBody>;
+export type VidgenContentItem = NonNullable<NonNullable<VidgenRequest['metadata']>['content']>[number];
 
 export const VidgenSubmitAnswer = z.object({
   id: z.string().meta({ description: 'the task id' }),
@@ -121,3 +169,6 @@ export const VidgenTaskAnswer = z.object({
     data: z.looseObject({}).meta({ description: "the upstream's own task result" }),
   }),
 });
+
+export type VidgenEnvelope = z.infer<typeof VidgenTaskAnswer>;
+export type VidgenSubmitBody = z.infer<typeof VidgenSubmitAnswer>;

@@ -8,40 +8,11 @@
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { VidgenEnvelope, VidgenSubmitBody } from './schema.js';
 
 export const VIDGEN_FAMILY = 'vidgen';
 
-export type VidgenStatus = 'NOT_START' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
-
-export interface VidgenTaskData {
-  id: number;
-  task_id: string;
-  platform: string;
-  status: VidgenStatus;
-  progress: string;
-  fail_reason: string;
-  result_url: string;
-  created_at: number;
-  updated_at: number;
-  /** Unix seconds; 0 until the moment happened. */
-  submit_time: number;
-  start_time: number;
-  finish_time: number;
-  /**
-   * `resolution` and `seconds`: what was asked for until the task succeeds, then what was
-   * delivered (and charged); `reserved_resolution` / `reserved_seconds` keep what the
-   * reservation was quoted on.
-   */
-  properties: { origin_model_name: string; resolution: string; seconds: number; reserved_resolution: string; reserved_seconds: number };
-  /** The upstream task result (status, duration, resolution, usage, upstream video URL). */
-  data: Record<string, unknown>;
-}
-
-export interface VidgenEnvelope {
-  code: 'success';
-  message: string;
-  data: VidgenTaskData;
-}
+export type VidgenTaskData = VidgenEnvelope['data'];
 
 export interface VidgenTaskDoc {
   accountId: string;
@@ -49,13 +20,13 @@ export interface VidgenTaskDoc {
 }
 
 /** The submit response (spec 2.3): a different shape from the query envelope. */
-export function vidgenSubmitResponse(task: EventDataOf<'TaskSubmitted'>) {
+export function vidgenSubmitResponse(task: EventDataOf<'TaskSubmitted'>): VidgenSubmitBody {
   return {
     id: task.taskId,
     task_id: task.taskId,
-    object: 'video' as const,
+    object: 'video',
     model: task.model,
-    status: 'queued' as const,
+    status: 'queued',
     progress: 0,
     created_at: task.createdAt,
   };
