@@ -197,6 +197,17 @@ export const onlyKeys = <T extends z.ZodType>(name: string, keys: readonly strin
   }, schema);
 
 /**
+ * A value checked by a field's schema where the rules read it (a fallback read only when the
+ * field that overrides it is absent), or its first issue as the refusal naming `param`.
+ */
+export function parsedField<S extends z.ZodType>(schema: S, value: unknown, param: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  return refuse([param, ...(first?.path.map(String) ?? [])].join('.'), first?.message ?? 'invalid');
+}
+
+/**
  * The body as the route's schema parses it, or its first issue as the refusal the route's own
  * validation answers (src/http/errors.ts names the field by the issue's path the same way). For
  * the plan functions' callers that hold a raw body: the route's handler already holds it parsed.

@@ -13,8 +13,8 @@ import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from './vie
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
-import { MOTION_URL_FIELDS, type MotionPath, planMotionRequest } from './request.js';
-import { MotionImageBody, MotionSubmitAnswer, MotionTaskAnswer, MotionTextBody } from './schema.js';
+import { MOTION_URL_FIELDS, type MotionPath, planMotion } from './request.js';
+import { MOTION_BODIES, MotionSubmitAnswer, MotionTaskAnswer } from './schema.js';
 import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
 
 export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -25,15 +25,14 @@ export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
-      const bodySchema = path === 'text' ? MotionTextBody : MotionImageBody;
       app.post(
         MOTION_SUBMIT_PATHS[path],
-        { schema: { tags: ['video'], summary, headers: submitHeaders, body: bodySchema, response: { 200: MotionSubmitAnswer } } },
+        { schema: { tags: ['video'], summary, headers: submitHeaders, body: MOTION_BODIES[path], response: { 200: MotionSubmitAnswer } } },
         async (request) => {
           const { task } = await submitFamilyTask(deps, request, {
             family: MOTION_FAMILY,
             channelFamily: 'motion',
-            plan: (body) => planMotionRequest(body, path),
+            plan: () => planMotion(request.body, path),
             urlFields: MOTION_URL_FIELDS,
           });
           return motionSubmitResponse(task, request.id);

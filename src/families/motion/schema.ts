@@ -1,28 +1,32 @@
 /**
- * The motion routes' declared contract (spec 4.15, 2.8): the body of each submit path as the rules
- * read it (request.ts, media.ts: same fields, same words, in their order) and the answers. The
- * text-to-video path declares no image input: the rules refuse each by name there. What depends
- * on other fields stays with the rules: which frame field wins, a last frame only after a first,
- * `seconds` (read only without `duration`), `size` against `resolution`, the fields of
- * `metadata.input` / `metadata.parameters` (read only where no flat field overrides them), and
- * the bounds of the forwarded `metadata`.
+ * The motion routes' declared contract (spec 4.15, 2.8): the body of each submit path and the
+ * answers. Each path takes its own models; the text-to-video path takes no image input (each
+ * image field is refused by name there). `seconds` is read, and checked, only when `duration` is
+ * absent. What depends on other fields stays with the rules (request.ts, media.ts): a prompt
+ * for text-to-video here or as `metadata.input.prompt`, the fallbacks in `metadata.input` /
+ * `metadata.parameters` (read, with these fields' schemas, only where no flat field overrides
+ * them), which frame field wins, a last frame only after a first, some image input on the
+ * image-to-video path, `size` against `resolution`, and the bounds of the forwarded `metadata`.
  */
 import { z } from 'zod';
-import { bool, httpUrl, int, jsonBody, object, optionalString, wholeSeconds } from '../kit/schema.js';
+import { bool, httpUrl, int, jsonBody, object, optionalString, wholeSeconds, withAlias } from '../kit/schema.js';
 import { motionImageModels, motionTextModels } from './catalog.js';
-import { IMAGES_RULE, MEDIA_ITEM_RULE, MEDIA_RULE, MEDIA_TYPES } from './media.js';
-import {
-  MOTION_DEFAULT_SECONDS,
-  MOTION_MAX_SECONDS,
-  type MotionPath,
-  RATIO,
-  RATIO_RULE,
-  RESOLUTION_RULE,
-  SEED_MAX,
-  SIZE_RULE,
-  TOO_LARGE_RULE,
-} from './request.js';
 import { MOTION_TIERS, parseMotionSize, tierName, tierOfPixels } from './sizes.js';
+
+export type MotionPath = 'text' | 'image';
+export const MOTION_DEFAULT_SECONDS = 5;
+export const MOTION_MAX_SECONDS = 3600;
+const SEED_MAX = 2_147_483_647;
+const RATIO = /^\d{1,2}:\d{1,2}$/;
+const RATIO_RULE = 'must be an aspect ratio such as 16:9, 9:16 or 1:1';
+const SIZE_RULE = 'must be a size such as 1280*720 or a resolution 480P, 720P, 1080P';
+const RESOLUTION_RULE = 'must be 480P, 720P or 1080P';
+const TOO_LARGE_RULE = 'is larger than 1080P (1920*1080)';
+export const MEDIA_TYPES = ['image', 'video', 'audio'] as const;
+const IMAGES_RULE = 'must be an array of image URLs: the first frame, then the last frame';
+const MEDIA_RULE = 'must be an array of {type, url} references';
+const MEDIA_ITEM_RULE = 'must be an object {type, url}';
+const NOT_HERE = 'image and media inputs go to the image2video path';
 
 const absent = (input: unknown) => input === undefined || input === null;
 
@@ -36,7 +40,7 @@ function model(path: MotionPath) {
 }
 
 /** A tier, or a pixel size no larger than 1080P (mapped to its tier). */
-const size = z
+export const MotionSize = z
   .string({ error: SIZE_RULE })
   .superRefine((text, ctx) => {
     if (tierName(text)) return;
@@ -47,14 +51,16 @@ const size = z
   .nullish()
   .meta({ description: 'a pixel size such as 1280*720 (billed at the tier that holds it) or a resolution; default: reserved at 1080P' });
 
-const resolution = z
+export const MotionResolution = z
   .string({ error: RESOLUTION_RULE })
   .refine((text) => tierName(text) !== undefined, RESOLUTION_RULE)
   .nullish()
   .meta({ description: `${MOTION_TIERS.join(', ')} (any case); the same tier as size when both are given` });
 
+export const MotionSeconds = wholeSeconds(1, MOTION_MAX_SECONDS);
+
 const metadata = object({
-  input: object().meta({ description: "the base of the upstream's input: the flat fields override it" }),
+  input: object().meta({ description: "the base of the upstream's input: the flat fields override it (prompt is checked)" }),
   parameters: object().meta({ description: "the base of the upstream's parameters: the flat fields override it (size, resolution and duration are checked)" }),
 }).meta({ description: 'forwarded upstream as the native request' });
 
@@ -78,9 +84,14 @@ const imageInputs = {
   audio_url: httpUrl().nullish(),
 };
 
+/** The image inputs on the text-to-video path: none (each is refused by name). */
+const noImageInputs = Object.fromEntries(
+  Object.keys(imageInputs).map((key) => [key, z.null({ error: NOT_HERE }).optional().meta({ description: NOT_HERE })]),
+) as Record<keyof typeof imageInputs, z.ZodOptional<z.ZodNull>>;
+
 /** What both paths take after their inputs, in the order the rules read it. */
 const parameters = {
-  duration: wholeSeconds(1, MOTION_MAX_SECONDS).meta({ description: `default ${MOTION_DEFAULT_SECONDS}` }),
+  duration: MotionSeconds.meta({ description: `default ${MOTION_DEFAULT_SECONDS}` }),
   seconds: z
     .unknown()
     .optional()
@@ -88,8 +99,8 @@ const parameters = {
       anyOf: [{ type: 'integer' }, { type: 'string' }],
       description: `the same as duration, read only when duration is absent (1 to ${MOTION_MAX_SECONDS})`,
     }),
-  size,
-  resolution,
+  size: MotionSize,
+  resolution: MotionResolution,
   ratio: z.string({ error: RATIO_RULE }).regex(RATIO, RATIO_RULE).nullish(),
   prompt_extend: bool(),
   watermark: bool(),
@@ -97,22 +108,38 @@ const parameters = {
   seed: int(0, SEED_MAX),
 };
 
-export const MotionTextBody = jsonBody({
-  model: model('text'),
-  metadata,
-  prompt: optionalString().meta({ description: 'required (here or as metadata.input.prompt)' }),
-  negative_prompt: optionalString(),
-  ...parameters,
-});
+export const MotionTextBody = withAlias(
+  'duration',
+  'seconds',
+  MotionSeconds,
+  jsonBody({
+    model: model('text'),
+    metadata,
+    prompt: optionalString().meta({ description: 'required (here or as metadata.input.prompt)' }),
+    negative_prompt: optionalString(),
+    ...noImageInputs,
+    ...parameters,
+  }),
+);
 
-export const MotionImageBody = jsonBody({
-  model: model('image'),
-  metadata,
-  prompt: optionalString(),
-  negative_prompt: optionalString(),
-  ...imageInputs,
-  ...parameters,
-});
+export const MotionImageBody = withAlias(
+  'duration',
+  'seconds',
+  MotionSeconds,
+  jsonBody({
+    model: model('image'),
+    metadata,
+    prompt: optionalString(),
+    negative_prompt: optionalString(),
+    ...imageInputs,
+    ...parameters,
+  }),
+);
+
+export const MOTION_BODIES = { text: MotionTextBody, image: MotionImageBody } as const;
+export type MotionTextRequest = z.output<typeof MotionTextBody>;
+export type MotionImageRequest = z.output<typeof MotionImageBody>;
+export type MotionMediaItem = NonNullable<MotionImageRequest['media']>[number];
 
 export const MotionSubmitAnswer = z.object({
   request_id: z.string().meta({ description: "this request's id" }),
@@ -144,3 +171,6 @@ export const MotionTaskAnswer = z.object({
     .optional()
     .meta({ description: 'SUCCEEDED: what was delivered' }),
 });
+
+export type MotionTaskBody = z.infer<typeof MotionTaskAnswer>;
+export type MotionSubmitBody = z.infer<typeof MotionSubmitAnswer>;

@@ -9,27 +9,11 @@
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { MotionSubmitBody, MotionTaskBody } from './schema.js';
 
 export const MOTION_FAMILY = 'motion';
 
-export type MotionTaskStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-
-export interface MotionTaskOutput {
-  task_id: string;
-  task_status: MotionTaskStatus;
-  submit_time: string;
-  scheduled_time?: string;
-  end_time?: string;
-  video_url?: string;
-  code?: string;
-  message?: string;
-}
-
-export interface MotionTaskBody {
-  request_id: string;
-  output: MotionTaskOutput;
-  usage?: { video_duration: number; video_count: number; SR?: number };
-}
+export type MotionTaskOutput = MotionTaskBody['output'];
 
 export interface MotionTaskDoc {
   accountId: string;
@@ -40,8 +24,8 @@ export interface MotionTaskDoc {
 export const motionTime = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
 /** The submit response (spec 2.8); `code` and `message` stay empty on success, as the family's clients expect. */
-export function motionSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string) {
-  return { request_id: requestId, output: { task_id: task.taskId, task_status: 'PENDING' as const }, code: '', message: '' };
+export function motionSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string): MotionSubmitBody {
+  return { request_id: requestId, output: { task_id: task.taskId, task_status: 'PENDING' }, code: '', message: '' };
 }
 
 /** The first document; `submittedAt` (epoch ms) is when the submit was recorded. */
