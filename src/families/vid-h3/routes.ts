@@ -14,7 +14,7 @@ import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { acceptForms } from './multipart.js';
-import { planVidH3Request, VID_H3_URL_FIELDS } from './request.js';
+import { planVidH3, VID_H3_URL_FIELDS } from './request.js';
 import { ContentAnswers, ContentQuery, SubmitAnswer, VideoAnswer, VidH3Body } from './schema.js';
 
 export const VID_H3_PATH = '/v1/videos';
@@ -43,7 +43,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
         const { task } = await submitFamilyTask(deps, request, {
           family: VID_H3_FAMILY,
           channelFamily: 'vid-h3',
-          plan: planVidH3Request,
+          plan: () => planVidH3(request.body),
           urlFields: VID_H3_URL_FIELDS,
         });
         return submittedVidH3Body(task);

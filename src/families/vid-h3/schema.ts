@@ -1,28 +1,37 @@
 /**
- * The Vid-H3 routes' declared contract (spec 4.13, 2.4): the submit body as the rules read it
- * (request.ts, references.ts: same fields, same words), the video object and the content
- * download. The body is a JSON object or the openai client's multipart form, which multipart.ts
- * decodes into the same shape before validation: every form value is a string, so what is a
- * number or a boolean in JSON is also accepted as its text here, as the rules accept it. What
- * depends on other fields (the resolution given twice, which frame field wins, frames mixed with
- * references, the text a request needs, the counts of references) stays with the rules.
+ * The Vid-H3 routes' declared contract (spec 4.13, 2.4): the submit body, the video object and
+ * the content download. The body is a JSON object or the openai client's multipart form, which
+ * multipart.ts decodes into the same shape before validation: every form value is a string, so
+ * what is a number or a boolean in JSON is also accepted as its text here. What depends on other
+ * fields stays with the rules (request.ts, references.ts): the resolution given more than once,
+ * which frame field wins and a last frame only after a first, frames mixed with references, the
+ * text a request needs (a prompt or a text item), and the counts of references.
  */
 import { z } from 'zod';
-import { isPlainObject } from '../kit/fields.js';
+import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
 import { callbackUrl, httpUrl, jsonBody, oneOf, onlyKeys, optionalString, wholeSeconds } from '../kit/schema.js';
 import { UploadedFile } from './multipart.js';
-import { CONTENT_RULE, IMAGES_RULE, ITEM_RULE, ITEM_TYPE_RULE, MEDIA_TYPES, VID_H3_MAX_FRAME_IMAGES } from './references.js';
-import {
-  METADATA_KEYS,
-  PIXELS,
-  pixelsRule,
-  RESOLUTION_RULE,
-  VID_H3_MAX_SECONDS,
-  VID_H3_MIN_SECONDS,
-  VID_H3_MODEL,
-  VID_H3_RATIOS,
-  VID_H3_RESOLUTIONS,
-} from './request.js';
+
+export const VID_H3_MODEL = 'Vid-H3';
+const VID_H3_MIN_SECONDS = 4;
+const VID_H3_MAX_SECONDS = 15;
+export const VID_H3_RESOLUTIONS = ['768P', '2K'] as const;
+export type VidH3Resolution = (typeof VID_H3_RESOLUTIONS)[number];
+const VID_H3_RATIOS = ['21:9', '16:9', '4:3', '1:1', '3:4', '9:16', 'adaptive'] as const;
+const METADATA_KEYS = ['resolution', 'ratio', 'first_frame_image', 'last_frame_image', 'content', 'callback_url', 'aigc_watermark'] as const;
+const PIXELS = /^\s*\d+\s*[x×*X]\s*\d+\s*$/;
+const RESOLUTION_RULE = 'must be 768P or 2K';
+const pixelsRule = (value: string) => `pixel dimensions such as ${value.trim()} are not accepted; use 768P or 2K`;
+const VID_H3_MAX_FRAME_IMAGES = 2;
+const MEDIA_TYPES = ['reference_image', 'reference_video', 'reference_audio'] as const;
+const IMAGES_RULE = `must be an array of at most ${VID_H3_MAX_FRAME_IMAGES} image URLs: the first frame, then the last frame`;
+const CONTENT_RULE = 'must be an array of text and reference items';
+const ITEM_RULE = 'must be an object {type, text} or {type, url}';
+const ITEM_TYPE_RULE = `must be text, ${MEDIA_TYPES.join(', ')}`;
+const HTTP_URL_RULE = 'must be an http or https URL';
+
+/** A `metadata.content` item as the schema lets it through. */
+export type ContentItem = { type: 'text'; text: string } | { type: (typeof MEDIA_TYPES)[number]; url: string };
 
 /**
  * An object field of a body that may be a form: a file part where an object is expected is
@@ -48,15 +57,16 @@ const resolution = () =>
     .meta({ description: `${VID_H3_RESOLUTIONS.join(' or ')} (any case), default 768P; give it in one place, or the same everywhere` });
 
 const ITEM_TYPES: readonly unknown[] = ['text', ...MEDIA_TYPES];
+const isUrl = httpUrl();
 
 /**
  * `metadata.content`: an array of objects of a known type, checked in place. A form's array may
- * have holes (`metadata[content][1]` without `[0]`), which the rules skip: an array schema would
- * visit them, and hand the rules a copy without them. The item's text or URL, which its type
- * decides, and the counts are the rules'.
+ * have holes (`metadata[content][1]` without `[0]`), which are skipped: an array schema would
+ * visit them, and hand the rules a copy without them. The item's type decides whether it holds a
+ * text or a URL; the counts are the rules'.
  */
 const content = z
-  .unknown()
+  .custom<ContentItem[] | null>()
   .superRefine((value, ctx) => {
     if (value === null) return;
     if (!Array.isArray(value)) {
@@ -66,6 +76,13 @@ const content = z
     value.forEach((item: unknown, index) => {
       if (!isPlainObject(item)) ctx.addIssue({ code: 'custom', path: [index], message: ITEM_RULE });
       else if (!ITEM_TYPES.includes(item.type)) ctx.addIssue({ code: 'custom', path: [index, 'type'], message: ITEM_TYPE_RULE });
+      else if (item.type !== 'text') {
+        if (!isUrl.safeParse(item.url).success) ctx.addIssue({ code: 'custom', path: [index, 'url'], message: HTTP_URL_RULE });
+      } else if (typeof item.text !== 'string' || item.text.trim() === '') {
+        ctx.addIssue({ code: 'custom', path: [index, 'text'], message: 'must be a non-empty string' });
+      } else if (item.text.length > MAX_PROMPT_CHARS) {
+        ctx.addIssue({ code: 'custom', path: [index, 'text'], message: `must be at most ${MAX_PROMPT_CHARS} characters, got ${item.text.length}` });
+      }
     });
   })
   .optional()
@@ -109,11 +126,9 @@ const Metadata = formObject(
     .meta({ description: `takes only ${METADATA_KEYS.join(', ')}` }),
 );
 
-const isUrl = httpUrl();
-
 /** `images`: its length first, then each item, checked in place as `metadata.content` (holes skipped). */
 const images = z
-  .unknown()
+  .custom<string[] | null>()
   .superRefine((value, ctx) => {
     if (value === null) return;
     if (!Array.isArray(value) || value.length > VID_H3_MAX_FRAME_IMAGES) {
@@ -139,7 +154,15 @@ export const VidH3Body = jsonBody({
   resolution: resolution(),
   images,
   input_reference: z
-    .unknown()
+    .custom<string | { image_url: string } | null>()
+    .superRefine((value, ctx) => {
+      if (value === null) return;
+      if (value instanceof UploadedFile) {
+        ctx.addIssue({ code: 'custom', message: 'file uploads are not accepted; give the first-frame image as a URL (or {image_url})' });
+      } else if (isPlainObject(value)) {
+        if (!isUrl.safeParse(value.image_url).success) ctx.addIssue({ code: 'custom', path: ['image_url'], message: HTTP_URL_RULE });
+      } else if (!isUrl.safeParse(value).success) ctx.addIssue({ code: 'custom', message: HTTP_URL_RULE });
+    })
     .optional()
     .meta({
       description: "the first frame: an http/https URL, or the openai client's {image_url}; uploaded files are refused",
@@ -167,6 +190,9 @@ const VideoObject = z.object({
   size: z.string().meta({ description: 'the resolution: asked for until completed, then delivered' }),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
 });
+
+export type VidH3Request = z.output<typeof VidH3Body>;
+export type VidH3VideoBody = z.infer<typeof VideoObject>;
 
 export const SubmitAnswer = VideoObject;
 export const VideoAnswer = VideoObject;

@@ -8,25 +8,11 @@
  */
 import type { EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { VidH3VideoBody } from './schema.js';
+
+export type { VidH3VideoBody } from './schema.js';
 
 export const VID_H3_FAMILY = 'vid-h3';
-
-export interface VidH3VideoBody {
-  id: string;
-  object: 'video';
-  model: string;
-  status: 'queued' | 'in_progress' | 'completed' | 'failed';
-  progress: number;
-  created_at: number;
-  /** Unix seconds; 0 until the task ends. */
-  completed_at: number;
-  expires_at: number | null;
-  /** Seconds as a string, as OpenAI's object has them. */
-  seconds: string;
-  /** Resolution tier (768P or 2K). */
-  size: string;
-  error: { code: string; message: string } | null;
-}
 
 export interface VidH3VideoDoc {
   accountId: string;
