@@ -14,7 +14,8 @@
 # python3; CPython 3.11.7 fails some of schemathesis's cases with `SystemError: AST constructor
 # recursion depth mismatch` from hypothesis, 3.12 and 3.13 do not). The venv (schemathesis
 # 4.32.5) is cached in .tmp/schemathesis-venv; the gateway's log is .tmp/schemathesis-gateway.log and the reports
-# (JUnit, NDJSON) go to .tmp/schemathesis-report. Not part of CI (yet).
+# (JUnit, NDJSON) go to .tmp/schemathesis-report, its example database to .tmp/.schemathesis
+# (`cd .tmp && schemathesis-venv/bin/st replay <id>`). Not part of CI (yet).
 set -euo pipefail
 
 VERSION=4.32.5
@@ -87,6 +88,8 @@ KEY="$(curl -fsS -b "$JAR" -H 'content-type: application/json' -d '{"name":"sche
 
 echo "running schemathesis (max $MAX_EXAMPLES examples per operation, seed $SEED, $WORKERS workers) …" >&2
 status=0
+# From .tmp: schemathesis keeps its example database (what `st replay` reads) in ./.schemathesis.
+cd "$REPO_DIR/.tmp"
 "$VENV/bin/st" run "$BASE/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --max-examples "$MAX_EXAMPLES" \
