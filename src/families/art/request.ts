@@ -1,6 +1,6 @@
 /**
  * Request rules of the four `art` submit actions (spec 2.7, 4.14; paths and bodies decided in
- * docs/decisions.md). Pure: the same body always gives the same answer; CHANGE's check of the
+ * docs/decisions/0030-art-submits-fetch-and-request-rules.md). Pure: the same body always gives the same answer; CHANGE's check of the
  * task it changes (finished, the caller's own) needs the store and is done by the route.
  *
  *   POST /art/submit/imagine   {prompt, base64Array?, notifyHook?, state?}        art_imagine

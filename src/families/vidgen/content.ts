@@ -2,7 +2,8 @@
  * The list rules of `metadata.content` in a vidgen request (spec 4.3 rules 1–2), over items the
  * schema checked one by one (schema.ts: `{type, role, <type>: {url}}`, image_url / video_url /
  * audio_url). Only what the spec refuses is refused, plus the frame rules a video cannot do
- * otherwise (one first and one last frame; a last frame after a first one; docs/decisions.md).
+ * otherwise (one first and one last frame; a last frame after a first one; docs/decisions/0033-vidgen.md and
+ * docs/decisions/0032-video-rules-refuse-only-what-the-spec-refuses.md).
  * Frames may go with reference media: the spec names no such limit, and an upstream that cannot
  * mix them refuses the task itself.
  */

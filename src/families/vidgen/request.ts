@@ -5,7 +5,7 @@
  * upstream's default of 5), or more when `metadata.frames` asks for a longer video. The 1.5
  * model's audio (on unless `generate_audio: false`) is the `audio` extra. `metadata` is passed to
  * the upstream (the schema refuses keys other than the spec's: an unknown key could change what
- * is rendered and billed without the quote knowing, docs/decisions.md); `callback_url` stays
+ * is rendered and billed without the quote knowing, docs/decisions/0033-vidgen.md); `callback_url` stays
  * with the gateway.
  */
 import type { UrlFieldSpec } from '../kit/url-fields.js';
