@@ -4,7 +4,7 @@
 #   docker build -t media-gateway:local .
 #   docker run --rm -p 3000:3000 -v gateway-data:/data media-gateway:local
 #
-# Node 22 (maintenance LTS); why not 20, see docs/decisions.md. Build and runtime share the base
+# Node 22 (maintenance LTS); why not 20, see docs/decisions/0090-node-22-in-the-image.md. Build and runtime share the base
 # so better-sqlite3's compiled binary matches the runtime's Node ABI and glibc.
 ARG NODE_IMAGE=node:22-bookworm-slim
 

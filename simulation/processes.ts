@@ -5,7 +5,7 @@
  * - `projector`: the projection runner and the publisher (the `projector` role);
  * - `engine`: dispatcher, poller, settler, expirer, deadline sweeper and redispatcher
  *   (createTaskEngine), the callback scheduler and deliverer, and the reconciler (the `worker`
- *   role's list in docs/decisions.md, less the channel health check, which needs no money);
+ *   role's list in docs/decisions/0019-background-processes-per-role.md, less the channel health check, which needs no money);
  * - `api`: what a submit request runs (submitTask), without HTTP.
  */
 import pino from 'pino';

@@ -290,7 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     );
   }
   // Channel keys are encrypted with it: instances on one event log must share it, and it must
-  // outlive every container; a secret generated into DATA_DIR would be neither (docs/decisions.md).
+  // outlive every container; a secret generated into DATA_DIR would be neither (docs/decisions/0107-channel-keys-secret.md).
   if (config.eventStoreUrl && !config.channelKeysSecret) {
     throw new Error(
       'invalid configuration: CHANNEL_KEYS_SECRET: required when EVENTSTORE_URL is set (every instance on the event log encrypts and reads channel keys with it); generate one with `openssl rand -base64 32`',

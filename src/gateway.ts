@@ -70,7 +70,7 @@ export interface GatewayOptions {
   extraProjections?: readonly Projection[];
 }
 
-/** Where the built-in simulator lives, relative to the gateway itself (see docs/decisions.md). */
+/** Where the built-in simulator lives, relative to the gateway itself (see docs/decisions/0008-simulator-channels-at-sim.md). */
 export const SIMULATOR_BASE_URL = '/_sim';
 
 export function createLogger(config: Config): Logger {
@@ -135,14 +135,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let selfUrl = `http://127.0.0.1:${config.port}`;
   const publicBaseUrl = () => config.publicBaseUrl?.replace(/\/+$/, '') ?? selfUrl;
   const signer = createAssetSigner(loadSigningSecret(config.assetSigningSecret, config.dataDir), publicBaseUrl);
-  // Circuit breakers per channel, this process's own view (docs/decisions.md, channel health).
+  // Circuit breakers per channel, this process's own view (docs/decisions/0097-circuit-breaker-per-channel.md).
   const channelHealth = createChannelHealth({
     failures: config.channelBreakerFailures,
     halfOpenAfterMs: config.channelBreakerHalfOpenMs,
     log: log.child({ processor: 'channel-health' }),
     clock,
   });
-  // Prometheus instruments, one registry per instance; none without METRICS_TOKEN (docs/decisions.md).
+  // Prometheus instruments, one registry per instance; none without METRICS_TOKEN (docs/decisions/0092-prometheus-metrics.md).
   const metrics = config.metricsToken ? createGatewayMetrics(config) : undefined;
   // The role's background processes: filled below, reported by /readyz.
   let background: readonly BackgroundProcess[] = [];
@@ -183,7 +183,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
   // On Kafka several workers split the tasks by partition: each settles, expires and reconciles
-  // its own partitions' (docs/decisions.md, "Work scoped to owned partitions"). The embedded bus
+  // its own partitions' (docs/decisions/0124-work-scoped-to-owned-partitions.md). The embedded bus
   // admits one process, which does all of it with one checkpoint per processor, as before.
   const partitioned = Boolean(config.kafkaBrokers);
   const callbacks = createCallbackService({

@@ -9,7 +9,7 @@
  * (account.ts folds the event that way), so both decide alike: a settle or release of a
  * forgotten reservation is refused as unknown (every caller treats that as "nothing owed"), and
  * only an Idempotency-Key retry reserving a reservation released more than
- * RETAINED_CLOSED_RESERVATIONS closings ago would be accepted anew (docs/decisions.md).
+ * RETAINED_CLOSED_RESERVATIONS closings ago would be accepted anew (docs/decisions/0105-account-snapshots.md).
  *
  * However many reservations are open, the books are closed: a summary too large for one append
  * is written in parts (account-snapshot-parts.ts), closed at the last one.

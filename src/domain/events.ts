@@ -173,7 +173,7 @@ export const ChannelSettings = z.object({
   baseUrl: z.string(),
   /**
    * Upstream credential, as ciphertext `enc:v1:<keyId>:<iv>:<data>` (src/engine/channels/channel-key-cipher.ts);
-   * clear text in events from before encryption. Never returned by the API or logged (see docs/decisions.md).
+   * clear text in events from before encryption. Never returned by the API or logged (see docs/decisions/0106-channel-keys-encrypted-at-rest.md).
    */
   key: z.string(),
   models: z.array(z.string()),
@@ -251,8 +251,7 @@ export const UpstreamSubmitFailed = z.object({
  * UpstreamSubmitted/UpstreamSubmitFailed of it, or another instance having watched it open for a
  * whole lease; `leaseUntil`, epoch seconds on the holder's clock, is what the holder promised).
  * `epoch` is the fencing token: 1 for a task's first claim, one more for each claim after it; an
- * outcome is recorded only under the epoch of the claim still open (docs/decisions.md, "Fencing
- * the submit lease"). Claims of earlier versions carry none: their epoch is their ordinal among
+ * outcome is recorded only under the epoch of the claim still open (docs/decisions/0122-fencing-the-submit-lease.md). Claims of earlier versions carry none: their epoch is their ordinal among
  * the stream's claims, the same number.
  */
 export const UpstreamSubmitClaimed = z.object({
@@ -280,7 +279,7 @@ export const TaskResultItem = z.object({
   delivery: z.enum(['url', 'b64']).optional(),
   /**
    * Only in events of earlier versions: the URL the re-hosting instance signed. New events
-   * carry the asset key, never a URL; readers sign the key (docs/decisions.md).
+   * carry the asset key, never a URL; readers sign the key (docs/decisions/0067-result-urls-signed-where-read.md).
    */
   url: z.string().optional(),
   contentType: z.string().optional(),

@@ -2,7 +2,7 @@
  * How deep JSON text nests, measured on the text before it is parsed. Parsed bodies flow into
  * code that walks values recursively (canonical hashes, JSON.stringify when events are
  * appended, schema checks), where an absurdly deep value overflows the stack and would answer
- * 500; no request of the interface nests anywhere near this bound (docs/decisions.md).
+ * 500; no request of the interface nests anywhere near this bound (docs/decisions/0055-json-nesting-bounded-at-64.md).
  */
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from './errors.js';

@@ -1,7 +1,7 @@
 /**
  * The embedded default is one process that owns every task: its settler and dispatcher keep the
  * one checkpoint each they always kept, under the same names, so a data directory written by an
- * earlier version resumes where it stood (docs/decisions.md, "Work scoped to owned partitions").
+ * earlier version resumes where it stood (docs/decisions/0124-work-scoped-to-owned-partitions.md).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { adminClient, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';

@@ -1,6 +1,6 @@
 /**
  * A delivered video whose upstream reports 0 seconds is not free: vidgen, Vid-H3 and clip
- * charge the seconds asked for (docs/decisions.md, "Settlement").
+ * charge the seconds asked for (docs/decisions/0016-settlement-capped-at-what-was-asked.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moneyOf, pollUntil, startVideoWorld, type VideoWorld } from '../support/videos.js';

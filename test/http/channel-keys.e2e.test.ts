@@ -1,6 +1,5 @@
 /**
- * Channel keys encrypted at rest, on the assembled gateway (docs/decisions.md, "Channel keys
- * encrypted at rest"): a key given to the admin API is appended and projected only as
+ * Channel keys encrypted at rest, on the assembled gateway (docs/decisions/0106-channel-keys-encrypted-at-rest.md): a key given to the admin API is appended and projected only as
  * ciphertext (nothing in DATA_DIR holds it in clear), a task on that channel reaches its upstream
  * with the clear key, also after a restart; a channel from an older store (clear key) is still
  * used. Without the secret a key was written under, its channel is not used (listed open with

@@ -44,12 +44,15 @@ afterAll(async () => {
   await long.gw.close();
 });
 
-/** The names in the role's row of the background processes table in docs/decisions.md, in order. */
+/** The decision whose table lists each role's background processes. */
+const BACKGROUND_DECISION = 'docs/decisions/0019-background-processes-per-role.md';
+
+/** The names in the role's row of that table, in order. */
 function documentedProcesses(role: string): string[] {
-  const row = readFileSync('docs/decisions.md', 'utf8')
+  const row = readFileSync(BACKGROUND_DECISION, 'utf8')
     .split('\n')
     .find((line) => line.trimStart().startsWith(`| \`${role}\``));
-  if (!row) throw new Error(`docs/decisions.md has no background processes row for ${role}`);
+  if (!row) throw new Error(`${BACKGROUND_DECISION} has no background processes row for ${role}`);
   const cell = row.split('|')[2]!;
   // Qualifiers in parentheses (what a process also does, when it runs) are not names.
   return cell
@@ -113,7 +116,7 @@ describe('background processes in a started gateway', () => {
     );
     expect(Object.keys(processes).sort()).toEqual([...expected].sort());
     for (const name of expected) expect(Date.now() - Date.parse(processes[name]!.last_pass!), name).toBeLessThan(30_000);
-    // The documented list of the role (docs/decisions.md) is this one: metrics runs only with METRICS_TOKEN.
+    // The documented list of the role (docs/decisions/0019-background-processes-per-role.md) is this one: metrics runs only with METRICS_TOKEN.
     expect(documentedProcesses('all').filter((name) => name !== 'metrics')).toEqual(expected);
   });
 

@@ -5,7 +5,7 @@
  * (72 s), and an open event stream (endless by nature) must not hold it at all, nor a connection
  * that never asked anything; a request that stops arriving half-way is cut after the grace
  * (`SHUTDOWN_GRACE_MS`). The console's end-to-end test once waited out its hook's 60 s behind
- * one of them (docs/decisions.md).
+ * one of them (docs/decisions/0117-graceful-shutdown.md).
  */
 import { once } from 'node:events';
 import { connect } from 'node:net';
@@ -28,7 +28,7 @@ const STD_PRICE = 20_000;
 /**
  * The simulator on a server of its own, as a real upstream is: the built-in one shares the
  * gateway's server, which refuses the call's later requests (the result's download) once
- * closing — such a call ends 502 and is released, not charged (docs/decisions.md).
+ * closing — such a call ends 502 and is released, not charged (docs/decisions/0117-graceful-shutdown.md).
  */
 async function separateUpstream() {
   const upstream = Fastify();

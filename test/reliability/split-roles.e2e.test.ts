@@ -13,7 +13,7 @@
  *    its in-flight tasks are followed by the other worker, tasks submitted meanwhile are
  *    dispatched by it; every task is submitted upstream once (tap and `UpstreamSubmitted`),
  *    finishes, and is settled once. The kill comes when no dispatch is under way: a crash in
- *    the middle of one may submit twice (docs/decisions.md, Distributed deployment).
+ *    the middle of one may submit twice (docs/decisions/0028-task-work-follows-partitions.md).
  *
  * Needs KAFKA_BROKERS (`bash scripts/kafka-local.sh start`); skipped with one line without it,
  * failed without it under REQUIRE_KAFKA=1.

@@ -1,6 +1,6 @@
 /**
  * Upstream channel keys at rest: AES-256-GCM under a secret from the environment, so the event
- * log and the views hold only ciphertext (docs/decisions.md, "Channel keys encrypted at rest").
+ * log and the views hold only ciphertext (docs/decisions/0106-channel-keys-encrypted-at-rest.md).
  *
  * Stored form: `enc:v1:<keyId>:<iv>:<ciphertext+tag>`, each part base64url. The key id (a hash
  * of the secret, not the secret) says which secret decrypts it, so a key written under a

@@ -3,7 +3,7 @@
  * ciphertext, or clear text from before encryption): one `ChannelUpdated` per such channel,
  * appended on the revision its key was read at, so a key an administrator changes meanwhile is
  * never overwritten. Events are immutable: the old ciphertexts stay in the log, readable only
- * while their secret exists (docs/decisions.md, "Channel keys encrypted at rest").
+ * while their secret exists (docs/decisions/0108-rotating-channel-keys.md).
  */
 import { channelDecider } from '../../domain/channel.js';
 import { streams } from '../../domain/events.js';

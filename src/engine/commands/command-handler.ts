@@ -6,8 +6,7 @@
  * decision of `[]` appends nothing, which makes retried commands harmless.
  *
  * Tasks, tokens, channels, users, usernames, prices and webhook secrets are written through
- * here; the account stream alone keeps its batching service (docs/decisions.md, "One command
- * handler").
+ * here; the account stream alone keeps its batching service (docs/decisions/0088-one-command-handler.md).
  */
 import { fold, type Decider } from '../../domain/decider.js';
 import type { DomainEvent } from '../../domain/events.js';

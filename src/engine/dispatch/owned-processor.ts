@@ -4,7 +4,7 @@
  * (`processor:<name>:p<n>`), so a partition's position moves with the partition. The instance
  * that gains a partition resumes it where its last owner stood, a restarted instance where it
  * stood itself; neither jumps to another instance's position, which would skip the events the
- * other had no business handling (docs/decisions.md, "Work scoped to owned partitions").
+ * other had no business handling (docs/decisions/0124-work-scoped-to-owned-partitions.md).
  *
  * One subscription serves every owned partition, from the lowest of their positions; an event
  * at or below its partition's position is not handled again. A partition gained behind the

@@ -1,9 +1,9 @@
 /**
  * Request rules of the four `art` submit actions (spec 2.7, 4.14; paths and bodies decided in
- * docs/decisions.md), over the body the route's schema parsed (schema.ts: every field is checked
- * there): the upstream body, the defaults, the callback. Pure: the same body always gives the
- * same answer; CHANGE's check of the task it changes (finished, the caller's own) needs the store
- * and is done by the route.
+ * docs/decisions/0030-art-submits-fetch-and-request-rules.md), over the body the route's schema
+ * parsed (schema.ts: every field is checked there): the upstream body, the defaults, the
+ * callback. Pure: the same body always gives the same answer; CHANGE's check of the task it
+ * changes (finished, the caller's own) needs the store and is done by the route.
  *
  *   POST /art/submit/imagine   {prompt, base64Array?, notifyHook?, state?}        art_imagine
  *   POST /art/submit/describe  {base64, notifyHook?, state?}                       art_describe

@@ -1,5 +1,5 @@
 /**
- * The `art` upstream protocol: the family's own interface (docs/decisions.md), which the
+ * The `art` upstream protocol: the family's own interface (docs/decisions/0030-art-submits-fetch-and-request-rules.md), which the
  * built-in simulator speaks too. Submit `POST /art/submit/{imagine|describe|blend|change}`
  * answers `{code: 1, result: <job id>}`; `GET /art/task/{id}/fetch` answers the 2.7 record.
  * A CHANGE goes to the channel that ran the task it changes (only that upstream knows the job).

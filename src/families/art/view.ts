@@ -1,6 +1,6 @@
 /**
  * The `art` task record (spec 2.7, 3.5), the answer of `GET /art/task/{id}/fetch`. Decisions
- * (docs/decisions.md): `status` IN_PROGRESS from submit (progress "0%"), SUCCESS ("100%"),
+ * (docs/decisions/0030-art-submits-fetch-and-request-rules.md): `status` IN_PROGRESS from submit (progress "0%"), SUCCESS ("100%"),
  * FAILURE (progress as reached); times in Unix ms (`assetsExpireAt` in Unix seconds, 0 until
  * there are assets); `imageUrl` = `cdnImage` = the main image (the 2x2 grid, or the upscaled
  * image), `images` the single images; `components` the CHANGE operations a finished grid

@@ -57,7 +57,7 @@ export function has(body: Body, key: string): boolean {
 /**
  * Longest prompt (UTF-16 code units) of every image and video family; the spec shows none. The
  * largest documented upstream limit (32,000 characters for OpenAI's image models) is far above
- * what anyone types, and keeps a prompt from filling the events (docs/decisions.md).
+ * what anyone types, and keeps a prompt from filling the events (docs/decisions/0049-free-text-bounds.md).
  */
 export const MAX_PROMPT_CHARS = 32_000;
 
@@ -149,7 +149,7 @@ export function readNumber(body: Body, key: string, min: number, max: number): n
   return value;
 }
 
-/** Longest completion callback address; the spec shows none (docs/decisions.md). */
+/** Longest completion callback address; the spec shows none (docs/decisions/0047-callback-url-bounds.md). */
 export const CALLBACK_URL_MAX = 2048;
 
 /** An optional completion callback address (spec 6.2): an absolute http/https URL the gateway posts to itself. */

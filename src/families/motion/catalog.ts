@@ -13,7 +13,7 @@ export const motionTextModels = [
   'motionx2.1-t2v-turbo',
 ] as const;
 
-/** The spec names one image-to-video model; the others follow the same naming (decisions.md). */
+/** The spec names one image-to-video model; the others follow the same naming (docs/decisions/0036-motion.md). */
 export const motionImageModels = [
   'motion2.2-kf2v-flash',
   'motion2.7-i2v',

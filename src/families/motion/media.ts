@@ -5,7 +5,7 @@
  * makes it a reference-video request); `audio_url`. The spec sets no count on `images` or
  * `media` and does not keep frames from media, so neither does the gateway: `images` beyond the
  * first two are checked but not sent (the native request has no place for them), and what an
- * upstream cannot combine it refuses itself. What is kept (docs/decisions.md): one first and one
+ * upstream cannot combine it refuses itself. What is kept (docs/decisions/0036-motion.md): one first and one
  * last frame, a last frame only after a first, and some image input on the image-to-video path.
  */
 import { type Body, field, isOneOf, isPlainObject, oneOf, readHttpUrl, refuse } from '../kit/fields.js';

@@ -1,5 +1,5 @@
 /**
- * The `motion` task (spec 2.8, 3.7; query endpoint decided in decisions.md), in the shape of
+ * The `motion` task (spec 2.8, 3.7; query endpoint decided in docs/decisions/0036-motion.md), in the shape of
  * this family's native task query: `{request_id, output: {task_id, task_status, ...}, usage?}`
  * with `task_status` PENDING → RUNNING → SUCCEEDED | FAILED, times as the family's
  * `YYYY-MM-DD HH:mm:ss.SSS` (UTC) text, `output.video_url` the gateway's signed URL (removed

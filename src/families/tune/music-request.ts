@@ -10,7 +10,7 @@
  *   `prompt`. `title` and `tags` belong to custom mode and are refused here.
  * - `instrumental` wins over `make_instrumental`; `mv` one of eight versions (default
  *   `tune-v5`; a channel's model mapping of `tune_music` overrides it upstream).
- * - named by us (docs/decisions.md): `negative_tags`, `style_weight`, `weirdness_constraint`,
+ * - named by us (docs/decisions/0029-tune-answers-and-request-rules.md): `negative_tags`, `style_weight`, `weirdness_constraint`,
  *   `audio_weight` (0..1), `vocal_gender` (`Male`/`Female`), `audio_format` (`mp3`/`m4a`/`wav`),
  *   `callback_url`.
  */

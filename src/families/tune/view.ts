@@ -1,7 +1,7 @@
 /**
  * The `tune` task view (spec 2.6, 3.4, 4.11): the document's `body` is the answer of
  * `GET /tune/fetch/{task_id}`, `{code: "success", message: "", data: <record>}`. The record
- * (docs/decisions.md): `task_id`, `action` (`LYRICS`/`MUSIC`), `status`, `progress`,
+ * (docs/decisions/0029-tune-answers-and-request-rules.md): `task_id`, `action` (`LYRICS`/`MUSIC`), `status`, `progress`,
  * `submit_time`, `start_time`, `finish_time` (Unix seconds, 0 until known), `fail_reason`,
  * `result_url` (first song's audio, "" otherwise) and `data` (songs, or the lyrics text).
  *

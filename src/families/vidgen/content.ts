@@ -4,7 +4,8 @@
  * `reference_image` or the frames `first_frame` / `last_frame`; video items `reference_video`;
  * audio items `reference_audio` (the spec leaves the audio role open). Only what the spec
  * refuses is refused, plus the frame rules a video cannot do otherwise (one first and one last
- * frame; a last frame after a first one; docs/decisions.md). Frames may go with reference media:
+ * frame; a last frame after a first one; docs/decisions/0033-vidgen.md and
+ * docs/decisions/0032-video-rules-refuse-only-what-the-spec-refuses.md). Frames may go with reference media:
  * the spec names no such limit, and an upstream that cannot mix them refuses the task itself.
  */
 import { checkReferenceCounts, isPlainObject, readHttpUrl, refuse } from '../kit/fields.js';

@@ -5,7 +5,7 @@
  * `metadata.frames` asks for a longer video. The 1.5 model's audio (on unless
  * `generate_audio: false`) is the `audio` extra. `metadata` is passed to the upstream, so keys
  * other than the spec's are refused: an unknown key could change what is rendered and billed
- * without the quote knowing (docs/decisions.md). `callback_url` stays with the gateway.
+ * without the quote knowing (docs/decisions/0033-vidgen.md). `callback_url` stays with the gateway.
  */
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import {

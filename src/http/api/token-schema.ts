@@ -1,4 +1,4 @@
-/** Request and record shapes of `/api/token/` (spec 4.1; fields decided in docs/decisions.md). */
+/** Request and record shapes of `/api/token/` (spec 4.1; fields decided in docs/decisions/0003-token-record.md). */
 import { z } from 'zod';
 import type { TokenDoc } from '../../../projections/tokens.js';
 import { isValidAllowEntry } from '../auth/ip-allow-list.js';

@@ -40,8 +40,9 @@ function idsIn(body: unknown, out: Set<string>): void {
   }
 }
 
-export async function startFuzzWorld(): Promise<FuzzWorld> {
-  const gw = await startGateway({ SIM_STEP_MS: '0', POLL_INTERVAL_MS: '20' });
+/** `env` adds to (or overrides) the gateway's settings, e.g. its login limits. */
+export async function startFuzzWorld(env: Record<string, string> = {}): Promise<FuzzWorld> {
+  const gw = await startGateway({ SIM_STEP_MS: '0', POLL_INTERVAL_MS: '20', ...env });
   const admin = await adminClient(gw);
   const rich = await newUser(admin, { credit: 5_000_000_000 });
   const richKey = (await newToken(rich.client)).key;
