@@ -14,8 +14,8 @@ import { findOwnTask, type MissingTask } from '../kit/query.js';
 import { submitHeaders } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { changeParent } from './parent.js';
-import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArtRequest } from './request.js';
-import { ART_BODIES, ArtSubmitAnswer, ArtTaskAnswer, ArtTaskParams } from './schema.js';
+import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArt } from './request.js';
+import { ART_BODIES, type ArtBody, ArtSubmitAnswer, ArtTaskAnswer, ArtTaskParams } from './schema.js';
 
 export const SUBMIT_SUCCESS = 'Submit success';
 
@@ -29,11 +29,11 @@ async function upstreamRequest(deps: GatewayDeps, plan: ArtPlan, accountId: stri
   return { ...plan.upstream, prompt: parent.prompt, parentUpstreamTaskId: parent.upstreamTaskId, parentChannelId: parent.channelId };
 }
 
-async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmit) {
+async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmit, body: ArtBody<ArtSubmit>) {
   const { task } = await submitFamilyTask(deps, request, {
     family: ART_FAMILY,
     channelFamily: 'art',
-    plan: (body) => planArtRequest(kind, body),
+    plan: () => planArt(kind, body),
     urlFields: ART_URL_FIELDS,
     upstreamOf: (plan, caller) => upstreamRequest(deps, plan, caller.accountId),
     // Four routes record one family: a key is matched on the route too.
@@ -60,7 +60,7 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
             response: { 200: ArtSubmitAnswer },
           },
         },
-        async (request) => submit(deps, request, kind),
+        async (request) => submit(deps, request, kind, request.body),
       );
     }
 

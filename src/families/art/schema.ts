@@ -1,26 +1,29 @@
 /**
- * The art routes' declared contract (spec 2.7, 3.5, 4.14): the four submit bodies as the rules
- * read them (request.ts: same fields, same order, same words) and the answers. What depends on
- * another field (CHANGE's `index` against its `action`) or on the store (the task CHANGE works
- * on) stays with the rules and the route.
+ * The art routes' declared contract (spec 2.7, 3.5, 4.14): the four submit bodies, every field
+ * in the words the rules used (request.ts builds the upstream body from them), and the answers.
+ * CHANGE's body depends on its `action`: UPSCALE and VARIATION need an `index`, REROLL takes
+ * none. What depends on the store (the task CHANGE works on) stays with the route.
  */
 import { z } from 'zod';
-import { isImageDataUri } from '../kit/fields.js';
-import { boundedString, callbackUrl, int, jsonBody, oneOf, requiredOneOf } from '../kit/schema.js';
-import {
-  ART_PROMPT_MAX,
-  ART_STATE_MAX,
-  BLEND_MAX_IMAGES,
-  BLEND_MIN_IMAGES,
-  CHANGE_ACTIONS,
-  DATA_URI_HINT,
-  DIMENSIONS,
-  GRID_SIZE,
-  IMAGINE_MAX_IMAGES,
-  TASK_ID_MAX,
-  TASK_ID_PATTERN,
-  type ArtSubmit,
-} from './request.js';
+import { isImageDataUri, isPlainObject } from '../kit/fields.js';
+import { boundedString, callbackUrl, int, jsonBody, oneOf } from '../kit/schema.js';
+import type { ArtSubmit } from './request.js';
+
+export const CHANGE_ACTIONS = ['UPSCALE', 'VARIATION', 'REROLL'] as const;
+export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
+export const DIMENSIONS = ['PORTRAIT', 'SQUARE', 'LANDSCAPE'] as const;
+
+export const ART_PROMPT_MAX = 6000;
+export const ART_STATE_MAX = 1024;
+export const IMAGINE_MAX_IMAGES = 5;
+export const BLEND_MIN_IMAGES = 2;
+export const BLEND_MAX_IMAGES = 5;
+export const GRID_SIZE = 4;
+export const TASK_ID_MAX = 128;
+/** A gateway task id as CHANGE takes it: letters, digits, `_` and `-`. */
+export const TASK_ID_PATTERN = new RegExp(`^[\\w-]{1,${TASK_ID_MAX}}$`);
+
+export const DATA_URI_HINT = 'a data:image/<format>;base64,<data> URI';
 
 const absent = (input: unknown) => input === undefined || input === null;
 
@@ -31,7 +34,11 @@ const requiredString = (required: string, wrongType = 'must be a string') => z.s
 function images(min: number, max: number, required?: string) {
   const message = `must be an array of ${min} to ${max} images, each ${DATA_URI_HINT}`;
   const list = z
-    .array(z.unknown(), { error: (issue) => (required !== undefined && absent(issue.input) ? required : message) })
+    // Every item is checked below, in the rules' words: typed as the strings they then are.
+    .array(
+      z.custom<string>(() => true),
+      { error: (issue) => (required !== undefined && absent(issue.input) ? required : message) },
+    )
     .min(min, message)
     .max(max, message)
     .superRefine((items, ctx) => {
@@ -72,21 +79,62 @@ const BlendBody = jsonBody({
 
 const taskIdSyntax = `must be a task id (letters, digits, _ and -, at most ${TASK_ID_MAX})`;
 
-const ChangeBody = jsonBody({
-  taskId: requiredString('required, the id of the finished task to change', taskIdSyntax)
-    .regex(TASK_ID_PATTERN, taskIdSyntax)
-    .meta({ description: 'the finished IMAGINE, BLEND, VARIATION or REROLL task of this account to change' }),
-  action: requiredOneOf(CHANGE_ACTIONS, `required, one of ${CHANGE_ACTIONS.join(', ')}`),
-  index: int(1, GRID_SIZE).meta({ description: `which image of the grid, 1 to ${GRID_SIZE}: required for UPSCALE and VARIATION, not taken by REROLL` }),
+const taskId = requiredString('required, the id of the finished task to change', taskIdSyntax)
+  .regex(TASK_ID_PATTERN, taskIdSyntax)
+  .meta({ description: 'the finished IMAGINE, BLEND, VARIATION or REROLL task of this account to change' });
+
+const INDEX_RULE = `must be an integer from 1 to ${GRID_SIZE}`;
+
+/** UPSCALE and VARIATION work on one image of the grid: `index` is required. */
+const changeOneImage = <A extends 'UPSCALE' | 'VARIATION'>(action: A) =>
+  jsonBody({
+    taskId,
+    action: z.literal(action),
+    index: z
+      .number({ error: (issue) => (absent(issue.input) ? `required for ${action}: which image of the grid, 1 to ${GRID_SIZE}` : INDEX_RULE) })
+      .int(INDEX_RULE)
+      .min(1, INDEX_RULE)
+      .max(GRID_SIZE, INDEX_RULE)
+      .meta({ description: `which image of the grid, 1 to ${GRID_SIZE}` }),
+    ...common,
+  });
+
+/** REROLL redoes the whole grid: an `index` (once it is one) is refused. */
+const ChangeRerollBody = jsonBody({
+  taskId,
+  action: z.literal('REROLL'),
+  index: int(1, GRID_SIZE).refine(absent, 'not used by REROLL (it redoes the whole grid)').meta({ description: 'not taken: REROLL redoes the whole grid' }),
   ...common,
 });
 
-export const ART_BODIES: Readonly<Record<ArtSubmit, typeof ImagineBody | typeof DescribeBody | typeof BlendBody | typeof ChangeBody>> = {
-  imagine: ImagineBody,
-  describe: DescribeBody,
-  blend: BlendBody,
-  change: ChangeBody,
-};
+/** Why a CHANGE body is refused before its action is known: it is no object, or its action is none of the three. */
+function noAction(issue: z.core.$ZodRawIssue): string {
+  if (issue.code === 'invalid_type') return 'must be a JSON object';
+  const action = isPlainObject(issue.input) ? issue.input.action : undefined;
+  return absent(action) ? `required, one of ${CHANGE_ACTIONS.join(', ')}` : `must be one of ${CHANGE_ACTIONS.join(', ')}`;
+}
+
+/** `taskId` comes first, as the rules read it: checked before `action` selects the member. */
+function taskIdFirst(body: unknown, ctx: z.core.$RefinementCtx): unknown {
+  const read = isPlainObject(body) ? taskId.safeParse(body.taskId) : undefined;
+  if (read?.success === false) ctx.addIssue({ code: 'custom', path: ['taskId'], message: read.error.issues[0]?.message ?? taskIdSyntax });
+  return body;
+}
+
+const ChangeBody = z.preprocess(
+  taskIdFirst,
+  z
+    .discriminatedUnion('action', [changeOneImage('UPSCALE'), changeOneImage('VARIATION'), ChangeRerollBody], { error: noAction })
+    .meta({ description: 'the action selects the body: UPSCALE and VARIATION name one image of the grid (index), REROLL none' }),
+);
+
+export const ART_BODIES = { imagine: ImagineBody, describe: DescribeBody, blend: BlendBody, change: ChangeBody } as const satisfies Record<
+  ArtSubmit,
+  z.ZodType
+>;
+
+/** The body of each submit as its schema parsed it. */
+export type ArtBody<K extends ArtSubmit> = z.output<(typeof ART_BODIES)[K]>;
 
 /** The task named by the path, as the submit answered it (`result`). */
 export const ArtTaskParams = z.object({ id: z.string().meta({ description: 'the task id the submit answered as result' }) });

@@ -12,34 +12,14 @@
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { z } from 'zod';
+import type { ArtTaskAnswer } from './schema.js';
 
 export const ART_FAMILY = 'art';
 
-export type ArtStatus = 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
-
-export interface ArtTaskRecord {
-  id: string;
-  action: string;
-  prompt: string;
-  description: string;
-  state: string;
-  status: ArtStatus;
-  progress: string;
-  failReason: string;
-  imageUrl: string;
-  cdnImage: string;
-  images: string[];
-  components: string[];
-  width: number;
-  height: number;
-  seed: number;
-  quota: string;
-  assetsExpireAt: number;
-  assetRetentionNotice: string;
-  submitTime: number;
-  startTime: number;
-  finishTime: number;
-}
+/** The task record as stored and answered (schema.ts). */
+export type ArtTaskRecord = z.infer<typeof ArtTaskAnswer>;
+export type ArtStatus = ArtTaskRecord['status'];
 
 export interface ArtTaskDoc {
   accountId: string;

@@ -1,18 +1,21 @@
 /**
- * Request rules of `POST /v1/images/async/generations` (spec 4.9, limits 8): the model selects
- * the family, the family's rules check every field and build the upstream body (known fields
- * only, spec defaults applied) and the number of images the reservation is quoted on.
- * Pure: the same body always gives the same answer; the URL policy (src/families/url-policy.ts)
- * runs on the fields of ASYNC_IMAGE_URL_FIELDS.
+ * Request rules of `POST /v1/images/async/generations` (spec 4.9, limits 8) over the body the
+ * route's schema parsed (schema.ts): the model selects the family, whose rules decide what the
+ * fields alone cannot say and build the upstream body (known fields only, spec defaults applied)
+ * and the number of images the reservation is quoted on. Pure: the same body always gives the
+ * same answer; the URL policy (src/families/url-policy.ts) runs on the fields of
+ * ASYNC_IMAGE_URL_FIELDS.
  */
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
 import { animeRules } from './rules/anime.js';
 import { picgenRules } from './rules/picgen.js';
-import { proImageRules } from '../kit/pro-image-rules.js';
-import { type Body, type FamilyDraft, field, isOneOf, isPlainObject, readPrompt, redactDataUris, refuse } from '../kit/fields.js';
+import { proImageDraft } from '../kit/pro-image-rules.js';
+import { type FamilyDraft, isOneOf, isPlainObject, redactDataUris } from '../kit/fields.js';
 import { visRules } from './rules/vis.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
+import { parsedBody } from '../kit/schema.js';
+import { type AnimeRequest, AsyncImageBody, type AsyncImageRequest, PRO_IMAGE_MODEL, type VisRequest } from './schema.js';
 
 export type AsyncImageFamily = 'pro-image' | 'anime' | 'vis' | 'picgen';
 
@@ -31,24 +34,6 @@ export interface AsyncImagePlan {
 
 export type AsyncImageResult = PlanResult<AsyncImagePlan>;
 
-const PRO_IMAGE_MODEL = 'pro-image';
-const MODEL_ECHO_MAX = 64;
-
-/** Every model this endpoint serves, for the declared contract (vis models that also edit appear once). */
-export const ASYNC_IMAGE_MODELS: readonly string[] = [
-  ...new Set<string>([PRO_IMAGE_MODEL, ...animeModels, ...visGenerationModels, ...visEditModels, ...picgenAsyncModels]),
-];
-
-export const MODEL_REQUIRED = 'required, the name of an async image model';
-
-/** Why `model` is refused when it names no async image model (the name echoed, cut at 64 characters). */
-export function notAsyncImageModel(model: string): string {
-  const shown = model.length > MODEL_ECHO_MAX ? `${model.slice(0, MODEL_ECHO_MAX)}…` : model;
-  return `${JSON.stringify(shown)} is not an async image model; this endpoint accepts pro-image and the anime, vis and picgen async models`;
-}
-
-type FamilyRules = (body: Body, model: string, prompt: string) => FamilyDraft;
-
 const REFERENCES: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'images.*' }];
 
 /** The fields each family reads URLs from; picgen also forwards `metadata` as given. */
@@ -57,13 +42,6 @@ export const ASYNC_IMAGE_URL_FIELDS: Readonly<Record<AsyncImageFamily, readonly 
   anime: REFERENCES,
   vis: REFERENCES,
   picgen: [...REFERENCES, { path: 'metadata.**' }],
-};
-
-const RULES: Readonly<Record<AsyncImageFamily, FamilyRules>> = {
-  'pro-image': proImageRules,
-  anime: animeRules,
-  vis: visRules,
-  picgen: picgenRules,
 };
 
 /** The async image family of a model name, or undefined when this endpoint does not serve it. */
@@ -75,22 +53,25 @@ export function asyncImageFamilyOf(model: string): AsyncImageFamily | undefined 
   return undefined;
 }
 
-function readModel(body: Body): { model: string; family: AsyncImageFamily } {
-  const model = field(body, 'model');
-  if (model === undefined) refuse('model', MODEL_REQUIRED);
-  if (typeof model !== 'string') refuse('model', 'must be a string');
-  const family = asyncImageFamilyOf(model);
-  if (!family) refuse('model', notAsyncImageModel(model));
-  return { model, family };
+const isAnime = (body: AsyncImageRequest): body is AnimeRequest => asyncImageFamilyOf(body.model) === 'anime';
+const isVis = (body: AsyncImageRequest): body is VisRequest => asyncImageFamilyOf(body.model) === 'vis';
+
+/** The family of the body's model and what its rules decide. */
+function draftOf(body: AsyncImageRequest): FamilyDraft & { family: AsyncImageFamily } {
+  if (body.model === PRO_IMAGE_MODEL) return { family: 'pro-image', ...proImageDraft(body, body.model, body.prompt) };
+  if (isAnime(body)) return { family: 'anime', ...animeRules(body) };
+  if (isVis(body)) return { family: 'vis', ...visRules(body) };
+  return { family: 'picgen', ...picgenRules(body) };
 }
 
-function plan(body: unknown): AsyncImagePlan {
-  if (!isPlainObject(body)) refuse('body', 'must be a JSON object');
-  const { model, family } = readModel(body);
-  const prompt = readPrompt(body);
-  const { action, units, upstream } = RULES[family](body, model, prompt);
+function plan(body: AsyncImageRequest): AsyncImagePlan {
+  const { family, action, units, upstream } = draftOf(body);
   const recorded = redactDataUris(upstream);
-  return { family, action, model, units, upstream, recorded: isPlainObject(recorded) ? recorded : {} };
+  return { family, action, model: body.model, units, upstream, recorded: isPlainObject(recorded) ? recorded : {} };
 }
 
-export const planAsyncImageRequest = (body: unknown): AsyncImageResult => planned(() => plan(body));
+/** The plan of a body the route's schema parsed (the route's handler holds it). */
+export const planAsyncImage = (body: AsyncImageRequest): AsyncImageResult => planned(() => plan(body));
+
+/** The plan of a raw body: the schema's first refusal, or the rules'. */
+export const planAsyncImageRequest = (body: unknown): AsyncImageResult => planned(() => plan(parsedBody(AsyncImageBody, body)));

@@ -10,8 +10,8 @@ import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, typ
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
-import { ASYNC_IMAGE_URL_FIELDS, planAsyncImageRequest } from './async-request.js';
-import { AsyncImageBody, AsyncImageSubmitAnswer, ImageTaskAnswer } from './schema.js';
+import { ASYNC_IMAGE_URL_FIELDS, planAsyncImage } from './async-request.js';
+import { AsyncImageBody, type AsyncImageRequest, AsyncImageSubmitAnswer, ImageTaskAnswer } from './schema.js';
 
 function submitResponse(task: EventDataOf<'TaskSubmitted'>) {
   const body = submittedImageBody(task);
@@ -40,11 +40,11 @@ export async function withInlineBase64(deps: GatewayDeps, body: ImageTaskBody, o
   return { ...body, data };
 }
 
-async function submitAsyncImage(deps: GatewayDeps, request: FastifyRequest) {
+async function submitAsyncImage(deps: GatewayDeps, request: FastifyRequest, body: AsyncImageRequest) {
   const { task } = await submitFamilyTask(deps, request, {
     family: IMAGE_FAMILY,
     channelFamily: 'images',
-    plan: planAsyncImageRequest,
+    plan: () => planAsyncImage(body),
     urlFields: (plan) => ASYNC_IMAGE_URL_FIELDS[plan.family],
     actionOf: (plan) => `${plan.family}/${plan.action}`,
   });
@@ -73,7 +73,7 @@ export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
             response: { 200: AsyncImageSubmitAnswer },
           },
         },
-        async (request) => submitAsyncImage(deps, request),
+        async (request) => submitAsyncImage(deps, request, request.body),
       );
     });
 

@@ -7,30 +7,14 @@
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { StoredImageTask } from './schema.js';
+import type { z } from 'zod';
 
 export const IMAGE_FAMILY = 'image';
 
-export interface ImageItemDoc {
-  /** An asset reference in the view, a signed URL in the answer. */
-  url?: string;
-  /** Asset key of bytes delivered as `b64_json`. */
-  b64_asset?: string;
-  revised_prompt?: string;
-}
-
-export interface ImageTaskBody {
-  id: string;
-  task_id: string;
-  object: 'image.task';
-  model: string;
-  status: 'queued' | 'in_progress' | 'completed' | 'failed';
-  progress: string;
-  created_at: number;
-  completed_at?: number;
-  error?: { code: string; message: string };
-  data: ImageItemDoc[];
-  metadata?: { assetsExpireAt: number };
-}
+/** The answer as stored: `url` holds an asset reference (a signed URL in the answer), `b64_asset` the asset key of bytes delivered as `b64_json`. */
+export type ImageTaskBody = z.infer<typeof StoredImageTask>;
+export type ImageItemDoc = ImageTaskBody['data'][number];
 
 export interface ImageTaskDoc {
   accountId: string;

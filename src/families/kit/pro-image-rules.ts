@@ -1,9 +1,12 @@
 /**
- * The `pro-image` model's rules, shared by the async route (spec 4.9) and the synchronous
- * images route (4.5, 4.6): `image` or `images` (URLs or Base64 data URIs) for image-to-image,
- * `n` 1–128 (default 1), and the OpenAI-style options.
+ * The `pro-image` model's fields and rules, shared by the async route (spec 4.9) and the
+ * synchronous images route (4.5, 4.6): `image` or `images` (URLs or Base64 data URIs) for
+ * image-to-image, `n` 1–128 (default 1), and the OpenAI-style options. The fields are declared
+ * here once (the schemas of both routes spread them); `proImageDraft` decides what is left.
  */
+import { z } from 'zod';
 import { type Body, type FamilyDraft, parsePixelSize, readEnum, readInt, readRef, readRefList, readString, refuse, field } from './fields.js';
+import { boundedString, int, oneOf, ref, refList } from './schema.js';
 
 export const PRO_IMAGE_MAX_REFERENCES = 16;
 export const PRO_IMAGE_MAX_N = 128;
@@ -21,6 +24,50 @@ export function isProImageSize(size: unknown): size is string {
   return size === 'auto' || (typeof size === 'string' && parsePixelSize(size) !== undefined);
 }
 
+/** The references that make a pro-image task image-to-image (the async route takes them). */
+export const proImageReferences = {
+  image: ref('url-or-data').meta({ description: 'one reference image (not with images): an http/https URL or a data:image/<format>;base64,<data> URI' }),
+  images: refList('url-or-data', PRO_IMAGE_MAX_REFERENCES).meta({ description: `1 to ${PRO_IMAGE_MAX_REFERENCES} reference images (not with image)` }),
+};
+
+/** The options of 4.5, in the order the rules read them. */
+export const proImageOptions = {
+  n: int(1, PRO_IMAGE_MAX_N).meta({ description: 'images to make, default 1' }),
+  size: z
+    .string({ error: PRO_IMAGE_SIZE_RULE })
+    .refine(isProImageSize, PRO_IMAGE_SIZE_RULE)
+    .nullish()
+    .meta({ description: 'auto or <width>x<height>, e.g. 1024x1024, 1536x1024, 1024x1536' }),
+  quality: oneOf(PRO_IMAGE_QUALITIES),
+  background: oneOf(PRO_IMAGE_BACKGROUNDS),
+  output_format: oneOf(PRO_IMAGE_OUTPUT_FORMATS),
+  moderation: oneOf(PRO_IMAGE_MODERATIONS),
+  user: boundedString({ minLength: 0, maxLength: PRO_IMAGE_USER_MAX }).meta({ description: 'an end-user id, forwarded' }),
+};
+
+type Fields = typeof proImageReferences & typeof proImageOptions;
+
+/** The pro-image fields as the schema parses them (`null`: omitted). */
+export type ProImageFields = Partial<{ [K in keyof Fields]: z.output<Fields[K]> }>;
+
+/** What the fields leave to decide: one of image and images, the defaults, the upstream body. */
+export function proImageDraft(fields: ProImageFields, model: string, prompt: string): FamilyDraft {
+  const image = fields.image ?? undefined;
+  const images = fields.images ?? undefined;
+  if (image !== undefined && images !== undefined) refuse('image', 'give either image or images, not both');
+  const n = fields.n ?? 1;
+
+  const upstream: Record<string, unknown> = { model, prompt };
+  if (image !== undefined) upstream.image = image;
+  if (images !== undefined) upstream.images = images;
+  upstream.n = n;
+  for (const key of ['size', 'quality', 'background', 'output_format', 'moderation', 'user'] as const) {
+    const value = fields[key] ?? undefined;
+    if (value !== undefined) upstream[key] = value;
+  }
+  return { action: image !== undefined || images !== undefined ? 'edit' : 'generate', units: n, upstream };
+}
+
 function readSize(body: Body): string | undefined {
   const size = field(body, 'size');
   if (size === undefined) return undefined;
@@ -28,27 +75,24 @@ function readSize(body: Body): string | undefined {
   return refuse('size', PRO_IMAGE_SIZE_RULE);
 }
 
+/** The same rules over a raw body, field by field (the synchronous route, until its schema declares the fields). */
 export function proImageRules(body: Body, model: string, prompt: string): FamilyDraft {
   const image = readRef(body, 'image', 'url-or-data');
   const images = readRefList(body, 'images', 'url-or-data', PRO_IMAGE_MAX_REFERENCES);
   if (image !== undefined && images !== undefined) refuse('image', 'give either image or images, not both');
-  const n = readInt(body, 'n', 1, PRO_IMAGE_MAX_N) ?? 1;
-  const size = readSize(body);
-  const quality = readEnum(body, 'quality', PRO_IMAGE_QUALITIES);
-  const background = readEnum(body, 'background', PRO_IMAGE_BACKGROUNDS);
-  const outputFormat = readEnum(body, 'output_format', PRO_IMAGE_OUTPUT_FORMATS);
-  const moderation = readEnum(body, 'moderation', PRO_IMAGE_MODERATIONS);
-  const user = readString(body, 'user', { minLength: 0, maxLength: PRO_IMAGE_USER_MAX });
-
-  const upstream: Record<string, unknown> = { model, prompt };
-  if (image !== undefined) upstream.image = image;
-  if (images !== undefined) upstream.images = images;
-  upstream.n = n;
-  if (size !== undefined) upstream.size = size;
-  if (quality !== undefined) upstream.quality = quality;
-  if (background !== undefined) upstream.background = background;
-  if (outputFormat !== undefined) upstream.output_format = outputFormat;
-  if (moderation !== undefined) upstream.moderation = moderation;
-  if (user !== undefined) upstream.user = user;
-  return { action: image !== undefined || images !== undefined ? 'edit' : 'generate', units: n, upstream };
+  return proImageDraft(
+    {
+      image,
+      images,
+      n: readInt(body, 'n', 1, PRO_IMAGE_MAX_N),
+      size: readSize(body),
+      quality: readEnum(body, 'quality', PRO_IMAGE_QUALITIES),
+      background: readEnum(body, 'background', PRO_IMAGE_BACKGROUNDS),
+      output_format: readEnum(body, 'output_format', PRO_IMAGE_OUTPUT_FORMATS),
+      moderation: readEnum(body, 'moderation', PRO_IMAGE_MODERATIONS),
+      user: readString(body, 'user', { minLength: 0, maxLength: PRO_IMAGE_USER_MAX }),
+    },
+    model,
+    prompt,
+  );
 }

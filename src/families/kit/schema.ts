@@ -7,7 +7,17 @@
  * fields or on the model stays with the family's rules, which run after them.
  */
 import { z } from 'zod';
-import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse, type RefKind } from './fields.js';
+import {
+  CALLBACK_URL_MAX,
+  isHttpUrl,
+  isImageDataUri,
+  isPlainObject,
+  MAX_FORWARDED_OBJECT_CHARS,
+  MAX_FORWARDED_OBJECT_DEPTH,
+  MAX_PROMPT_CHARS,
+  refuse,
+  type RefKind,
+} from './fields.js';
 
 /** The request body: a JSON object; fields not declared are left to the rules (they ignore or refuse them). */
 export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
@@ -79,6 +89,16 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T)
 export const requiredOneOf = <const T extends readonly [string, ...string[]]>(values: T, required: string) =>
   z.enum(values, { error: (issue) => (absent(issue.input) ? required : `must be one of ${values.join(', ')}`) });
 
+/**
+ * A field this body does not take (forbid): any value but `null` is refused with `reason` (the
+ * document says `null` only, which OpenAPI 3.0 writes as a nullable enum of `null`).
+ */
+export const refused = (reason: string) =>
+  z
+    .null({ error: reason })
+    .optional()
+    .meta({ description: `not taken: ${reason}` });
+
 /** An optional completion callback address (readCallbackUrl). */
 export const callbackUrl = () => {
   const message = `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`;
@@ -93,16 +113,43 @@ export const callbackUrl = () => {
 /** An optional plain object (readObject); its fields are the rules' (or a nested schema's). */
 export const object = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) => z.looseObject(shape, { error: 'must be an object' }).nullish();
 
+function deeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  return Object.values(value).some((item: unknown) => deeperThan(item, levels - 1));
+}
+
+/**
+ * An optional object forwarded upstream as given (readObject, then checkForwarded): its keys in
+ * `shape` are checked first, then how deep it is nested and how long its JSON is.
+ */
+export const forwardedObject = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) =>
+  z
+    .looseObject(shape, { error: 'must be an object' })
+    .superRefine((value, ctx) => {
+      if (deeperThan(value, MAX_FORWARDED_OBJECT_DEPTH)) {
+        ctx.addIssue({ code: 'custom', message: `must be nested at most ${MAX_FORWARDED_OBJECT_DEPTH} levels deep` });
+        return;
+      }
+      const size = JSON.stringify(value).length;
+      if (size > MAX_FORWARDED_OBJECT_CHARS)
+        ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}` });
+    })
+    .nullish();
+
 function refDescription(kind: RefKind): string {
   return kind === 'url' ? 'a public http/https URL' : 'an http/https URL or a data:image/<format>;base64,<data> URI';
 }
 
 const isRef = (kind: RefKind) => (text: string) => isHttpUrl(text) || (kind === 'url-or-data' && isImageDataUri(text));
 
-/** One reference given as a string (readRef). */
-export const ref = (kind: RefKind) => {
+/** One reference given as a string (readRef); `asArray`: the words for a list given instead. */
+export const ref = (kind: RefKind, asArray?: string) => {
   const message = `must be ${refDescription(kind)}`;
-  return z.string({ error: message }).refine(isRef(kind), message).nullish();
+  return z
+    .string({ error: (issue) => (asArray !== undefined && Array.isArray(issue.input) ? asArray : message) })
+    .refine(isRef(kind), message)
+    .nullish();
 };
 
 /** A non-empty array of references (readRefList); `max` undefined leaves the count to the rules. */
@@ -110,7 +157,13 @@ export const refList = (kind: RefKind, max?: number) => {
   const count = max === undefined ? 'at least 1' : `1 to ${max}`;
   const message = `must be an array of ${count} references, each ${refDescription(kind)}`;
   const item = z.string().refine(isRef(kind));
-  const list = z.array(z.unknown(), { error: message }).min(1, message);
+  // Every item is checked below, in the readers' words: typed as the strings they then are.
+  const list = z
+    .array(
+      z.custom<string>(() => true),
+      { error: message },
+    )
+    .min(1, message);
   return (max === undefined ? list : list.max(max, message))
     .superRefine((items, ctx) => {
       const bad = items.findIndex((value) => !item.safeParse(value).success);

@@ -14,8 +14,8 @@ import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { planLyricsRequest } from './lyrics-request.js';
-import { planMusicRequest } from './music-request.js';
+import { planLyrics } from './lyrics-request.js';
+import { planMusic } from './music-request.js';
 import type { TunePlanResult } from './plan.js';
 import { LyricsBody, MusicBody, SubmitAnswer, TaskAnswer } from './schema.js';
 
@@ -25,7 +25,7 @@ const SUBMITTED_MESSAGE = 'submitted; poll GET /tune/fetch/{task_id}';
 const LYRICS_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'hookUrl', use: 'callback' }];
 const MUSIC_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'callback_url', use: 'callback' }];
 
-async function submit(deps: GatewayDeps, request: FastifyRequest, plan: (body: unknown) => TunePlanResult, urlFields: readonly UrlFieldSpec[]) {
+async function submit(deps: GatewayDeps, request: FastifyRequest, plan: () => TunePlanResult, urlFields: readonly UrlFieldSpec[]) {
   const { task } = await submitFamilyTask(deps, request, {
     family: TUNE_FAMILY,
     channelFamily: 'tune',
@@ -48,7 +48,7 @@ export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
     await app.register(async (scope) => {
       const submitScope = scope.withTypeProvider<ZodTypeProvider>();
       useErrorShape(submitScope, 'submit');
-      const submitSchema = (summary: string, body: typeof LyricsBody | typeof MusicBody) => ({
+      const submitSchema = <B extends typeof LyricsBody | typeof MusicBody>(summary: string, body: B) => ({
         tags: ['tune'],
         summary,
         headers: submitHeaders,
@@ -56,10 +56,10 @@ export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
         response: { 200: SubmitAnswer },
       });
       submitScope.post('/tune/submit/LYRICS', { schema: submitSchema('Submit a lyrics task (billed as tune_lyrics)', LyricsBody) }, async (request) =>
-        submit(deps, request, planLyricsRequest, LYRICS_URL_FIELDS),
+        submit(deps, request, () => planLyrics(request.body), LYRICS_URL_FIELDS),
       );
       submitScope.post('/tune/submit/MUSIC', { schema: submitSchema('Submit a song task (billed as tune_music)', MusicBody) }, async (request) =>
-        submit(deps, request, planMusicRequest, MUSIC_URL_FIELDS),
+        submit(deps, request, () => planMusic(request.body), MUSIC_URL_FIELDS),
       );
     });
 

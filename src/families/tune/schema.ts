@@ -1,12 +1,26 @@
 /**
- * The tune routes' declared contract (spec 2.6, 4.11): request bodies as the rules read them
- * (lyrics-request.ts, music-request.ts: same fields, same words) and the answers. What depends on
- * other fields (custom mode, instrumental tracks, fields of other actions) stays with the rules.
+ * The tune routes' declared contract (spec 2.6, 4.11): the request bodies, every field in the
+ * words the rules used, and the answers. What depends on other fields (custom or description
+ * mode, which of prompt, ai_description_prompt, title and tags it needs or refuses, an
+ * instrumental track's tags) is decided by the plan (music-request.ts).
  */
 import { z } from 'zod';
-import { bool, callbackUrl, jsonBody, number, oneOf, text } from '../kit/schema.js';
-import { LYRICS_MODELS, LYRICS_PROMPT_MAX } from './lyrics-request.js';
-import { AUDIO_FORMATS, MUSIC_DESCRIPTION_MAX, MUSIC_LYRICS_MAX, MUSIC_TAGS_MAX, MUSIC_TITLE_MAX, TUNE_VERSIONS, VOCAL_GENDERS } from './music-request.js';
+import { bool, callbackUrl, jsonBody, number, oneOf, refused, text } from '../kit/schema.js';
+
+export const LYRICS_MODELS = ['classic', 'remi'] as const;
+/**
+ * The spec shows no maximum. The theme describes the lyrics to write, as music's
+ * `ai_description_prompt` describes a song: the same 3,000. (Music's 5,000 is for a lyrics body.)
+ */
+export const LYRICS_PROMPT_MAX = 3000;
+
+export const TUNE_VERSIONS = ['tune-v5-5', 'tune-v5', 'tune-v4-5+', 'tune-v4-5', 'tune-v4-5-all', 'tune-v4', 'tune-v3-5', 'tune-v3-0'] as const;
+export const MUSIC_LYRICS_MAX = 5000;
+export const MUSIC_DESCRIPTION_MAX = 3000;
+export const MUSIC_TITLE_MAX = 80;
+export const MUSIC_TAGS_MAX = 1000;
+export const VOCAL_GENDERS = ['Male', 'Female'] as const;
+export const AUDIO_FORMATS = ['mp3', 'm4a', 'wav'] as const;
 
 export const LyricsBody = jsonBody({
   prompt: z
@@ -18,16 +32,22 @@ export const LyricsBody = jsonBody({
   hookUrl: callbackUrl(),
 });
 
+const EXTEND_HINT = 'not accepted by MUSIC: extending a song uses the EXTEND or UPLOAD_EXTEND action on its own endpoint';
+
 const weight = () => number(0, 1);
 
 export const MusicBody = jsonBody({
+  task_id: refused(EXTEND_HINT),
+  continue_clip_id: refused(EXTEND_HINT),
+  continue_at: refused(EXTEND_HINT),
+  model: refused('not accepted by MUSIC (billed as tune_music); choose the version with mv'),
   make_instrumental: bool(),
-  instrumental: bool(),
+  instrumental: bool().meta({ description: 'wins over make_instrumental' }),
   custom_mode: bool().meta({ description: 'default: true when prompt (lyrics) is given' }),
-  prompt: text(MUSIC_LYRICS_MAX).meta({ description: 'the lyrics (custom mode)' }),
-  ai_description_prompt: text(MUSIC_DESCRIPTION_MAX).meta({ description: 'a description of the song (description mode)' }),
-  title: text(MUSIC_TITLE_MAX),
-  tags: text(MUSIC_TAGS_MAX).meta({ description: 'the style' }),
+  prompt: text(MUSIC_LYRICS_MAX).meta({ description: 'the lyrics (custom mode); required there unless the track is instrumental' }),
+  ai_description_prompt: text(MUSIC_DESCRIPTION_MAX).meta({ description: 'a description of the song (description mode, required there)' }),
+  title: text(MUSIC_TITLE_MAX).meta({ description: 'custom mode only' }),
+  tags: text(MUSIC_TAGS_MAX).meta({ description: 'the style (custom mode only; required for an instrumental track without lyrics)' }),
   negative_tags: text(MUSIC_TAGS_MAX),
   mv: oneOf(TUNE_VERSIONS).meta({ description: 'the model version, default tune-v5' }),
   style_weight: weight(),
@@ -38,10 +58,23 @@ export const MusicBody = jsonBody({
   callback_url: callbackUrl(),
 });
 
+export type LyricsRequest = z.output<typeof LyricsBody>;
+export type MusicRequest = z.output<typeof MusicBody>;
+
 export const SubmitAnswer = z.object({ code: z.literal('success'), message: z.string(), data: z.string().meta({ description: 'the task id' }) });
 
-const Song = z.object({ id: z.string(), title: z.string(), tags: z.string(), lyrics: z.string(), mv: z.string(), duration: z.number(), audio_url: z.string() });
+/** Song details of a music task (one per generated clip). */
+const Song = z.object({
+  id: z.string(),
+  title: z.string(),
+  tags: z.string(),
+  lyrics: z.string().meta({ description: 'the lyrics sung ("" for an instrumental)' }),
+  mv: z.string().meta({ description: 'the model version that made it' }),
+  duration: z.number().meta({ description: 'seconds' }),
+  audio_url: z.string().meta({ description: 'the audio (an asset reference in the view); "" once the audio expired' }),
+});
 
+/** The answer of `GET /tune/fetch/{task_id}`, as the view stores it (view.ts). */
 export const TaskAnswer = z.object({
   code: z.literal('success'),
   message: z.string(),

@@ -13,45 +13,15 @@ import { z } from 'zod';
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
+import type { TaskAnswer } from './schema.js';
 
 export const TUNE_FAMILY = 'tune';
 
-export type TuneStatus = 'NOT_START' | 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
-
-/** Song details of a music task (one per generated clip). */
-export interface TuneSong {
-  id: string;
-  title: string;
-  tags: string;
-  /** Lyrics sung ("" for an instrumental). */
-  lyrics: string;
-  /** Model version that made it. */
-  mv: string;
-  /** Seconds. */
-  duration: number;
-  /** Gateway asset URL of the audio (an asset reference in the view); "" once the audio expired. */
-  audio_url: string;
-}
-
-export interface TuneTaskRecord {
-  task_id: string;
-  action: string;
-  status: TuneStatus;
-  progress: string;
-  submit_time: number;
-  start_time: number;
-  finish_time: number;
-  fail_reason: string;
-  result_url: string;
-  /** MUSIC: the songs; LYRICS: the lyrics text; null until SUCCESS. */
-  data: TuneSong[] | string | null;
-}
-
-export interface TuneTaskBody {
-  code: 'success';
-  message: string;
-  data: TuneTaskRecord;
-}
+/** The answer of `GET /tune/fetch/{task_id}` as stored (schema.ts); song `audio_url`s are asset references. */
+export type TuneTaskBody = z.infer<typeof TaskAnswer>;
+export type TuneTaskRecord = TuneTaskBody['data'];
+export type TuneStatus = TuneTaskRecord['status'];
+export type TuneSong = Extract<TuneTaskRecord['data'], unknown[]>[number];
 
 export interface TuneTaskDoc {
   accountId: string;

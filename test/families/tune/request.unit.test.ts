@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planLyricsRequest } from '../../../src/families/tune/lyrics-request.js';
-import { planMusicRequest, TUNE_VERSIONS } from '../../../src/families/tune/music-request.js';
+import { planMusicRequest } from '../../../src/families/tune/music-request.js';
+import { TUNE_VERSIONS } from '../../../src/families/tune/schema.js';
 import { type TunePlan, type TunePlanResult } from '../../../src/families/tune/plan.js';
 
 function accepted(result: TunePlanResult): TunePlan {

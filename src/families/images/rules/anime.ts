@@ -1,35 +1,30 @@
 /**
  * `anime` models on the async route (spec 4.9): one optional reference `image` (URL or Base64
  * data URI) enables image-to-image; `n` 1–4 (default 1); `size` in pixels (default 1024x1024).
+ * The schema (../schema.ts) checks every field; this applies the defaults.
  */
-import { type Body, type FamilyDraft, field, parsePixelSize, readInt, readRef, refuse } from '../../kit/fields.js';
+import { type FamilyDraft, parsePixelSize } from '../../kit/fields.js';
+import type { AnimeRequest } from '../schema.js';
 
 export const ANIME_MAX_N = 4;
 export const ANIME_DEFAULT_SIZE = '1024x1024';
 export const ANIME_MIN_SIDE = 64;
 export const ANIME_MAX_SIDE = 4096;
 
-function readSize(body: Body): string {
-  const size = field(body, 'size');
-  if (size === undefined) return ANIME_DEFAULT_SIZE;
-  const pixels = typeof size === 'string' ? parsePixelSize(size) : undefined;
+export const ANIME_SIZE_RULE = `must be <width>x<height> pixels, each side ${ANIME_MIN_SIDE} to ${ANIME_MAX_SIDE}, e.g. 1024x1024, 832x1216, 1216x832`;
+
+export function isAnimeSize(size: string): boolean {
+  const pixels = parsePixelSize(size);
   const inRange = (side: number): boolean => side >= ANIME_MIN_SIDE && side <= ANIME_MAX_SIDE;
-  if (!pixels || !inRange(pixels.width) || !inRange(pixels.height)) {
-    refuse('size', `must be <width>x<height> pixels, each side ${ANIME_MIN_SIDE} to ${ANIME_MAX_SIDE}, e.g. 1024x1024, 832x1216, 1216x832`);
-  }
-  return `${pixels.width}x${pixels.height}`;
+  return pixels !== undefined && inRange(pixels.width) && inRange(pixels.height);
 }
 
-export function animeRules(body: Body, model: string, prompt: string): FamilyDraft {
-  if (field(body, 'images') !== undefined) refuse('images', 'not accepted by anime models; give exactly one reference as image');
-  if (Array.isArray(field(body, 'image'))) refuse('image', 'exactly one reference, given as one string (not an array)');
-  const image = readRef(body, 'image', 'url-or-data');
-  const n = readInt(body, 'n', 1, ANIME_MAX_N) ?? 1;
-  const size = readSize(body);
-
-  const upstream: Record<string, unknown> = { model, prompt };
+export function animeRules(body: AnimeRequest): FamilyDraft {
+  const image = body.image ?? undefined;
+  const n = body.n ?? 1;
+  const upstream: Record<string, unknown> = { model: body.model, prompt: body.prompt };
   if (image !== undefined) upstream.image = image;
   upstream.n = n;
-  upstream.size = size;
+  upstream.size = body.size ?? ANIME_DEFAULT_SIZE;
   return { action: image !== undefined ? 'edit' : 'generate', units: n, upstream };
 }
