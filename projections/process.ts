@@ -1,7 +1,7 @@
 /** The projection runner as a background process of the role: its last pass for /readyz. */
 import { gatewayStreamPrefixes } from '../src/domain/events.js';
-import type { BackgroundProcess } from '../src/engine/upkeep/background.js';
-import { idleCheck } from '../src/engine/upkeep/idle-check.js';
+import type { BackgroundProcess } from '../src/lib/background.js';
+import { idleCheck } from '../src/lib/idle-check.js';
 import type { EventStore } from '../src/ports/event-store.js';
 import type { ProjectionRunner } from './runner.js';
 

@@ -18,7 +18,7 @@ import type { Projection } from '../projections/projection.js';
 import { loadConfig } from '../src/config.js';
 import { createAccountService, type AccountService } from '../src/engine/accounts/account-service.js';
 import { createAssetSigner } from '../src/engine/media/assets.js';
-import { startAll, type BackgroundProcess } from '../src/engine/upkeep/background.js';
+import { startAll, type BackgroundProcess } from '../src/lib/background.js';
 import { createCallbackConsumer } from '../src/engine/outbound/callback-consumer.js';
 import { createCallbackDeliverer, type CallbackBody } from '../src/engine/outbound/callbacks.js';
 import { taskViewFromEvents } from '../src/engine/tasks/task-view.js';

@@ -11,7 +11,7 @@ import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } fr
 import { createAccountService } from './engine/accounts/account-service.js';
 import { createCatalog } from './engine/channels/catalog.js';
 import { createReconciler } from './engine/upkeep/reconciler.js';
-import { startAll, stopAll, type BackgroundProcess } from './engine/upkeep/background.js';
+import { startAll, stopAll, type BackgroundProcess } from './lib/background.js';
 import { periodicProcess } from './engine/upkeep/periodic.js';
 import { createChannelHealth } from './engine/channels/channel-health.js';
 import { createChannelHealthCheck } from './engine/channels/channel-health-check.js';

@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import type { EventDataOf } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
-import type { BackgroundProcess } from '../engine/upkeep/background.js';
-import { idleCheck } from '../engine/upkeep/idle-check.js';
+import type { BackgroundProcess } from '../lib/background.js';
+import { idleCheck } from '../lib/idle-check.js';
 import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { GatewayMetrics } from './registry.js';
 

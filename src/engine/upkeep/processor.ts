@@ -9,8 +9,8 @@ import type { EventType } from '../../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
 import type { EventStore, Subscription } from '../../ports/event-store.js';
 import type { ViewStore } from '../../ports/view-store.js';
-import type { BackgroundProcess } from './background.js';
-import { idleCheck } from './idle-check.js';
+import type { BackgroundProcess } from '../../lib/background.js';
+import { idleCheck } from '../../lib/idle-check.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
 
 export interface Processor extends BackgroundProcess {
