@@ -83,7 +83,7 @@ function handles(shared: Shared, node: SimNode): Handles {
 export async function startProjector(shared: Shared, node: SimNode): Promise<SimProcess & { runner: ProjectionRunner }> {
   const h = handles(shared, node);
   const runner = createProjectionRunner({ events: h.events, views: h.views, projections: PROJECTIONS, log: silent });
-  const publisher = createPublisher({ events: h.events, views: h.views, bus: h.bus, log: silent });
+  const publisher = createPublisher({ events: h.events, views: h.views, bus: h.bus, clock: node.clock, log: silent });
   await runner.start();
   await publisher.start();
   return { node, role: 'projector', processes: [publisher], runner };

@@ -55,10 +55,10 @@ export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clo
             return;
           }
           if (FINAL.has(envelope.type)) await schedule(envelope);
-          lastPass = new Date();
+          lastPass = deps.clock();
         },
       });
-      lastPass = new Date();
+      lastPass = deps.clock();
     },
     async stop() {
       stopped = true;
