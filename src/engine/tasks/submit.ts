@@ -17,6 +17,7 @@ import { newId } from '../../domain/ids.js';
 import { NoPriceError, quote } from '../../domain/pricing.js';
 import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type AppendResult, type EventMetadata } from '../../ports/event-store.js';
 import { toDomainEvent } from '../../domain/recorded.js';
+import { taskDecider } from '../../domain/task.js';
 import { assertTokenCovers, tokenQuotaExhausted, type Caller } from '../accounts/caller.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from '../commands/refusal.js';
@@ -112,8 +113,12 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     ...(req.requestHash ? { requestHash: req.requestHash } : {}),
     ...(req.sync ? { sync: true } : {}),
   };
+  // Decided on a stream that does not exist yet, and appended expecting none: if another request
+  // opened it meanwhile (the same idempotency key), the append conflicts and that task is found
+  // below, instead of deciding `[]` on it here.
+  const opening = taskDecider.decide({ type: 'SubmitTask', data }, taskDecider.initialState());
   // Refused before anything is reserved or stored: the store would refuse the append anyway.
-  const size = appendSize([{ type: 'TaskSubmitted', data, metadata }]);
+  const size = appendSize(opening.map((e) => ({ ...e, metadata })));
   if (size > MAX_APPEND_BYTES) {
     throw new Refusal(
       'too_large',
@@ -125,7 +130,7 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   // Async: the append is queued at once (before the first await), and an event refused by its
   // schema is a rejection like any failed append, not a throw inside the account service.
   const openTask = async (after?: Promise<AppendResult>): Promise<AppendResult> =>
-    appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], {
+    appendEvents(deps.events, streams.task(taskId), opening, {
       expectedRevision: 'no_stream',
       metadata,
       ...(after ? { after } : {}),
