@@ -59,11 +59,27 @@ export default defineConfig(
   {
     // The layers: the engine, the domain, the adapters and the projections know nothing of HTTP
     // (errors get their status at the edge, src/http/errors.ts); the domain knows nothing else.
-    files: ['src/engine/**/*.ts', 'src/adapters/**/*.ts', 'projections/**/*.ts'],
+    files: ['src/engine/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         { patterns: [{ group: ['**/http/*', '**/http/**'], message: 'the engine, adapters and projections must not depend on the HTTP edge' }] },
+      ],
+    },
+  },
+  {
+    // Below the engine (lowest first: config, lib, ports, domain, adapters) and the projections
+    // beside it: neither the HTTP edge nor the engine.
+    files: ['src/config.ts', 'src/lib/**/*.ts', 'src/ports/**/*.ts', 'src/domain/**/*.ts', 'src/adapters/**/*.ts', 'projections/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/http/*', '**/http/**'], message: 'the engine, adapters and projections must not depend on the HTTP edge' },
+            { group: ['**/engine/*', '**/engine/**'], message: 'config, lib, ports, domain, adapters and projections must not depend on the engine' },
+          ],
+        },
       ],
     },
   },

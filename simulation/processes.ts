@@ -18,7 +18,7 @@ import type { Projection } from '../projections/projection.js';
 import { loadConfig } from '../src/config.js';
 import { createAccountService, type AccountService } from '../src/engine/accounts/account-service.js';
 import { createAssetSigner } from '../src/engine/media/assets.js';
-import { startAll, type BackgroundProcess } from '../src/engine/upkeep/background.js';
+import { startAll, type BackgroundProcess } from '../src/lib/background.js';
 import { createCallbackConsumer } from '../src/engine/outbound/callback-consumer.js';
 import { createCallbackDeliverer, type CallbackBody } from '../src/engine/outbound/callbacks.js';
 import { taskViewFromEvents } from '../src/engine/tasks/task-view.js';
@@ -83,7 +83,7 @@ function handles(shared: Shared, node: SimNode): Handles {
 export async function startProjector(shared: Shared, node: SimNode): Promise<SimProcess & { runner: ProjectionRunner }> {
   const h = handles(shared, node);
   const runner = createProjectionRunner({ events: h.events, views: h.views, projections: PROJECTIONS, log: silent });
-  const publisher = createPublisher({ events: h.events, views: h.views, bus: h.bus, log: silent });
+  const publisher = createPublisher({ events: h.events, views: h.views, bus: h.bus, clock: node.clock, log: silent });
   await runner.start();
   await publisher.start();
   return { node, role: 'projector', processes: [publisher], runner };

@@ -11,7 +11,7 @@ import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } fr
 import { createAccountService } from './engine/accounts/account-service.js';
 import { createCatalog } from './engine/channels/catalog.js';
 import { createReconciler } from './engine/upkeep/reconciler.js';
-import { startAll, stopAll, type BackgroundProcess } from './engine/upkeep/background.js';
+import { startAll, stopAll, type BackgroundProcess } from './lib/background.js';
 import { periodicProcess } from './engine/upkeep/periodic.js';
 import { createChannelHealth } from './engine/channels/channel-health.js';
 import { createChannelHealthCheck } from './engine/channels/channel-health-check.js';
@@ -222,7 +222,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(partitioned ? { owns: (taskId: string) => ownership.owns(taskId) } : {}),
     ...(config.taskMaxAgeSeconds !== undefined ? { syncMaxAgeSeconds: config.taskMaxAgeSeconds } : {}),
   });
-  const projectionsProcess = runsProjections ? projectionProcess(events, runner) : undefined;
+  const projectionsProcess = runsProjections ? projectionProcess(events, runner, clock) : undefined;
   const channelHealthCheck = createChannelHealthCheck({
     catalog,
     health: channelHealth,
@@ -257,7 +257,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : []),
     ...(runsProjections ? [publisher] : []),
     // Counters derived from the event log, where the projections run: once per deployment.
-    ...(runsProjections && metrics ? [eventMetricsProcess({ events, metrics, log: log.child({ processor: 'metrics' }) })] : []),
+    ...(runsProjections && metrics ? [eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) })] : []),
   ];
   background = projectionsProcess ? [projectionsProcess, ...processes] : processes;
 

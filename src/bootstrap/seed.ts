@@ -10,7 +10,8 @@ import { ChannelSettings, ModelPrice, streams } from '../domain/events.js';
 import { randomBase62 } from '../domain/ids.js';
 import { WrongExpectedRevisionError, type EventMetadata } from '../ports/event-store.js';
 import { appendEvents } from '../engine/commands/append.js';
-import { registerUser, UsernameTakenError } from '../engine/accounts/users.js';
+import { registerUser } from '../engine/accounts/users.js';
+import { isRefusal } from '../domain/refusal.js';
 import { hashPassword } from '../http/auth/password.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { channelFamilies, modelCatalog } from './model-catalog.js';
@@ -103,7 +104,7 @@ export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Pro
     );
     await deps.runner.waitFor(user.position, SEED_VIEWS_WAIT_MS);
   } catch (err) {
-    if (err instanceof UsernameTakenError) return { created: false };
+    if (isRefusal(err, 'username_taken')) return { created: false };
     throw err;
   }
   return generated ? { created: true, generatedPassword: generated } : { created: true };

@@ -15,6 +15,7 @@
  */
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, PriceBasis } from './events.js';
+import { Refusal, Throttled } from './refusal.js';
 
 export type AccountEvent = EventOf<'AccountOpened' | 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited'>;
 
@@ -62,66 +63,35 @@ export type ReleaseQuota = Command<'ReleaseQuota', { reservationId: string; reas
 export type DebitQuota = Command<'DebitQuota', EventDataOf<'QuotaDebited'>>;
 export type AccountCommand = OpenAccount | CreditQuota | ReserveQuota | SettleQuota | ReleaseQuota | DebitQuota;
 
-// ---- errors: typed so the HTTP layer can map them to the spec's error bodies ----
+// ---- refusals ----
 
-export class AccountNotOpenError extends Error {
-  constructor(readonly commandType: AccountCommand['type']) {
-    super(`account is not open (${commandType})`);
-    this.name = 'AccountNotOpenError';
-  }
+/** A task takes seconds to minutes: a client told to come back sooner than this would only be refused again. */
+export const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+
+/** The reservation would take the API key past its cap (its settled charges plus open reservations). */
+export function tokenQuotaExhausted(remaining: number, needed: number): Refusal {
+  return new Refusal('forbidden', 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`, 'Authorization');
 }
 
-export class InsufficientQuotaError extends Error {
-  constructor(
-    readonly available: number,
-    readonly requested: number,
-  ) {
-    super(`insufficient quota: ${requested} requested, ${available} available`);
-    this.name = 'InsufficientQuotaError';
-  }
-}
-
-/** The reservation would take the token past its cap (its settled charges plus open reservations). */
-export class TokenQuotaExceededError extends Error {
-  constructor(
-    readonly tokenId: string,
-    readonly remaining: number,
-    readonly requested: number,
-  ) {
-    super(`token ${tokenId} quota exceeded: ${requested} requested, ${remaining} left`);
-    this.name = 'TokenQuotaExceededError';
-  }
-}
+/** Settling or releasing a reservation the account does not hold: its settler or releaser is wrong, not the client. */
+const unknownReservation = (reservationId: string): Refusal => new Refusal('internal', 'unknown_reservation', `unknown reservation ${reservationId}`);
 
 /**
- * The account already has as many tasks in flight as it may: a reservation is open from the
- * submit until its task settles or is released, so the open ones are exactly the tasks in flight.
+ * A reservation id reused for a different amount (`reservation_amount_differs`), or after it was
+ * settled or released (`reservation_closed`): the idempotent submit (engine/tasks/idempotency.ts)
+ * tells the two apart by their codes.
  */
-export class TasksInFlightLimitError extends Error {
-  constructor(readonly limit: number) {
-    super(`the account has ${limit} tasks in flight, the most it may`);
-    this.name = 'TasksInFlightLimitError';
-  }
-}
+const reservationConflict = (reservationId: string, reason: 'amount-differs' | 'already-closed'): Refusal =>
+  new Refusal(
+    'internal',
+    reason === 'amount-differs' ? 'reservation_amount_differs' : 'reservation_closed',
+    `reservation ${reservationId} conflicts: ${reason}`,
+  );
 
-export class UnknownReservationError extends Error {
-  constructor(readonly reservationId: string) {
-    super(`unknown reservation ${reservationId}`);
-    this.name = 'UnknownReservationError';
-  }
-}
+const insufficientQuota = (available: number, requested: number): Refusal =>
+  new Refusal('insufficient_quota', 'insufficient_quota', `quota: ${requested} needed, ${available} available`);
 
-/** A reservation id reused for a different amount, or after it was settled or released. */
-export class ReservationConflictError extends Error {
-  constructor(
-    readonly reservationId: string,
-    readonly reason: 'amount-differs' | 'already-closed',
-  ) {
-    super(`reservation ${reservationId} conflicts: ${reason}`);
-    this.name = 'ReservationConflictError';
-  }
-}
-
+/** A programming error, not a refusal: amounts are checked where they are computed. */
 export class InvalidQuotaAmountError extends RangeError {
   constructor(
     readonly field: string,
@@ -163,7 +133,8 @@ export function availableOf(state: AccountState): number {
 }
 
 export function decideAccount(command: AccountCommand, state: AccountState): AccountEvent[] {
-  if (command.type !== 'OpenAccount' && !state.opened) throw new AccountNotOpenError(command.type);
+  // Accounts are opened with their user: a command for one never opened is the gateway's fault.
+  if (command.type !== 'OpenAccount' && !state.opened) throw new Refusal('internal', 'account_not_open', `account is not open (${command.type})`);
   switch (command.type) {
     case 'OpenAccount':
       return state.opened ? [] : [{ type: 'AccountOpened', data: { ...command.data } }];
@@ -193,11 +164,11 @@ function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[
   const existing = state.openReservations.get(data.reservationId);
   if (existing) {
     if (existing.amount === data.amount) return [];
-    throw new ReservationConflictError(data.reservationId, 'amount-differs');
+    throw reservationConflict(data.reservationId, 'amount-differs');
   }
   // Reopening a settled or released id would let a late retry reserve (and charge) twice.
   if (state.closedReservationIds.has(data.reservationId)) {
-    throw new ReservationConflictError(data.reservationId, 'already-closed');
+    throw reservationConflict(data.reservationId, 'already-closed');
   }
   // The token first, as the HTTP layer checked it before: a capped token's refusal is a 403.
   const { tokenQuotaLimit, maxOpenReservations, ...eventData } = data;
@@ -205,15 +176,19 @@ function reserve(data: ReserveQuota['data'], state: AccountState): AccountEvent[
     requireQuota('token quota limit', tokenQuotaLimit, 0);
     const usage = tokenUsageOf(state, data.tokenId);
     const remaining = tokenQuotaLimit - usage.used - usage.reserved;
-    if (data.amount > remaining) throw new TokenQuotaExceededError(data.tokenId ?? '', Math.max(0, remaining), data.amount);
+    if (data.amount > remaining) throw tokenQuotaExhausted(Math.max(0, remaining), data.amount);
   }
   const available = availableOf(state);
-  if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
+  if (data.amount > available) throw insufficientQuota(available, data.amount);
   // Last: the refusals above stand until someone acts, this one passes as tasks complete.
   // Decided here, on the stream every instance appends to with its expected revision, the
   // count is exact under parallel submits across instances.
   if (maxOpenReservations !== undefined && maxOpenReservations > 0 && state.openReservations.size >= maxOpenReservations) {
-    throw new TasksInFlightLimitError(maxOpenReservations);
+    throw new Throttled(
+      'too_many_tasks_in_flight',
+      `tasks: the account already has ${maxOpenReservations} tasks in flight, the most it may; retry when one completes`,
+      TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS,
+    );
   }
   return [{ type: 'QuotaReserved', data: eventData }];
 }
@@ -222,7 +197,7 @@ function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] 
   requireQuota('actual', data.actual, 0);
   if (state.closedReservationIds.has(data.reservationId)) return [];
   const reservation = state.openReservations.get(data.reservationId);
-  if (!reservation) throw new UnknownReservationError(data.reservationId);
+  if (!reservation) throw unknownReservation(data.reservationId);
   // The result may cost more than was reserved: the excess comes from the available balance,
   // as far as it goes, so available never drops below zero.
   const charged = Math.min(data.actual, reservation.amount + availableOf(state));
@@ -246,7 +221,7 @@ function settle(data: SettleQuota['data'], state: AccountState): AccountEvent[] 
 function release(data: ReleaseQuota['data'], state: AccountState): AccountEvent[] {
   if (state.closedReservationIds.has(data.reservationId)) return [];
   const reservation = state.openReservations.get(data.reservationId);
-  if (!reservation) throw new UnknownReservationError(data.reservationId);
+  if (!reservation) throw unknownReservation(data.reservationId);
   return [
     {
       type: 'QuotaReleased',
@@ -265,7 +240,7 @@ function debit(data: DebitQuota['data'], state: AccountState): AccountEvent[] {
   requireQuota('amount', data.amount, 1);
   if (state.seenDebitIds.has(data.debitId)) return [];
   const available = availableOf(state);
-  if (data.amount > available) throw new InsufficientQuotaError(available, data.amount);
+  if (data.amount > available) throw insufficientQuota(available, data.amount);
   return [{ type: 'QuotaDebited', data: { ...data } }];
 }
 

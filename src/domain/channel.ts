@@ -4,6 +4,7 @@
  */
 import { assertNever, fold, type Command, type Decider } from './decider.js';
 import type { ChannelSettings, DomainEvent, EventOf } from './events.js';
+import { Refusal } from './refusal.js';
 
 export type ChannelEvent = EventOf<'ChannelCreated' | 'ChannelUpdated' | 'ChannelDeleted'>;
 
@@ -27,20 +28,8 @@ export type UpdateChannel = Command<'UpdateChannel', { channelId: string; change
 export type DeleteChannel = Command<'DeleteChannel', { channelId: string }>;
 export type ChannelCommand = CreateChannel | UpdateChannel | DeleteChannel;
 
-export class ChannelNotFoundError extends Error {
-  constructor(readonly channelId: string) {
-    super(`no channel ${channelId}`);
-    this.name = 'ChannelNotFoundError';
-  }
-}
-
-/** A new channel's id is already a stream: ids are random, so only a bug gets here. */
-export class ChannelExistsError extends Error {
-  constructor(readonly channelId: string) {
-    super(`channel ${channelId} already exists`);
-    this.name = 'ChannelExistsError';
-  }
-}
+/** A deleted channel is treated as missing. */
+const channelNotFound = (channelId: string): Refusal => new Refusal('not_found', 'not_found', `id: no channel ${channelId}`, 'id');
 
 export function initialChannelState(): ChannelState {
   return { status: 'none' };
@@ -50,14 +39,15 @@ export function decideChannel(command: ChannelCommand, state: ChannelState): Cha
   switch (command.type) {
     case 'CreateChannel': {
       const { channelId, settings } = command.data;
-      if (state.status !== 'none') throw new ChannelExistsError(channelId);
+      // Channel ids are random: only a bug gets here.
+      if (state.status !== 'none') throw new Refusal('internal', 'channel_exists', `channel ${channelId} already exists`);
       return [{ type: 'ChannelCreated', data: { ...channelDefaults, ...settings, channelId } }];
     }
     case 'UpdateChannel':
-      if (state.status !== 'active') throw new ChannelNotFoundError(command.data.channelId);
+      if (state.status !== 'active') throw channelNotFound(command.data.channelId);
       return [{ type: 'ChannelUpdated', data: { changes: { ...command.data.changes } } }];
     case 'DeleteChannel':
-      if (state.status !== 'active') throw new ChannelNotFoundError(command.data.channelId);
+      if (state.status !== 'active') throw channelNotFound(command.data.channelId);
       return [{ type: 'ChannelDeleted', data: { channelId: command.data.channelId } }];
     default:
       return assertNever(command, 'channel command');

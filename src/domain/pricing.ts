@@ -10,6 +10,7 @@
  * the arithmetic is done on BigInt: no float ever reaches the result.
  */
 import type { ModelPrice, PriceBasis, PriceTable } from './events.js';
+import { Refusal } from './refusal.js';
 
 export type QuoteRequest = Readonly<{
   model: string;
@@ -25,13 +26,6 @@ export type Quote = Readonly<{ amount: number; basis: PriceBasis }>;
 
 /** Ratio applied when a group has none in the table: 1000‰ = 1.0. */
 export const DEFAULT_GROUP_RATIO_PERMILLE = 1000;
-
-export class NoPriceError extends Error {
-  constructor(readonly model: string) {
-    super(`no price for model ${model}`);
-    this.name = 'NoPriceError';
-  }
-}
 
 export class InvalidUnitsError extends RangeError {
   constructor(readonly units: number) {
@@ -51,7 +45,7 @@ export function groupRatioOf(table: PriceTable, group: string): number {
 
 export function quote(table: PriceTable, request: QuoteRequest): Quote {
   const price = priceOf(table, request.model);
-  if (!price) throw new NoPriceError(request.model);
+  if (!price) throw new Refusal('forbidden', 'model_not_priced', `model: ${request.model} has no price configured`, 'model');
   const ratio = groupRatioOf(table, request.group);
   const tierPrice = request.tier === undefined ? undefined : ownValue(price.tiers ?? {}, request.tier);
   const unitPrice = tierPrice ?? price.price;

@@ -9,6 +9,7 @@
  */
 import { assertNever, fold, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
+import { Refusal } from './refusal.js';
 
 export type TokenEvent = EventOf<'TokenCreated' | 'TokenUpdated' | 'TokenDeleted'>;
 
@@ -39,56 +40,6 @@ export type UpdateToken = Command<'UpdateToken', SettingsFacts & { tokenId: stri
 export type DeleteToken = Command<'DeleteToken', { tokenId: string; actor: TokenActor }>;
 export type TokenCommand = CreateToken | UpdateToken | DeleteToken;
 
-// ---- errors: typed so the engine can turn them into refusals ----
-
-/** Missing, deleted, or another user's: the three are not told apart. */
-export class TokenNotFoundError extends Error {
-  constructor(readonly tokenId: string) {
-    super(`no token ${tokenId}`);
-    this.name = 'TokenNotFoundError';
-  }
-}
-
-/** A new token's id is already a stream: ids are random, so only a bug gets here. */
-export class TokenExistsError extends Error {
-  constructor(readonly tokenId: string) {
-    super(`token ${tokenId} already exists`);
-    this.name = 'TokenExistsError';
-  }
-}
-
-export class TokenGroupForbiddenError extends Error {
-  constructor(readonly ownGroup: string) {
-    super(`only an administrator may set a group other than ${ownGroup}`);
-    this.name = 'TokenGroupForbiddenError';
-  }
-}
-
-export class TokenExpiryPassedError extends Error {
-  constructor(readonly expiredTime: number) {
-    super(`expiry ${expiredTime} is neither -1 (never) nor in the future`);
-    this.name = 'TokenExpiryPassedError';
-  }
-}
-
-export class TokenChannelUnavailableError extends Error {
-  constructor(
-    readonly channelId: string,
-    readonly group: string,
-  ) {
-    super(`no channel ${channelId} serves group ${group}`);
-    this.name = 'TokenChannelUnavailableError';
-  }
-}
-
-/** A user asked for more requests per minute than the gateway's default, or for none at all. */
-export class TokenRateLimitForbiddenError extends Error {
-  constructor(readonly defaultLimit: number) {
-    super(`only an administrator may set a rate limit above the default ${defaultLimit} per minute, or none`);
-    this.name = 'TokenRateLimitForbiddenError';
-  }
-}
-
 // ---- decide ----
 
 export function initialTokenState(): TokenState {
@@ -110,7 +61,8 @@ export function decideToken(command: TokenCommand, state: TokenState): TokenEven
 }
 
 function create(data: CreateToken['data'], state: TokenState): TokenEvent[] {
-  if (state.status !== 'none') throw new TokenExistsError(data.tokenId);
+  // Token ids are random: only a bug gets here.
+  if (state.status !== 'none') throw new Refusal('internal', 'token_exists', `token ${data.tokenId} already exists`);
   const { settings: given, actor } = data;
   checkSettings(given, data);
   const settings: TokenSettings = {
@@ -139,7 +91,8 @@ function update(data: UpdateToken['data'], state: TokenState): TokenEvent[] {
 }
 
 function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
-  if (state.status !== 'active' || state.userId !== actor.userId) throw new TokenNotFoundError(tokenId);
+  // Missing, deleted, or another user's: the three are not told apart.
+  if (state.status !== 'active' || state.userId !== actor.userId) throw new Refusal('not_found', 'not_found', `id: no token ${tokenId}`, 'id');
 }
 
 /**
@@ -148,20 +101,29 @@ function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
  */
 function checkSettings(s: Partial<TokenSettings>, { actor, nowSeconds, channel, defaultRateLimitPerMinute }: SettingsFacts): void {
   if (s.group !== undefined && s.group !== '' && s.group !== actor.group && actor.role !== 'admin') {
-    throw new TokenGroupForbiddenError(actor.group);
+    throw new Refusal('forbidden', 'forbidden', `group: only an administrator may set a group other than ${actor.group}`, 'group');
   }
-  if (s.expiredTime !== undefined && s.expiredTime !== -1 && s.expiredTime <= nowSeconds) throw new TokenExpiryPassedError(s.expiredTime);
+  if (s.expiredTime !== undefined && s.expiredTime !== -1 && s.expiredTime <= nowSeconds) {
+    throw new Refusal('invalid', 'invalid_request', 'expired_time: must be -1 (never) or a time in the future', 'expired_time');
+  }
   if (s.channelId) {
     const known = channel?.channelId === s.channelId ? channel : null;
     const group = s.group || actor.group;
-    if (!known || (known.groups.length > 0 && !known.groups.includes(group))) throw new TokenChannelUnavailableError(s.channelId, group);
+    if (!known || (known.groups.length > 0 && !known.groups.includes(group))) {
+      throw new Refusal('invalid', 'invalid_request', `channel_id: no channel ${s.channelId} serves group ${group}`, 'channel_id');
+    }
   }
   // The default protects the gateway from one key's flood: a user may ask for fewer (a leaked
   // key's damage bounded), not for more; 0 is no limit at all.
   const limit = s.rateLimitPerMinute;
   const defaultLimit = defaultRateLimitPerMinute ?? 0;
   if (typeof limit === 'number' && defaultLimit > 0 && (limit === 0 || limit > defaultLimit) && actor.role !== 'admin') {
-    throw new TokenRateLimitForbiddenError(defaultLimit);
+    throw new Refusal(
+      'forbidden',
+      'forbidden',
+      `rate_limit_per_minute: only an administrator may set more than the default ${defaultLimit} requests per minute, or 0 (no limit)`,
+      'rate_limit_per_minute',
+    );
   }
 }
 

@@ -9,6 +9,7 @@
  */
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf } from './events.js';
+import { Refusal } from './refusal.js';
 
 export type UserEvent = EventOf<'UserRegistered' | 'UserSessionStarted' | 'UserSessionEnded'>;
 
@@ -26,14 +27,6 @@ export type StartSession = Command<'StartSession', EventDataOf<'UserSessionStart
 export type EndSession = Command<'EndSession', EventDataOf<'UserSessionEnded'>>;
 export type UserCommand = RegisterUser | StartSession | EndSession;
 
-/** A session for a user stream with no registration: the caller named a user that does not exist. */
-export class UnknownUserError extends Error {
-  constructor(readonly commandType: UserCommand['type']) {
-    super(`the user is not registered (${commandType})`);
-    this.name = 'UnknownUserError';
-  }
-}
-
 export function initialUserState(): UserState {
   return { profile: null, openSessions: new Map() };
 }
@@ -44,7 +37,8 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
       // The stream is named after the user id, so a registration already there is this one.
       return state.profile ? [] : [{ type: 'UserRegistered', data: { ...command.data } }];
     case 'StartSession':
-      if (!state.profile) throw new UnknownUserError(command.type);
+      // The caller named a user that does not exist: the login found the user first, so only a bug gets here.
+      if (!state.profile) throw new Refusal('internal', 'unknown_user', `the user is not registered (${command.type})`);
       return state.openSessions.has(command.data.sessionHash) ? [] : [{ type: 'UserSessionStarted', data: { ...command.data } }];
     case 'EndSession':
       return state.openSessions.has(command.data.sessionHash) ? [{ type: 'UserSessionEnded', data: { ...command.data } }] : [];

@@ -5,6 +5,7 @@
  */
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf } from './events.js';
+import { Refusal } from './refusal.js';
 
 export type UsernameEvent = EventOf<'UsernameClaimed'>;
 
@@ -13,12 +14,6 @@ export type UsernameState = Readonly<{ claimedBy: string | null }>;
 
 export type ClaimUsername = Command<'ClaimUsername', EventDataOf<'UsernameClaimed'>>;
 export type UsernameCommand = ClaimUsername;
-
-export class UsernameTakenError extends Error {
-  constructor(readonly username: string) {
-    super(`username ${username} is already taken`);
-  }
-}
 
 export function initialUsernameState(): UsernameState {
   return { claimedBy: null };
@@ -30,7 +25,7 @@ export function decideUsername(command: UsernameCommand, state: UsernameState): 
       if (state.claimedBy === null) return [{ type: 'UsernameClaimed', data: { ...command.data } }];
       // The same user claiming again is a retry of its own claim.
       if (state.claimedBy === command.data.userId) return [];
-      throw new UsernameTakenError(command.data.username);
+      throw new Refusal('conflict', 'username_taken', `username: ${command.data.username} is already taken`, 'username');
     default:
       return assertNever(command.type, 'username command');
   }

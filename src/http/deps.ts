@@ -1,7 +1,7 @@
 import type { Bus } from '../ports/bus.js';
 import type { ProjectionRunner } from '../../projections/runner.js';
 import type { TokenCache } from './auth/token-cache.js';
-import type { BackgroundProcess } from '../engine/upkeep/background.js';
+import type { BackgroundProcess } from '../lib/background.js';
 import type { ChannelKeyCipher } from '../engine/channels/channel-key-cipher.js';
 import type { RequestDeps } from '../engine/tasks/request-deps.js';
 import type { GatewayMetrics } from '../metrics/registry.js';

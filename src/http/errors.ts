@@ -6,8 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifySchemaValidati
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AccountContendedError } from '../engine/accounts/account-service.js';
 import { EventTooLargeError } from '../ports/event-store.js';
-import { Refusal, type RefusalKind } from '../engine/commands/refusal.js';
-import { Throttled } from '../engine/commands/throttled.js';
+import { Refusal, Throttled, type RefusalKind } from '../domain/refusal.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -104,7 +103,7 @@ const STATUS_CODES: Readonly<Record<number, string>> = {
   429: 'rate_limited',
 };
 
-/** The HTTP status of each kind of engine refusal (src/engine/commands/refusal.ts). */
+/** The HTTP status of each kind of refusal (src/domain/refusal.ts). */
 export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
   invalid: 400,
   insufficient_quota: 402,
@@ -122,6 +121,8 @@ export const STATUS_OF_REFUSAL: Readonly<Record<RefusalKind, number>> = {
 /** Turns anything thrown in a request into a GatewayError, keeping 4xx causes client-visible. */
 export function normalizeError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  // The gateway's own fault: its code and message are for the log (sendError), not the client.
+  if (error instanceof Refusal && error.kind === 'internal') return new GatewayError(500, 'internal_error', 'internal error');
   if (error instanceof Refusal) return new GatewayError(STATUS_OF_REFUSAL[error.kind], error.code, error.message, error.param);
   if (error instanceof Throttled) return new GatewayError(429, error.code, error.message, undefined, error.retryAfterSeconds);
   // Contention on one account's stream: the client may simply try again (with Retry-After).

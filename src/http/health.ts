@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { GatewayDeps } from './deps.js';
-import { statusOf } from '../engine/upkeep/background.js';
+import { statusOf } from '../lib/background.js';
 
 /**
  * `/healthz`: the process is up. `/readyz`: every adapter answers (else 503), and each

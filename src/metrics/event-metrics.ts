@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import type { EventDataOf } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
-import type { BackgroundProcess } from '../engine/upkeep/background.js';
-import { idleCheck } from '../engine/upkeep/idle-check.js';
+import type { BackgroundProcess } from '../lib/background.js';
+import { idleCheck } from '../lib/idle-check.js';
 import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { GatewayMetrics } from './registry.js';
 
@@ -19,8 +19,8 @@ const REMEMBERED_TASKS = 100_000;
 
 type TaskLabels = { family: string; model: string };
 
-export function eventMetricsProcess(deps: { events: EventStore; metrics: GatewayMetrics; log: Logger }): BackgroundProcess {
-  const { events, metrics, log } = deps;
+export function eventMetricsProcess(deps: { events: EventStore; metrics: GatewayMetrics; clock: () => Date; log: Logger }): BackgroundProcess {
+  const { events, metrics, clock, log } = deps;
   const running = new Map<string, TaskLabels>();
   let position = 0n;
   let lastPass: Date | undefined;
@@ -31,7 +31,7 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
     events,
     STREAM_PREFIXES,
     () => position,
-    () => (lastPass = new Date()),
+    () => (lastPass = clock()),
   );
 
   function remember(taskId: string, labels: TaskLabels): void {
@@ -100,7 +100,7 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
             // Per event: a resubscription after a failed read counts nothing twice.
             position = raw.position;
           }
-          lastPass = new Date();
+          lastPass = clock();
         }
       } catch (err) {
         if (stopped) return;

@@ -1,15 +1,8 @@
 /** The account's cap on tasks in flight: its open reservations, counted in the reserving decision. */
 import { describe, expect, it } from 'vitest';
-import {
-  decideAccount,
-  evolveAccount,
-  initialAccountState,
-  InsufficientQuotaError,
-  TasksInFlightLimitError,
-  type AccountCommand,
-  type AccountState,
-} from '../../src/domain/account.js';
+import { decideAccount, evolveAccount, initialAccountState, type AccountCommand, type AccountState } from '../../src/domain/account.js';
 import type { PriceBasis } from '../../src/domain/events.js';
+import { refused, throttled } from '../support/refused.js';
 
 const basis: PriceBasis = { model: 'img-1', group: 'default', unit: 'image', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
 
@@ -40,8 +33,8 @@ describe('tasks in flight per account', () => {
     let state = funded(1000);
     state = apply(state, reserve('r1', 10, 2));
     state = apply(state, reserve('r2', 10, 2));
-    expect(() => decideAccount(reserve('r3', 10, 2), state)).toThrow(TasksInFlightLimitError);
-    expect(() => decideAccount(reserve('r3', 10, 2), state)).toThrow('the account has 2 tasks in flight, the most it may');
+    expect(() => decideAccount(reserve('r3', 10, 2), state)).toThrow(throttled('too_many_tasks_in_flight'));
+    expect(() => decideAccount(reserve('r3', 10, 2), state)).toThrow('the account already has 2 tasks in flight, the most it may');
 
     const settled = apply(state, { type: 'SettleQuota', data: { reservationId: 'r1', actual: 10 } });
     expect(decideAccount(reserve('r3', 10, 2), settled)).toHaveLength(1);
@@ -69,6 +62,6 @@ describe('tasks in flight per account', () => {
   it('a refusal that stands (not enough quota) comes before the one that passes with time', () => {
     let state = funded(15);
     state = apply(state, reserve('r1', 10, 1));
-    expect(() => decideAccount(reserve('r2', 10, 1), state)).toThrow(InsufficientQuotaError);
+    expect(() => decideAccount(reserve('r2', 10, 1), state)).toThrow(refused('insufficient_quota', 'insufficient_quota'));
   });
 });

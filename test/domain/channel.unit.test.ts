@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelSettings } from '../../src/domain/events.js';
 import {
-  ChannelExistsError,
-  ChannelNotFoundError,
   decideChannel,
   evolveChannel,
   foldChannel,
@@ -11,6 +9,7 @@ import {
   type ChannelEvent,
   type ChannelState,
 } from '../../src/domain/channel.js';
+import { refused } from '../support/refused.js';
 
 const create: ChannelCommand = { type: 'CreateChannel', data: { channelId: 'ch1', settings: { name: 'n', family: 'image', baseUrl: '/_sim', models: ['m'] } } };
 const update = (changes: Partial<ChannelSettings> = {}): ChannelCommand => ({ type: 'UpdateChannel', data: { channelId: 'ch1', changes } });
@@ -42,7 +41,7 @@ describe('channel decider', () => {
         },
       },
     ]);
-    expect(() => decideChannel(create, run(create))).toThrow(ChannelExistsError);
+    expect(() => decideChannel(create, run(create))).toThrow(refused('internal', 'channel_exists'));
   });
 
   it('updates an existing channel, even with no field given', () => {
@@ -54,7 +53,7 @@ describe('channel decider', () => {
 
   it('a missing or deleted channel is not found for an update or a delete', () => {
     for (const on of [initialChannelState(), run(create, remove)]) {
-      expect(() => decideChannel(update(), on)).toThrow(ChannelNotFoundError);
+      expect(() => decideChannel(update(), on)).toThrow(refused('not_found', 'not_found', 'id'));
       expect(() => decideChannel(remove, on)).toThrow('no channel ch1');
     }
   });

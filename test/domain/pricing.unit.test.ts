@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PriceTable } from '../../src/domain/events.js';
-import { DEFAULT_GROUP_RATIO_PERMILLE, InvalidUnitsError, NoPriceError, amountOf, groupRatioOf, priceOf, quote } from '../../src/domain/pricing.js';
+import { DEFAULT_GROUP_RATIO_PERMILLE, InvalidUnitsError, amountOf, groupRatioOf, priceOf, quote } from '../../src/domain/pricing.js';
+import { refused } from '../support/refused.js';
 
 const table: PriceTable = {
   models: {
@@ -100,8 +101,8 @@ describe('quote', () => {
   });
 
   it('refuses an unknown model with a typed error naming it', () => {
-    expect(() => quote(table, { model: 'nope', group: 'default', units: 1 })).toThrow(NoPriceError);
-    expect(() => quote(table, { model: 'nope', group: 'default', units: 1 })).toThrow(expect.objectContaining({ model: 'nope' }));
+    expect(() => quote(table, { model: 'nope', group: 'default', units: 1 })).toThrow(refused('forbidden', 'model_not_priced', 'model'));
+    expect(() => quote(table, { model: 'nope', group: 'default', units: 1 })).toThrow('model: nope has no price configured');
   });
 
   it('refuses negative, infinite or NaN units', () => {

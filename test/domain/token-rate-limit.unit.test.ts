@@ -1,16 +1,9 @@
 /** A token's requests per minute: users may tighten the gateway's default, only administrators raise or lift it. */
 import { describe, expect, it } from 'vitest';
 import type { TokenSettings } from '../../src/domain/events.js';
-import {
-  decideToken,
-  evolveToken,
-  initialTokenState,
-  TokenRateLimitForbiddenError,
-  type TokenActor,
-  type TokenCommand,
-  type TokenState,
-} from '../../src/domain/token.js';
+import { decideToken, evolveToken, initialTokenState, type TokenActor, type TokenCommand, type TokenState } from '../../src/domain/token.js';
 import { parseEvent } from '../../src/domain/events.js';
+import { refused } from '../support/refused.js';
 
 const NOW = 1_700_000_000;
 const alice: TokenActor = { userId: 'u-alice', role: 'user', group: 'default' };
@@ -48,10 +41,14 @@ describe('token rate limit setting', () => {
   });
 
   it('a user may set at most the default, and not 0 (none), while a default is on', () => {
-    expect(() => decideToken(create({ rateLimitPerMinute: 61 }, alice, 60), initialTokenState())).toThrow(TokenRateLimitForbiddenError);
-    expect(() => decideToken(create({ rateLimitPerMinute: 0 }, alice, 60), initialTokenState())).toThrow(TokenRateLimitForbiddenError);
+    expect(() => decideToken(create({ rateLimitPerMinute: 61 }, alice, 60), initialTokenState())).toThrow(
+      refused('forbidden', 'forbidden', 'rate_limit_per_minute'),
+    );
+    expect(() => decideToken(create({ rateLimitPerMinute: 0 }, alice, 60), initialTokenState())).toThrow(
+      refused('forbidden', 'forbidden', 'rate_limit_per_minute'),
+    );
     const state = created({}, alice, 60);
-    expect(() => decideToken(update({ rateLimitPerMinute: 1000 }, alice, 60), state)).toThrow(TokenRateLimitForbiddenError);
+    expect(() => decideToken(update({ rateLimitPerMinute: 1000 }, alice, 60), state)).toThrow(refused('forbidden', 'forbidden', 'rate_limit_per_minute'));
     expect(decideToken(update({ rateLimitPerMinute: 60 }, alice, 60), state)).toHaveLength(1);
     // null goes back to the default.
     expect(decideToken(update({ rateLimitPerMinute: null }, alice, 60), state)).toEqual([

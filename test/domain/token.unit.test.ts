@@ -7,17 +7,13 @@ import {
   foldToken,
   initialTokenState,
   tokenDecider,
-  TokenChannelUnavailableError,
-  TokenExistsError,
-  TokenExpiryPassedError,
-  TokenGroupForbiddenError,
-  TokenNotFoundError,
   type BoundChannel,
   type TokenActor,
   type TokenCommand,
   type TokenEvent,
   type TokenState,
 } from '../../src/domain/token.js';
+import { refused } from '../support/refused.js';
 
 const NOW = 1_700_000_000;
 const alice: TokenActor = { userId: 'u-alice', role: 'user', group: 'default' };
@@ -72,13 +68,13 @@ describe('token decider', () => {
   });
 
   it('refuses a group other than the user’s unless an administrator sets it', () => {
-    expect(() => decideToken(create({ group: 'vip' }), initialTokenState())).toThrow(TokenGroupForbiddenError);
+    expect(() => decideToken(create({ group: 'vip' }), initialTokenState())).toThrow(refused('forbidden', 'forbidden', 'group'));
     expect(() => decideToken(create({ group: 'vip' }), initialTokenState())).toThrow('only an administrator may set a group other than default');
     expect(decideToken(create({ group: 'vip' }, admin), initialTokenState())).toHaveLength(1);
   });
 
   it('refuses an expiry that is not -1 and not in the future', () => {
-    expect(() => decideToken(create({ expiredTime: NOW }), initialTokenState())).toThrow(TokenExpiryPassedError);
+    expect(() => decideToken(create({ expiredTime: NOW }), initialTokenState())).toThrow(refused('invalid', 'invalid_request', 'expired_time'));
     expect(decideToken(create({ expiredTime: -1 }), initialTokenState())).toHaveLength(1);
     expect(decideToken(create({ expiredTime: NOW + 1 }), initialTokenState())).toHaveLength(1);
   });
@@ -87,7 +83,7 @@ describe('token decider', () => {
     const serving = { channelId: 'ch1', groups: ['default'] };
     expect(decideToken(create({ channelId: 'ch1' }, alice, serving), initialTokenState())).toHaveLength(1);
     expect(decideToken(create({ channelId: 'ch1' }, alice, { channelId: 'ch1', groups: [] }), initialTokenState())).toHaveLength(1);
-    expect(() => decideToken(create({ channelId: 'ch1' }, alice, null), initialTokenState())).toThrow(TokenChannelUnavailableError);
+    expect(() => decideToken(create({ channelId: 'ch1' }, alice, null), initialTokenState())).toThrow(refused('invalid', 'invalid_request', 'channel_id'));
     // A lookup of another channel than the one named is no lookup of it.
     expect(() => decideToken(create({ channelId: 'ch1' }, alice, { channelId: 'ch2', groups: [] }), initialTokenState())).toThrow(
       'no channel ch1 serves group default',
@@ -97,7 +93,7 @@ describe('token decider', () => {
 
   it('refuses to create over an existing stream', () => {
     const { state } = run(create());
-    expect(() => decideToken(create(), state)).toThrow(TokenExistsError);
+    expect(() => decideToken(create(), state)).toThrow(refused('internal', 'token_exists'));
   });
 
   it('updates only the given fields; none given decides []; an empty group means the user’s own', () => {
@@ -120,7 +116,7 @@ describe('token decider', () => {
       [remove(), run(create(), remove()).state],
       [update({ name: 'x' }), run(create(), remove()).state],
     ] as const) {
-      expect(() => decideToken(command, on)).toThrow(TokenNotFoundError);
+      expect(() => decideToken(command, on)).toThrow(refused('not_found', 'not_found', 'id'));
     }
   });
 

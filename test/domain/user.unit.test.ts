@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../src/domain/decider.js';
 import type { DomainEvent } from '../../src/domain/events.js';
-import { decideUser, evolveUser, foldUser, initialUserState, UnknownUserError, userDecider, type UserCommand, type UserState } from '../../src/domain/user.js';
-import { decideUsername, evolveUsername, initialUsernameState, UsernameTakenError } from '../../src/domain/username.js';
+import { decideUser, evolveUser, foldUser, initialUserState, userDecider, type UserCommand, type UserState } from '../../src/domain/user.js';
+import { decideUsername, evolveUsername, initialUsernameState } from '../../src/domain/username.js';
+import { refused } from '../support/refused.js';
 
 const registration = { userId: 'u1', username: 'Alice', passwordHash: 'x', role: 'user' as const, group: 'default', accountId: 'a1' };
 const register: UserCommand = { type: 'RegisterUser', data: registration };
@@ -30,7 +31,7 @@ describe('user decider', () => {
   });
 
   it('refuses a session for a user that is not registered', () => {
-    expect(() => decideUser(start(), initialUserState())).toThrow(UnknownUserError);
+    expect(() => decideUser(start(), initialUserState())).toThrow(refused('internal', 'unknown_user'));
   });
 
   it('its own fold gives what evolving one event at a time gives', () => {
@@ -51,7 +52,7 @@ describe('username decider', () => {
     expect(decideUsername(claim('u1'), initialUsernameState())).toEqual([{ type: 'UsernameClaimed', data: { userId: 'u1', username: 'Alice' } }]);
     const claimed = decideUsername(claim('u1'), initialUsernameState()).reduce(evolveUsername, initialUsernameState());
     expect(decideUsername(claim('u1'), claimed)).toEqual([]);
-    expect(() => decideUsername(claim('u2'), claimed)).toThrow(UsernameTakenError);
-    expect(() => decideUsername(claim('u2'), claimed)).toThrow('username Alice is already taken');
+    expect(() => decideUsername(claim('u2'), claimed)).toThrow(refused('conflict', 'username_taken', 'username'));
+    expect(() => decideUsername(claim('u2'), claimed)).toThrow('username: Alice is already taken');
   });
 });

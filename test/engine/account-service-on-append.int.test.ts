@@ -46,7 +46,7 @@ describe('account service: the pending append of a decision', () => {
     await accounts.execute('a1', reserve('r1'), meta());
     // The same reservation again: already made, nothing decided.
     await accounts.execute('a1', reserve('r1'), meta(), { onAppend });
-    await expect(accounts.execute('a1', reserve('r2'), meta(), { onAppend })).rejects.toMatchObject({ name: 'InsufficientQuotaError' });
+    await expect(accounts.execute('a1', reserve('r2'), meta(), { onAppend })).rejects.toMatchObject({ name: 'Refusal', code: 'insufficient_quota' });
     expect(calls).toBe(0);
   });
 

@@ -33,7 +33,7 @@ describe('account service', () => {
     const lost = results.filter((r) => r.status === 'rejected');
     expect(won).toHaveLength(100);
     expect(lost).toHaveLength(100);
-    for (const r of lost) expect(r.reason.name).toBe('InsufficientQuotaError');
+    for (const r of lost) expect(r.reason).toMatchObject({ name: 'Refusal', code: 'insufficient_quota' });
     const state = await replayed('a1');
     expect(state.balance).toBe(1000);
     expect(state.reserved).toBe(1000);

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { auditAccounts } from '../../src/audit/audit.js';
-import { decideAccount, foldAccount, UnknownReservationError, type AccountState } from '../../src/domain/account.js';
+import { decideAccount, foldAccount, type AccountState } from '../../src/domain/account.js';
 import { accountSnapshot } from '../../src/domain/account-snapshot.js';
 import { splitSnapshot } from '../../src/domain/account-snapshot-parts.js';
 import type { PriceBasis } from '../../src/domain/events.js';
@@ -21,6 +21,7 @@ import type { ViewStore } from '../../src/ports/view-store.js';
 import { accountsProjection } from '../../projections/accounts.js';
 import { createProjectionRunner } from '../../projections/runner.js';
 import { tempDir } from '../support/tmp.js';
+import { refused } from '../support/refused.js';
 
 const basis: PriceBasis = { model: 'm', group: 'default', unit: 'request', unitPrice: 10, groupRatioPermille: 1000, units: 1 };
 const meta = () => ({ at: new Date().toISOString() });
@@ -123,10 +124,10 @@ describe('closing the books', () => {
     // r1 was closed before the last snapshot kept only the newest closed ids: forgotten in both.
     expect(loaded.closedReservationIds.has('r1')).toBe(false);
     const settleForgotten = { type: 'SettleQuota', data: { reservationId: 'r1', actual: 15 } } as const;
-    expect(() => decideAccount(settleForgotten, loaded)).toThrow(UnknownReservationError);
-    expect(() => decideAccount(settleForgotten, full)).toThrow(UnknownReservationError);
+    expect(() => decideAccount(settleForgotten, loaded)).toThrow(refused('internal', 'unknown_reservation'));
+    expect(() => decideAccount(settleForgotten, full)).toThrow(refused('internal', 'unknown_reservation'));
     // The settler reads an unknown reservation as "nothing owed": a late retry charges nothing.
-    await expect(accounts.execute('a1', settleForgotten, meta())).rejects.toBeInstanceOf(UnknownReservationError);
+    await expect(accounts.execute('a1', settleForgotten, meta())).rejects.toEqual(refused('internal', 'unknown_reservation'));
     expect((await replayed()).balance).toBe(full.balance);
   });
 

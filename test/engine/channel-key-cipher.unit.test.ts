@@ -11,8 +11,8 @@ import {
   createChannelKeyCipher,
   isEncryptedChannelKey,
   keyIdOfStoredKey,
-  parseChannelKeysSecret,
 } from '../../src/engine/channels/channel-key-cipher.js';
+import { parseChannelKeysSecret } from '../../src/lib/channel-keys-secret.js';
 
 const secretA = randomBytes(32);
 const secretB = randomBytes(32);

@@ -3,8 +3,9 @@ import type { Decider } from '../../src/domain/decider.js';
 import type { DomainEvent, EventOf } from '../../src/domain/events.js';
 import { webhookSecretDecider } from '../../src/domain/webhook-secret.js';
 import { toNewEvents } from '../../src/engine/commands/append.js';
-import { CONFLICT_RETRIES, executeCommand, readState } from '../../src/engine/commands/command-handler.js';
-import { Refusal } from '../../src/engine/commands/refusal.js';
+import { executeCommand, readState } from '../../src/engine/commands/command-handler.js';
+import { CONFLICT_RETRIES } from '../../src/engine/commands/conflict-retry.js';
+import { Refusal } from '../../src/domain/refusal.js';
 import { WrongExpectedRevisionError, type EventStore } from '../../src/ports/event-store.js';
 import { withOverrides } from '../support/event-store-overrides.js';
 import { useTempEventStore } from '../support/temp-event-store.js';
@@ -15,15 +16,15 @@ const rotated = (secret: string): EventOf<'WebhookSecretRotated'> => ({ type: 'W
 
 /**
  * A decider that records what it decided on: state = the secrets so far; `Append` adds one,
- * `Refuse` throws a domain error (as deciders refuse).
+ * `Refuse` throws a refusal (as deciders refuse).
  */
-class TooManySecretsError extends Error {}
+const tooMany = new Refusal('conflict', 'too_many', 'secret: too many');
 type TestCommand = { type: 'Append'; secret: string } | { type: 'Refuse' };
 function recordingDecider(seen: string[][]): Decider<string[], TestCommand, EventOf<'WebhookSecretRotated'>> {
   return {
     decide(command, state) {
       seen.push(state);
-      if (command.type === 'Refuse') throw new TooManySecretsError('no');
+      if (command.type === 'Refuse') throw tooMany;
       return [rotated(command.secret)];
     },
     evolve: (state: string[], event: DomainEvent) => (event.type === 'WebhookSecretRotated' ? [...state, event.data.secret] : state),
@@ -173,15 +174,10 @@ describe('the command handler', () => {
     expect(seen.at(-1)).toEqual(['a', 'b']);
   });
 
-  it('turns the decider’s domain errors into refusals through refusalOf, and leaves others alone', async () => {
-    const refusal = new Refusal('conflict', 'too_many', 'secret: too many');
-    const refusalOf = (err: unknown) => (err instanceof TooManySecretsError ? refusal : undefined);
-    await expect(
-      executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta(), refusalOf }),
-    ).rejects.toBe(refusal);
-    await expect(
-      executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta() }),
-    ).rejects.toBeInstanceOf(TooManySecretsError);
+  it('passes the decider’s refusal to the caller as it is, and appends nothing', async () => {
+    await expect(executeCommand({ events: store, stream: STREAM, decider: recordingDecider([]), command: { type: 'Refuse' }, metadata: meta() })).rejects.toBe(
+      tooMany,
+    );
     expect(await store.readStream(STREAM)).toHaveLength(0);
   });
 

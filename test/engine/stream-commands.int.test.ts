@@ -4,7 +4,8 @@ import { createAccountService } from '../../src/engine/accounts/account-service.
 import { createChannel, deleteChannel, updateChannel } from '../../src/engine/commands/channel-commands.js';
 import { changePrices } from '../../src/engine/commands/price-commands.js';
 import { endSession, startSession } from '../../src/engine/commands/session-commands.js';
-import { registerUser, UsernameTakenError } from '../../src/engine/accounts/users.js';
+import { registerUser } from '../../src/engine/accounts/users.js';
+import { refused } from '../support/refused.js';
 import { rotateWebhookSecret, webhookSecretFor } from '../../src/engine/commands/webhook-secrets.js';
 import { normalizeError } from '../../src/http/errors.js';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -58,7 +59,7 @@ describe('users and sessions', () => {
     expect(await types('username-alice')).toEqual(['UsernameClaimed']);
     expect(await types(`user-${userId}`)).toEqual(['UserRegistered']);
     expect(await types(`account-${accountId}`)).toEqual(['AccountOpened']);
-    await expect(registerUser({ events, accounts }, { ...user, username: 'ALICE' }, meta())).rejects.toBeInstanceOf(UsernameTakenError);
+    await expect(registerUser({ events, accounts }, { ...user, username: 'ALICE' }, meta())).rejects.toEqual(refused('conflict', 'username_taken', 'username'));
   });
 
   it('two registrations racing for one name: exactly one wins', async () => {
@@ -66,7 +67,7 @@ describe('users and sessions', () => {
     const user = { username: 'bob', passwordHash: 'h', role: 'user' as const, group: 'default' };
     const results = await Promise.allSettled([registerUser({ events, accounts }, user, meta()), registerUser({ events, accounts }, user, meta())]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(results.find((r) => r.status === 'rejected')?.reason).toBeInstanceOf(UsernameTakenError);
+    expect(results.find((r) => r.status === 'rejected')?.reason).toEqual(refused('conflict', 'username_taken', 'username'));
   });
 
   it('a session starts and ends once on the user stream; parallel logins all get in', async () => {

@@ -1,6 +1,6 @@
 /** The engine's refusals get their HTTP status, code, message and field at the edge. */
 import { describe, expect, it } from 'vitest';
-import { Refusal, type RefusalKind } from '../../src/engine/commands/refusal.js';
+import { Refusal, type RefusalKind } from '../../src/domain/refusal.js';
 import { normalizeError, renderError, STATUS_OF_REFUSAL } from '../../src/http/errors.js';
 
 describe('engine refusals at the HTTP edge', () => {

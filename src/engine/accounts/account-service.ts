@@ -37,7 +37,7 @@ import {
 import { closeTheBooks, type BooksClosing } from './account-closing.js';
 import { loadAccount } from './account-load.js';
 import { toNewEvents } from '../commands/append.js';
-import { backoffDelay, sleep, type Backoff } from '../../lib/backoff.js';
+import { conflictRetry, MANY_WRITERS } from '../commands/conflict-retry.js';
 
 export interface AccountResult {
   events: AccountEvent[];
@@ -88,23 +88,17 @@ interface Entry {
 }
 
 /**
- * Several writers share one account stream (api instances reserving, the worker settling): a
- * conflict is decided again on the current stream, with jittered backoff, for as long as this
- * allows. One busy customer must wait, not fail: only past it is the command refused, as
- * `AccountContendedError` (a retryable 503, never a 500).
+ * The account's stream kept changing under this command for longer than the conflict budget
+ * (commands/conflict-retry.ts, `MANY_WRITERS`): several writers share one account stream (api
+ * instances reserving, the worker settling), and one busy customer must wait, not fail; only past
+ * the budget is the command refused, as a retryable 503, never a 500.
  */
-const CONFLICT_BUDGET_MS = 10_000;
-
-/** The account's stream kept changing under this command for longer than the conflict budget. */
 export class AccountContendedError extends Error {
   constructor(readonly accountId: string) {
     super(`account ${accountId} is being written by others; try again`);
     this.name = 'AccountContendedError';
   }
 }
-
-/** Between decisions of one batch: 2 ms doubling, at most 100 ms, with full jitter. */
-const CONFLICT_BACKOFF: Backoff = { initialMs: 2, maxMs: 100, jitter: 'full' };
 
 export function createAccountService(deps: {
   events: EventStore;
@@ -153,7 +147,7 @@ export function createAccountService(deps: {
    * MAX_APPEND_BYTES, so no command is refused for what the others waiting with it weigh.
    */
   async function runBatch(accountId: string, batch: Pending[]): Promise<Pending[]> {
-    const deadline = Date.now() + CONFLICT_BUDGET_MS;
+    const conflicts = conflictRetry(MANY_WRITERS);
     const stream = streams.account(accountId);
     for (let attempt = 0; ; attempt++) {
       const entry = await load(accountId);
@@ -218,10 +212,9 @@ export function createAccountService(deps: {
           // Taken back out, it catches up with only what was appended since (load), not the
           // whole stream back to the last snapshot.
           undo();
-          if (Date.now() < deadline) {
+          if (await conflicts.again(err)) {
             log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
             batch = [...decided.map((d) => d.pending), ...rest];
-            await sleep(backoffDelay(CONFLICT_BACKOFF, attempt));
             continue;
           }
           log.warn({ accountId, attempt }, 'account stream contended past the conflict budget');

@@ -3,7 +3,7 @@
  * quota it may still spend. Authentication (src/http/auth/bearer.ts) builds it; the engine only
  * reads it.
  */
-import { Refusal } from '../commands/refusal.js';
+import { tokenQuotaExhausted } from '../../domain/account.js';
 
 export interface Caller {
   tokenId: string;
@@ -22,8 +22,4 @@ export interface Caller {
 
 export function assertTokenCovers(caller: Caller, amount: number): void {
   if (!caller.unlimitedQuota && amount > caller.remainQuota) throw tokenQuotaExhausted(caller.remainQuota, amount);
-}
-
-export function tokenQuotaExhausted(remaining: number, needed: number): Refusal {
-  return new Refusal('forbidden', 'token_quota_exhausted', `Authorization: the API key has ${remaining} quota left, ${needed} needed`, 'Authorization');
 }

@@ -12,15 +12,13 @@ import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import type { AccountService } from './account-service.js';
 import { executeCommand } from '../commands/command-handler.js';
 
-export { UsernameTakenError } from '../../domain/username.js';
-
 export interface RegisteredUser {
   userId: string;
   accountId: string;
   position: bigint;
 }
 
-/** Throws UsernameTakenError when another user holds the name (in any letter case). */
+/** Refuses (409 `username_taken`) when another user holds the name (in any letter case). */
 export async function registerUser(
   deps: { events: EventStore; accounts: AccountService },
   user: { username: string; passwordHash: string; role: 'admin' | 'user'; group: string },

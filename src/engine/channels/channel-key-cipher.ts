@@ -8,15 +8,12 @@
  * clear text (written before encryption existed); the empty key ("no key") stays empty.
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { CHANNEL_KEYS_SECRET_BYTES as SECRET_BYTES } from '../../lib/channel-keys-secret.js';
 
 const PREFIX = 'enc:';
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-const SECRET_BYTES = 32;
-
-/** What CHANNEL_KEYS_SECRET must be; said by the configuration error. */
-export const CHANNEL_KEYS_SECRET_FORMAT = '32 random bytes as 64 hex characters or as base64 (generate one with `openssl rand -base64 32`)';
 
 /** A stored channel key that cannot be read: its secret is not configured, or it was altered. */
 export class ChannelKeyDecryptError extends Error {
@@ -28,19 +25,6 @@ export class ChannelKeyDecryptError extends Error {
     super(message);
     this.name = 'ChannelKeyDecryptError';
   }
-}
-
-/**
- * The 32 bytes of a secret written as 64 hex characters or as base64 / base64url (43 characters,
- * or 44 with its `=`); undefined for anything else. No passphrases: a key derived from a
- * passphrase is only as strong as the passphrase, and this one guards every upstream credential.
- */
-export function parseChannelKeysSecret(text: string): Buffer | undefined {
-  const t = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
-  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(t)) return undefined;
-  const bytes = Buffer.from(t, 'base64');
-  return bytes.length === SECRET_BYTES ? bytes : undefined;
 }
 
 /** The short public name of a secret: the first 48 bits of a hash of it, base64url. */

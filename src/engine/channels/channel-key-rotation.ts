@@ -7,10 +7,11 @@
  */
 import { channelDecider } from '../../domain/channel.js';
 import { streams } from '../../domain/events.js';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from '../../ports/event-store.js';
+import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import { appendEvents } from '../commands/append.js';
 import { ChannelKeyDecryptError, keyIdOfStoredKey, type ChannelKeyCipher } from './channel-key-cipher.js';
-import { CONFLICT_RETRIES, readState } from '../commands/command-handler.js';
+import { readState } from '../commands/command-handler.js';
+import { conflictRetry, FEW_WRITERS } from '../commands/conflict-retry.js';
 
 export type ChannelKeyRotation =
   | { channelId: string; outcome: 'rotated'; from: string }
@@ -34,7 +35,8 @@ async function channelIds(events: EventStore): Promise<string[]> {
 
 async function rotateOne(events: EventStore, cipher: ChannelKeyCipher, channelId: string, metadata: EventMetadata): Promise<ChannelKeyRotation> {
   const stream = streams.channel(channelId);
-  for (let attempt = 0; ; attempt++) {
+  const conflicts = conflictRetry(FEW_WRITERS);
+  for (;;) {
     const { state, revision } = await readState(events, stream, channelDecider);
     // A deleted channel is never used again; its key stays in the log under the old secret.
     if (state.status !== 'active') return { channelId, outcome: 'deleted' };
@@ -55,7 +57,7 @@ async function rotateOne(events: EventStore, cipher: ChannelKeyCipher, channelId
       return { channelId, outcome: 'rotated', from: keyIdOfStoredKey(stored) ?? 'clear text' };
     } catch (err) {
       // Changed meanwhile: read it again (the new key may already be current).
-      if (!(err instanceof WrongExpectedRevisionError) || attempt >= CONFLICT_RETRIES) throw err;
+      if (!(await conflicts.again(err))) throw err;
     }
   }
 }

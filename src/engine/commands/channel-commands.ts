@@ -1,19 +1,12 @@
 /** Channel commands (domain/channel.ts) through the one command handler. */
-import { channelDecider, ChannelNotFoundError, type ChannelCommand, type NewChannelSettings } from '../../domain/channel.js';
+import { channelDecider, type ChannelCommand, type NewChannelSettings } from '../../domain/channel.js';
 import { streams, type ChannelSettings } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import { appendedPosition, executeCommand } from './command-handler.js';
-import { Refusal } from './refusal.js';
-
-export function channelRefusalOf(err: unknown): Refusal | undefined {
-  return err instanceof ChannelNotFoundError ? new Refusal('not_found', 'not_found', `id: no channel ${err.channelId}`, 'id') : undefined;
-}
 
 async function execute(events: EventStore, channelId: string, command: ChannelCommand, metadata: EventMetadata): Promise<bigint> {
-  return appendedPosition(
-    await executeCommand({ events, stream: streams.channel(channelId), decider: channelDecider, command, metadata, refusalOf: channelRefusalOf }),
-  );
+  return appendedPosition(await executeCommand({ events, stream: streams.channel(channelId), decider: channelDecider, command, metadata }));
 }
 
 export async function createChannel(

@@ -1,8 +1,9 @@
 /**
  * The one command handler for event-sourced streams: read the stream, fold it to a state,
  * decide (pure: the events to append, `[]` when the command is already applied, or a thrown
- * domain error), append with the expected revision. A conflict means another writer appended
- * first: read again and decide again on the stream as it now is, a bounded number of times. A
+ * Refusal, which reaches the caller unchanged), append with the expected revision. A conflict means another writer appended
+ * first: read again and decide again on the stream as it now is, as often as the one conflict
+ * policy allows a stream with few writers (conflict-retry.ts). A
  * decision of `[]` appends nothing, which makes retried commands harmless.
  *
  * Tasks, tokens, channels, users, usernames, prices and webhook secrets are written through
@@ -11,10 +12,10 @@
 import { fold, type Decider } from '../../domain/decider.js';
 import type { DomainEvent } from '../../domain/events.js';
 import { toDomainEvent } from '../../domain/recorded.js';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore } from '../../ports/event-store.js';
+import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import { conflictRetry, FEW_WRITERS } from './conflict-retry.js';
 import { toNewEvents } from './append.js';
 import { streamStateCache } from './stream-state-cache.js';
-import type { Refusal } from './refusal.js';
 
 /** A state and the revision of the stream's last event folded into it (-1: no stream). */
 export interface KnownState<State> {
@@ -43,19 +44,7 @@ export interface StreamCommand<State, Cmd, Event extends DomainEvent> {
    * is stale the append conflicts and the command is decided again on the stream as it is.
    */
   known?: KnownState<State>;
-  /**
-   * Turns the decider's domain errors into the engine's refusals (status-free; the HTTP edge
-   * maps their kind). Errors it returns undefined for, and every store error, pass unchanged.
-   */
-  refusalOf?: (error: unknown) => Refusal | undefined;
 }
-
-/**
- * Conflicts decided again before the last one is thrown. Each round at least one of the
- * contending writers succeeds, so this many retries see a command through that many writers
- * racing on one stream; a stream contended beyond it is a fault worth surfacing.
- */
-export const CONFLICT_RETRIES = 5;
 
 /** The stream's state at its head: the cached state with what was appended since, else the whole stream folded. */
 export async function readState<State, Cmd, Event extends DomainEvent>(
@@ -93,12 +82,14 @@ function remember<State>(cache: ReturnType<typeof streamStateCache>, stream: str
 }
 
 export async function executeCommand<State, Cmd, Event extends DomainEvent>(input: StreamCommand<State, Cmd, Event>): Promise<CommandResult<State, Event>> {
-  const { events, stream, decider, command, metadata, refusalOf } = input;
+  const { events, stream, decider, command, metadata } = input;
   let current = input.known;
-  for (let attempt = 0; ; attempt++) {
+  const conflicts = conflictRetry(FEW_WRITERS);
+  for (;;) {
     const { state, revision } = current ?? (await readState(events, stream, decider));
     current = undefined;
-    const decided = decide(decider, command, state, refusalOf);
+    // A refusal the decider throws (domain/refusal.ts) passes to the caller as it is.
+    const decided = decider.decide(command, state);
     if (decided.length === 0) return { state, revision, events: [], position: undefined };
     try {
       const result = await events.append(stream, toNewEvents(decided, metadata), {
@@ -107,22 +98,9 @@ export async function executeCommand<State, Cmd, Event extends DomainEvent>(inpu
       // Not cached: the cache keeps states folded from stored events only (the next read adds these as stored).
       return { state: decided.reduce(decider.evolve, state), revision: result.nextExpectedRevision, events: decided, position: result.position };
     } catch (err) {
-      if (err instanceof WrongExpectedRevisionError && attempt < CONFLICT_RETRIES) continue;
+      if (await conflicts.again(err)) continue;
       throw err;
     }
-  }
-}
-
-function decide<State, Cmd, Event extends DomainEvent>(
-  decider: Decider<State, Cmd, Event>,
-  command: Cmd,
-  state: State,
-  refusalOf: StreamCommand<State, Cmd, Event>['refusalOf'],
-): Event[] {
-  try {
-    return decider.decide(command, state);
-  } catch (err) {
-    throw refusalOf?.(err) ?? err;
   }
 }
 

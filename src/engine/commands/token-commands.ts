@@ -1,29 +1,16 @@
 /**
  * Token commands (domain/token.ts) through the one command handler. The channel a token is
  * bound to is looked up in the catalog here and travels in the command, so deciding stays
- * pure; the domain's refusals become the engine's, worded as the token API has always
- * answered them.
+ * pure; the decider's refusals pass as they are, worded as the token API has always answered
+ * them.
  */
 import { streams, type TokenSettings } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
 import type { Config } from '../../config.js';
-import {
-  TokenChannelUnavailableError,
-  TokenExpiryPassedError,
-  TokenGroupForbiddenError,
-  TokenNotFoundError,
-  TokenRateLimitForbiddenError,
-  tokenDecider,
-  type BoundChannel,
-  type TokenActor,
-  type TokenCommand,
-  type TokenEvent,
-  type TokenState,
-} from '../../domain/token.js';
+import { tokenDecider, type BoundChannel, type TokenActor, type TokenCommand, type TokenEvent, type TokenState } from '../../domain/token.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import type { Catalog } from '../channels/catalog.js';
 import { appendedPosition, executeCommand, type CommandResult } from './command-handler.js';
-import { Refusal } from './refusal.js';
 
 export interface TokenCommandDeps {
   events: EventStore;
@@ -40,27 +27,6 @@ export interface NewToken {
   settings: Partial<TokenSettings>;
 }
 
-export function tokenRefusalOf(err: unknown): Refusal | undefined {
-  if (err instanceof TokenNotFoundError) return new Refusal('not_found', 'not_found', `id: no token ${err.tokenId}`, 'id');
-  if (err instanceof TokenGroupForbiddenError) {
-    return new Refusal('forbidden', 'forbidden', `group: only an administrator may set a group other than ${err.ownGroup}`, 'group');
-  }
-  if (err instanceof TokenExpiryPassedError)
-    return new Refusal('invalid', 'invalid_request', 'expired_time: must be -1 (never) or a time in the future', 'expired_time');
-  if (err instanceof TokenChannelUnavailableError) {
-    return new Refusal('invalid', 'invalid_request', `channel_id: no channel ${err.channelId} serves group ${err.group}`, 'channel_id');
-  }
-  if (err instanceof TokenRateLimitForbiddenError) {
-    return new Refusal(
-      'forbidden',
-      'forbidden',
-      `rate_limit_per_minute: only an administrator may set more than the default ${err.defaultLimit} requests per minute, or 0 (no limit)`,
-      'rate_limit_per_minute',
-    );
-  }
-  return undefined;
-}
-
 function boundChannel(catalog: TokenCommandDeps['catalog'], settings: Partial<TokenSettings>): { channel?: BoundChannel } {
   if (!settings.channelId) return {};
   const doc = catalog.channel(settings.channelId);
@@ -73,7 +39,7 @@ function settingsFacts(deps: TokenCommandDeps, settings: Partial<TokenSettings>)
 }
 
 function execute(deps: TokenCommandDeps, tokenId: string, command: TokenCommand, metadata: EventMetadata): Promise<CommandResult<TokenState, TokenEvent>> {
-  return executeCommand({ events: deps.events, stream: streams.token(tokenId), decider: tokenDecider, command, metadata, refusalOf: tokenRefusalOf });
+  return executeCommand({ events: deps.events, stream: streams.token(tokenId), decider: tokenDecider, command, metadata });
 }
 
 /** `nowSeconds`: epoch seconds, against which an expiry must lie in the future. */

@@ -17,7 +17,7 @@ import { toDomainEvent } from '../../domain/recorded.js';
 import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
 import type { Ownership } from './ownership.js';
-import { checkpointName, HANDLER_RETRY, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
+import { checkpointName, HANDLER_RETRY, processorClock, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
 
 export interface OwnedProcessor extends Processor {
   /** Partitions this instance now owns: their checkpoints are read and their events handled from there. */
@@ -55,6 +55,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   let loop: Promise<void> | undefined;
   let stopped = true;
   let lastPass: Date | undefined;
+  const clock = processorClock(o);
   let lastStored = 0;
   let idleTimer: NodeJS.Timeout | undefined;
   /** Wakes the loop when it waits for a first partition. */
@@ -139,7 +140,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
           readingAt = raw[raw.length - 1]!.position;
           if (Date.now() - lastStored >= STORE_EVERY_MS) await storeOwned();
           else if (handled.size > 0) await storeOwned(handled);
-          lastPass = new Date();
+          lastPass = clock();
           // A partition gained behind this subscription (or all of them revoked): read anew.
           const low = lowest();
           if (low === undefined || low < readingAt) break;
@@ -194,11 +195,11 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   async function idleCheck(): Promise<void> {
     const from = lowest();
     if (from === undefined) {
-      lastPass = new Date();
+      lastPass = clock();
       return;
     }
     const [next] = await o.events.readAll({ after: from, maxCount: 1, streamPrefixes: o.streamPrefixes });
-    if (!next) lastPass = new Date();
+    if (!next) lastPass = clock();
   }
 
   return {

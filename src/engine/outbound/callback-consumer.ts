@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { retry, type Backoff } from '../../lib/backoff.js';
 import type { Bus, Consumer } from '../../ports/bus.js';
 import type { EventStore } from '../../ports/event-store.js';
-import type { BackgroundProcess } from '../upkeep/background.js';
+import type { BackgroundProcess } from '../../lib/background.js';
 import { scheduleCallbackFor } from './callbacks.js';
 import { TASK_TOPIC, type EventEnvelope } from './event-envelope.js';
 
@@ -55,10 +55,10 @@ export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clo
             return;
           }
           if (FINAL.has(envelope.type)) await schedule(envelope);
-          lastPass = new Date();
+          lastPass = deps.clock();
         },
       });
-      lastPass = new Date();
+      lastPass = deps.clock();
     },
     async stop() {
       stopped = true;

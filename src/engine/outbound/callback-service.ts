@@ -6,11 +6,12 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../../ports/bus.js';
 import type { EventStore } from '../../ports/event-store.js';
-import type { BackgroundProcess } from '../upkeep/background.js';
+import type { BackgroundProcess } from '../../lib/background.js';
 import { createCallbackConsumer } from './callback-consumer.js';
 import type { ViewStore } from '../../ports/view-store.js';
 import { createCallbackDeliverer, type CallbackBody } from './callbacks.js';
-import { callbackPolicy, guardedPost, type AllowedDestinations } from './outbound-guard.js';
+import type { AllowedDestinations } from '../../lib/allowed-destinations.js';
+import { callbackPolicy, guardedPost } from './outbound-guard.js';
 import { periodicProcess, type Periodic } from '../upkeep/periodic.js';
 
 export interface CallbackService {

@@ -19,6 +19,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { AllowedDestinations } from '../../lib/allowed-destinations.js';
 
 export interface OutboundPolicy {
   allowLoopback: boolean;
@@ -29,35 +30,6 @@ export interface OutboundPolicy {
   maxRedirects: number;
   /** Destinations an operator allowed although they are not public (callbacks inside the deployment). */
   allowed?: AllowedDestinations;
-}
-
-/** Networks (CIDR) and exact host names an operator allows: `CALLBACK_ALLOWED_DESTINATIONS`. */
-export interface AllowedDestinations {
-  networks: ReadonlyArray<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
-  hosts: ReadonlySet<string>;
-}
-
-/**
- * Reads an allow-list: each entry an IP address, a CIDR range or a host name. Throws on an entry
- * that is none of them, so a typo fails the start instead of silently allowing nothing.
- */
-export function parseAllowedDestinations(entries: readonly string[]): AllowedDestinations {
-  const networks: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = [];
-  const hosts = new Set<string>();
-  for (const raw of entries.map((e) => e.trim()).filter(Boolean)) {
-    if (raw.includes('/')) {
-      if (!ipaddr.isValidCIDR(raw)) throw new Error(`not a CIDR range: ${raw}`);
-      networks.push(ipaddr.parseCIDR(raw));
-    } else if (ipaddr.isValid(raw)) {
-      const address = ipaddr.parse(raw);
-      networks.push([address, address.kind() === 'ipv4' ? 32 : 128]);
-    } else if (/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(raw)) {
-      hosts.add(raw.toLowerCase());
-    } else {
-      throw new Error(`not an IP address, CIDR range or host name: ${raw}`);
-    }
-  }
-  return { networks, hosts };
 }
 
 function inAllowedNetwork(address: ipaddr.IPv4 | ipaddr.IPv6, allowed: AllowedDestinations | undefined): boolean {

@@ -11,7 +11,7 @@ import { BILLING_TOPIC, envelopeOf, TASK_TOPIC } from './event-envelope.js';
 import { createProcessor, type Processor } from '../upkeep/processor.js';
 import { eventSchemas, type EventType } from '../../domain/events.js';
 
-export function createPublisher(deps: { events: EventStore; views: ViewStore; bus: Bus; log: Logger }): Processor {
+export function createPublisher(deps: { events: EventStore; views: ViewStore; bus: Bus; clock: () => Date; log: Logger }): Processor {
   return createProcessor({
     name: 'publisher',
     events: deps.events,
@@ -19,6 +19,7 @@ export function createPublisher(deps: { events: EventStore; views: ViewStore; bu
     log: deps.log.child({ processor: 'publisher' }),
     handles: Object.keys(eventSchemas) as EventType[],
     streamPrefixes: ['task-', 'callback-', 'account-'],
+    clock: deps.clock,
     async handleBatch(events) {
       const byTopic = new Map<string, BusMessage[]>([
         [TASK_TOPIC, []],

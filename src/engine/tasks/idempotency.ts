@@ -16,12 +16,11 @@
  * the same body answers the same task and charges nothing; another body is refused (409).
  */
 import { createHash } from 'node:crypto';
-import { ReservationConflictError } from '../../domain/account.js';
 import { streams, type EventDataOf } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
 import { toDomainEvent } from '../../domain/recorded.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
-import { Refusal } from '../commands/refusal.js';
+import { isRefusal, Refusal } from '../../domain/refusal.js';
 import type { SubmittedTask } from './submit.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
@@ -132,13 +131,13 @@ export async function submitIdempotently(
       // Another request with this key may have opened the task first: its body decides.
       return answer(submitted.data, !submitted.opened);
     } catch (err) {
-      if (!(err instanceof ReservationConflictError)) throw err;
-      if (err.reason === 'already-closed') {
+      if (isRefusal(err, 'reservation_closed')) {
         // The reservation was settled or released; the task may exist by now, or never will.
         const now = await submittedTask(deps.events, taskId);
         if (now) return answer(now, true);
         continue;
       }
+      if (!isRefusal(err, 'reservation_amount_differs')) throw err;
       // Another request with this key holds a reservation of another amount and has not opened
       // the task yet (another body, or prices changed between the two).
       throw new Refusal('conflict', 'idempotency_key_in_progress', 'Idempotency-Key: another request with this key is being processed', 'Idempotency-Key');

@@ -11,21 +11,17 @@
  * anything is reserved, the inputs are stored after the reservation and before the task
  * stream is opened, and a submit that records no task deletes what it stored.
  */
-import { InsufficientQuotaError, TasksInFlightLimitError, TokenQuotaExceededError } from '../../domain/account.js';
 import { streams, type EventDataOf } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
-import { NoPriceError, quote } from '../../domain/pricing.js';
+import { quote } from '../../domain/pricing.js';
 import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type AppendResult, type EventMetadata } from '../../ports/event-store.js';
 import { toDomainEvent } from '../../domain/recorded.js';
-import { assertTokenCovers, tokenQuotaExhausted, type Caller } from '../accounts/caller.js';
+import { taskDecider } from '../../domain/task.js';
+import { assertTokenCovers, type Caller } from '../accounts/caller.js';
 import type { RequestDeps } from './request-deps.js';
-import { Refusal } from '../commands/refusal.js';
-import { Throttled } from '../commands/throttled.js';
+import { Refusal } from '../../domain/refusal.js';
 import { appendEvents } from '../commands/append.js';
 import { discardInlineInputs, planInlineInputs, storeInlineInputs } from '../media/inline-inputs.js';
-
-/** A task takes seconds to minutes: a client told to come back sooner would only be refused again. */
-const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 export interface SubmitRequest {
   family: string;
@@ -74,19 +70,14 @@ export function candidateChannels(deps: RequestDeps, caller: Caller, model: stri
 export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise<SubmittedTask> {
   const { caller } = req;
   const channelCandidates = candidateChannels(deps, caller, req.model, req.channelFamily);
-  let priced;
-  try {
-    priced = quote(deps.catalog.prices(), {
-      model: req.model,
-      group: caller.group,
-      units: req.units,
-      ...(req.tier ? { tier: req.tier } : {}),
-      ...(req.extras ? { extras: req.extras } : {}),
-    });
-  } catch (err) {
-    if (err instanceof NoPriceError) throw new Refusal('forbidden', 'model_not_priced', `model: ${req.model} has no price configured`, 'model');
-    throw err;
-  }
+  // A model without a price is refused (403 model_not_priced) by the quote.
+  const priced = quote(deps.catalog.prices(), {
+    model: req.model,
+    group: caller.group,
+    units: req.units,
+    ...(req.tier ? { tier: req.tier } : {}),
+    ...(req.extras ? { extras: req.extras } : {}),
+  });
   assertTokenCovers(caller, priced.amount);
 
   const taskId = req.taskId ?? newId('task');
@@ -112,8 +103,12 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     ...(req.requestHash ? { requestHash: req.requestHash } : {}),
     ...(req.sync ? { sync: true } : {}),
   };
+  // Decided on a stream that does not exist yet, and appended expecting none: if another request
+  // opened it meanwhile (the same idempotency key), the append conflicts and that task is found
+  // below, instead of deciding `[]` on it here.
+  const opening = taskDecider.decide({ type: 'SubmitTask', data }, taskDecider.initialState());
   // Refused before anything is reserved or stored: the store would refuse the append anyway.
-  const size = appendSize([{ type: 'TaskSubmitted', data, metadata }]);
+  const size = appendSize(opening.map((e) => ({ ...e, metadata })));
   if (size > MAX_APPEND_BYTES) {
     throw new Refusal(
       'too_large',
@@ -125,7 +120,7 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   // Async: the append is queued at once (before the first await), and an event refused by its
   // schema is a rejection like any failed append, not a throw inside the account service.
   const openTask = async (after?: Promise<AppendResult>): Promise<AppendResult> =>
-    appendEvents(deps.events, streams.task(taskId), [{ type: 'TaskSubmitted', data }], {
+    appendEvents(deps.events, streams.task(taskId), opening, {
       expectedRevision: 'no_stream',
       metadata,
       ...(after ? { after } : {}),
@@ -138,41 +133,28 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
     // Awaited below when the reservation holds; when it does not, this append failed unwritten.
     openingTask.catch(() => undefined);
   };
-  try {
-    await deps.accounts.execute(
-      caller.accountId,
-      {
-        type: 'ReserveQuota',
-        data: {
-          reservationId,
-          taskId,
-          amount: priced.amount,
-          model: req.model,
-          tokenId: caller.tokenId,
-          basis: priced.basis,
-          // The token's cap is enforced in the same decision as the balance, so parallel submits can not overshoot it.
-          ...(caller.unlimitedQuota ? {} : { tokenQuotaLimit: caller.quotaLimit }),
-          // So is the account's count of tasks in flight (its open reservations).
-          ...(deps.config.maxTasksInFlightPerAccount > 0 ? { maxOpenReservations: deps.config.maxTasksInFlightPerAccount } : {}),
-        },
+  // Refused by the account's decider as the client is answered: the API key's cap (403), the
+  // balance (402), the tasks in flight (429).
+  await deps.accounts.execute(
+    caller.accountId,
+    {
+      type: 'ReserveQuota',
+      data: {
+        reservationId,
+        taskId,
+        amount: priced.amount,
+        model: req.model,
+        tokenId: caller.tokenId,
+        basis: priced.basis,
+        // The token's cap is enforced in the same decision as the balance, so parallel submits can not overshoot it.
+        ...(caller.unlimitedQuota ? {} : { tokenQuotaLimit: caller.quotaLimit }),
+        // So is the account's count of tasks in flight (its open reservations).
+        ...(deps.config.maxTasksInFlightPerAccount > 0 ? { maxOpenReservations: deps.config.maxTasksInFlightPerAccount } : {}),
       },
-      metadata,
-      planned.inputs.length === 0 ? { onAppend: followReservation } : {},
-    );
-  } catch (err) {
-    if (err instanceof TokenQuotaExceededError) throw tokenQuotaExhausted(err.remaining, err.requested);
-    if (err instanceof InsufficientQuotaError) {
-      throw new Refusal('insufficient_quota', 'insufficient_quota', `quota: ${err.requested} needed, ${err.available} available`);
-    }
-    if (err instanceof TasksInFlightLimitError) {
-      throw new Throttled(
-        'too_many_tasks_in_flight',
-        `tasks: the account already has ${err.limit} tasks in flight, the most it may; retry when one completes`,
-        TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS,
-      );
-    }
-    throw err;
-  }
+    },
+    metadata,
+    planned.inputs.length === 0 ? { onAppend: followReservation } : {},
+  );
 
   const release = () =>
     deps.accounts

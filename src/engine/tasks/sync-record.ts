@@ -10,7 +10,7 @@ import { streams, type TaskResultItem } from '../../domain/events.js';
 import { foldDocument } from '../../../projections/fold.js';
 import { syncResultProjection, type SyncResultDoc } from '../../../projections/sync-result.js';
 import type { RequestDeps } from './request-deps.js';
-import { Refusal } from '../commands/refusal.js';
+import { Refusal } from '../../domain/refusal.js';
 import { taskViewFor } from './task-view.js';
 import { SYNC_MAX_AGE_SECONDS, taskDeadline } from './deadline.js';
 import { signAssetRefs } from '../media/sign-asset-refs.js';

@@ -19,7 +19,7 @@
 import type { EventDataOf } from '../../domain/events.js';
 import type { EventMetadata } from '../../ports/event-store.js';
 import type { RequestDeps } from './request-deps.js';
-import { Refusal } from '../commands/refusal.js';
+import { Refusal } from '../../domain/refusal.js';
 import { settlementOf } from '../../domain/pricing.js';
 import { MAX_DOWNLOAD_BYTES } from '../media/assets.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from './deadline.js';

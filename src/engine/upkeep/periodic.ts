@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BackgroundProcess } from './background.js';
+import type { BackgroundProcess } from '../../lib/background.js';
 
 /**
  * A pass that runs on an interval, never overlapping itself; `runOnce` joins a running pass.

@@ -9,8 +9,8 @@ import type { EventType } from '../../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
 import type { EventStore, Subscription } from '../../ports/event-store.js';
 import type { ViewStore } from '../../ports/view-store.js';
-import type { BackgroundProcess } from './background.js';
-import { idleCheck } from './idle-check.js';
+import type { BackgroundProcess } from '../../lib/background.js';
+import { idleCheck } from '../../lib/idle-check.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
 
 export interface Processor extends BackgroundProcess {
@@ -32,6 +32,16 @@ export interface ProcessorOptions {
   concurrency?: number;
   /** Where to start when there is no checkpoint: 'beginning' (default) or the current head. */
   startAt?: 'beginning' | 'head';
+  /**
+   * The time of each pass (`lastPass`). Optional only while dispatch/task-engine.ts, changed on
+   * another branch, builds its processors without one: those read the system clock.
+   */
+  clock?: () => Date;
+}
+
+/** The clock a processor reads its passes' times from. */
+export function processorClock(o: Pick<ProcessorOptions, 'clock'>): () => Date {
+  return o.clock ?? (() => new Date());
 }
 
 /** Between tries of a failing handler: 100 ms doubling, at most 10 s. */
@@ -53,11 +63,12 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let stopped = false;
   let reached = 0n;
   let lastPass: Date | undefined;
+  const clock = processorClock(o);
   const idle = idleCheck(
     o.events,
     o.streamPrefixes,
     () => reached,
-    () => (lastPass = new Date()),
+    () => (lastPass = clock()),
   );
 
   function withRetry(what: string, work: () => Promise<void>): Promise<void> {
@@ -87,7 +98,7 @@ export function createProcessor(o: ProcessorOptions): Processor {
           after = raw[raw.length - 1]!.position;
           await o.views.commit(checkpoint, [], after);
           reached = after;
-          lastPass = new Date();
+          lastPass = clock();
         }
       } catch (err) {
         if (stopped) return;

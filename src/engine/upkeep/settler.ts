@@ -4,7 +4,7 @@
  * on more units than were asked for (`settlementOf`); a failed task releases it. Idempotent
  * per reservation id, so replays charge nothing.
  */
-import { UnknownReservationError } from '../../domain/account.js';
+import { isRefusal } from '../../domain/refusal.js';
 import { settlementOf } from '../../domain/pricing.js';
 import type { RecordedDomainEvent } from '../../domain/recorded.js';
 import type { EventStore } from '../../ports/event-store.js';
@@ -37,7 +37,7 @@ export async function settleTask(deps: { events: EventStore; accounts: AccountSe
     }
   } catch (err) {
     // A reservation the reconciler already released cannot be settled: nothing is owed twice.
-    if (err instanceof UnknownReservationError) return false;
+    if (isRefusal(err, 'unknown_reservation')) return false;
     throw err;
   }
 }

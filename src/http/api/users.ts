@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endSession, startSession } from '../../engine/commands/session-commands.js';
-import { registerUser, UsernameTakenError } from '../../engine/accounts/users.js';
+import { registerUser } from '../../engine/accounts/users.js';
 import type { AccountDoc } from '../../../projections/accounts.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
@@ -97,14 +97,10 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.post('/api/user/', { schema: { tags: ['users'], body: CreateUserBody }, preHandler: requireSession(deps, 'admin') }, async (request) => {
       const { username, password, group, role } = request.body;
-      try {
-        const created = await registerUser(deps, { username, passwordHash: await hashPassword(password), role, group }, metadataFor(request, deps.clock()));
-        await deps.runner.waitFor(created.position);
-        return ok({ id: created.userId, username, role, group, account_id: created.accountId });
-      } catch (err) {
-        if (err instanceof UsernameTakenError) throw new GatewayError(409, 'username_taken', `username: ${username} is already taken`, 'username');
-        throw err;
-      }
+      // A name already held is refused by its stream's decider: 409 `username_taken`.
+      const created = await registerUser(deps, { username, passwordHash: await hashPassword(password), role, group }, metadataFor(request, deps.clock()));
+      await deps.runner.waitFor(created.position);
+      return ok({ id: created.userId, username, role, group, account_id: created.accountId });
     });
 
     app.get('/api/user/', { schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') }, async (request) => {

@@ -14,7 +14,8 @@ import { sha256 } from './secrets.js';
 
 import type { Caller } from '../../engine/accounts/caller.js';
 export type { Caller } from '../../engine/accounts/caller.js';
-export { assertTokenCovers, tokenQuotaExhausted } from '../../engine/accounts/caller.js';
+export { assertTokenCovers } from '../../engine/accounts/caller.js';
+export { tokenQuotaExhausted } from '../../domain/account.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -3,10 +3,17 @@
  * pending. "Nothing after my position" counts as a successful pass, so an idle but current
  * process shows a fresh pass, and one stuck behind pending events does not.
  */
-import type { EventStore } from '../../ports/event-store.js';
+
+/**
+ * What the check reads: any log of events by position, the event store port (src/ports/) among
+ * them. Named here rather than imported, so helpers of the ground floor depend on nothing above it.
+ */
+export interface PositionedLog {
+  readAll(options: { after: bigint; maxCount: number; streamPrefixes: readonly string[] }): Promise<readonly unknown[]>;
+}
 
 export function idleCheck(
-  events: EventStore,
+  events: PositionedLog,
   streamPrefixes: readonly string[],
   position: () => bigint,
   onCurrent: () => void,
