@@ -18,7 +18,7 @@ import { rehostCompletion, type CompletionData } from '../media/rehost.js';
 import { ChannelSlots } from '../channels/channel-slots.js';
 import { TimerSchedule, type Schedulable } from './timer-schedule.js';
 import { backoffDelay } from '../../lib/backoff.js';
-import { executeTask, readTask } from '../commands/task-commands.js';
+import { executeTask } from '../commands/task-commands.js';
 import { resolveBaseUrl, upstreamModelOf, type UpstreamRegistry, type UpstreamStatus } from '../channels/upstream.js';
 
 export interface PollerDeps {
@@ -422,10 +422,4 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-/** Loads a task's current state for tracking (used when rebuilding the in-flight set). */
-export async function loadTracked(events: EventStore, taskId: string): Promise<KnownTask | undefined> {
-  const { state } = await readTask(events, taskId);
-  return state.status === 'none' || state.final ? undefined : state;
 }
