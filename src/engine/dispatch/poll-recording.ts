@@ -29,65 +29,36 @@ export interface PollRecordingDeps {
   outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Still the poller's to follow: an entry that is not any more records nothing further. */
   followed(entry: Tracked): boolean;
+  /** The task has ended (its end is recorded): the poller stops following it. */
+  ended(taskId: string): void;
 }
 
 type Progress = Extract<UpstreamStatus, { state: 'queued' | 'in_progress' }>;
 
 export interface PollRecording {
-  /** Progress recorded (the entry's task and revision move on); true when the task has ended. */
-  progress(entry: Tracked, status: Progress): Promise<boolean>;
+  /** Progress appended, on the revision last seen; the caller moves the entry on to the result. */
+  progress(entry: Tracked, status: Progress): ReturnType<typeof executeTask>;
   /**
-   * A final answer recorded (results re-hosted first); true when the task has ended, false when
-   * the entry stopped being followed meanwhile (nothing recorded). Throws when re-hosting failed
+   * A final answer recorded (results re-hosted first) and the task ended, unless the entry
+   * stopped being followed meanwhile (then nothing is recorded). Throws when re-hosting failed
    * in a way another try may mend, or at the deadline (TaskDeadlineError).
    */
-  finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<boolean>;
-  /** The task failed with `timeout`: no result by its deadline. */
-  timeOut(task: KnownTask, deadline: TaskDeadline): Promise<void>;
+  finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void>;
+  /** The task failed with `timeout` (no result by its deadline) and ended. */
+  timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void>;
 }
 
 export function createPollRecording(deps: PollRecordingDeps): PollRecording {
   const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
   const known = (entry: Tracked) => (entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
-  const fail = (entry: Tracked, code: string, reason: string, seen = known(entry)) =>
-    executeTask(deps.events, entry.task.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds() } }, meta(entry.task), seen);
-
-  /** The results re-hosted: the task completes; a result that can never be stored fails it. */
-  async function succeed(entry: Tracked, status: Extract<UpstreamStatus, { state: 'succeeded' }>, deadline?: TaskDeadline): Promise<boolean> {
-    const t = entry.task;
-    const seen = known(entry);
-    const channel = deps.catalog.channel(t.channelId!)!;
-    const adapter = deps.upstreams.get(channel.family)!;
-    const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-    let completion: CompletionData;
-    try {
-      completion = await asCall(entry, (abort) =>
-        rehostCompletion(deps, {
-          task: t,
-          channel: { key: channel.key, baseUrl },
-          answer: status,
-          delivery: adapter.delivery(t),
-          deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
-          policy: deps.outbound(baseUrl),
-          abort,
-        }),
-      );
-    } catch (err) {
-      if (!deps.followed(entry)) return false;
-      if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
-      await fail(entry, 'result_unavailable', `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`, seen);
-      return true;
-    }
-    // Revoked while re-hosting: the partition's new owner completes the task.
-    if (!deps.followed(entry)) return false;
-    await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), seen);
-    return true;
-  }
+  const fail = (t: KnownTask, code: string, reason: string, seen: ReturnType<typeof known>) =>
+    executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds() } }, meta(t), seen);
 
   return {
-    async progress(entry, status) {
-      const result = await executeTask(
+    // Not async: the append's own promise, so the poller goes on exactly when it is recorded.
+    progress(entry, status) {
+      return executeTask(
         deps.events,
         entry.task.taskId,
         {
@@ -101,23 +72,55 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
         meta(entry.task),
         known(entry),
       );
-      if (result.state.status !== 'none') entry.task = result.state;
-      entry.revision = result.revision;
-      return result.state.final;
     },
+
     async finish(entry, status, deadline) {
-      if (status.state === 'succeeded') return succeed(entry, status, deadline);
-      if (status.state === 'failed') await fail(entry, status.code, status.reason);
-      else if (status.state === 'lost') await fail(entry, 'upstream_task_lost', status.reason);
-      return true;
+      const t = entry.task;
+      const seen = known(entry);
+      if (status.state === 'succeeded') {
+        const channel = deps.catalog.channel(t.channelId!)!;
+        const adapter = deps.upstreams.get(channel.family)!;
+        const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
+        let completion: CompletionData;
+        try {
+          completion = await asCall(entry, (abort) =>
+            rehostCompletion(deps, {
+              task: t,
+              channel: { key: channel.key, baseUrl },
+              answer: status,
+              delivery: adapter.delivery(t),
+              deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
+              policy: deps.outbound(baseUrl),
+              abort,
+            }),
+          );
+        } catch (err) {
+          if (!deps.followed(entry)) return;
+          if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
+          await fail(t, 'result_unavailable', `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`, seen);
+          deps.ended(t.taskId);
+          return;
+        }
+        // Revoked while re-hosting: the partition's new owner completes the task.
+        if (!deps.followed(entry)) return;
+        await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), seen);
+      } else if (status.state === 'failed') {
+        await fail(t, status.code, status.reason, seen);
+      } else if (status.state === 'lost') {
+        await fail(t, 'upstream_task_lost', status.reason, seen);
+      }
+      deps.ended(t.taskId);
     },
-    async timeOut(t, deadline) {
+
+    async timeOut(entry, deadline) {
+      const t = entry.task;
       await executeTask(
         deps.events,
         t.taskId,
         { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } },
         meta(t),
       );
+      deps.ended(t.taskId);
     },
   };
 }

@@ -63,7 +63,7 @@ export function createPoller(deps: PollerDeps): Poller {
   const followed = (entry: Tracked) => tracked.get(entry.task.taskId) === entry;
   const schedule = createPollSchedule({ ...deps, live: (entry) => !stopped && followed(entry), onDue });
   const slots = createPollSlots(deps.channelConcurrency, startPoll);
-  const recording = createPollRecording({ ...deps, followed });
+  const recording = createPollRecording({ ...deps, followed, ended: (taskId) => tracked.delete(taskId) });
 
   /** Runs a step of the entry in the background; an error nothing expected backs the task off. */
   function inBackground(entry: Tracked, step: () => Promise<void>): void {
@@ -83,20 +83,11 @@ export function createPoller(deps: PollerDeps): Poller {
     else if (entry.phase === 'queued') {
       slots.remove(entry);
       entry.phase = 'recording';
-      inBackground(entry, () => timeOut(entry, schedule.deadlineOf(entry.task)!));
+      inBackground(entry, () => recording.timeOut(entry, schedule.deadlineOf(entry.task)!));
     } else if (entry.phase === 'calling') {
       // The call stops being waited for at once (untilAborted), whatever the upstream does.
       entry.call?.abort(new TaskDeadlineError(schedule.deadlineOf(entry.task)!.maxAgeSeconds));
     }
-  }
-
-  async function timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void> {
-    await recording.timeOut(entry.task, deadline);
-    tracked.delete(entry.task.taskId);
-  }
-
-  async function finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void> {
-    if (await recording.finish(entry, status, deadline)) tracked.delete(entry.task.taskId);
   }
 
   /** Due: a task whose channel is gone is lost, one past its deadline times out, the others queue for a slot of their channel. */
@@ -105,12 +96,12 @@ export function createPoller(deps: PollerDeps): Poller {
     const deadline = schedule.deadlineOf(t);
     entry.phase = 'recording';
     if (!deadline || !t.upstreamTaskId) {
-      inBackground(entry, () => finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` }));
+      inBackground(entry, () => recording.finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` }));
       return;
     }
     const left = remainingMs(deadline, deps.clock());
     if (left <= 0) {
-      inBackground(entry, () => timeOut(entry, deadline));
+      inBackground(entry, () => recording.timeOut(entry, deadline));
       return;
     }
     // Waiting for a slot and then calling, the task still fails at its deadline (onDue).
@@ -140,14 +131,14 @@ export function createPoller(deps: PollerDeps): Poller {
       slots.release(channelId);
       toRecording(entry);
       // The channel went while the poll waited for its slot.
-      if (!stopped && followed(entry)) await finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
+      if (!stopped && followed(entry)) await recording.finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
       return;
     }
     const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
     if (remainingMs(deadline, deps.clock()) <= 0) {
       slots.release(channelId);
       toRecording(entry);
-      await timeOut(entry, deadline);
+      await recording.timeOut(entry, deadline);
       return;
     }
     let status: UpstreamStatus;
@@ -166,7 +157,10 @@ export function createPoller(deps: PollerDeps): Poller {
     entry.errors = 0;
     lastPoll = deps.clock();
     if (status.state === 'queued' || status.state === 'in_progress') {
-      if (await recording.progress(entry, status)) {
+      const result = await recording.progress(entry, status);
+      if (result.state.status !== 'none') entry.task = result.state;
+      entry.revision = result.revision;
+      if (result.state.final) {
         tracked.delete(t.taskId);
         return;
       }
@@ -175,7 +169,7 @@ export function createPoller(deps: PollerDeps): Poller {
       return;
     }
     try {
-      await finish(entry, status, deadline);
+      await recording.finish(entry, status, deadline);
     } catch (err) {
       // Re-hosting failed in a way another try may mend (a timeout, a 5xx): poll again.
       await timeOutOrBackOff(entry, deadline, err, 're-hosting failed; backing off');
@@ -185,7 +179,7 @@ export function createPoller(deps: PollerDeps): Poller {
   /** A failed step: past the deadline the task times out, otherwise it is tried again later. */
   async function timeOutOrBackOff(entry: Tracked, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
     if (err instanceof TaskDeadlineError) {
-      await timeOut(entry, deadline);
+      await recording.timeOut(entry, deadline);
       return;
     }
     entry.errors++;
