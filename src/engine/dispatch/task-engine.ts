@@ -90,7 +90,12 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   /** A processor of task events: scoped to owned partitions where instances split the work. */
   function taskProcessor(o: ProcessorOptions & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
     if (!deps.partitioned) return createProcessor(o);
-    const p = createOwnedProcessor({ ...o, ownership: deps.ownership, partitionOf: (e) => deps.ownership.partitionOf(e.streamName.slice('task-'.length)) });
+    const p = createOwnedProcessor({
+      ...o,
+      clock: deps.clock,
+      ownership: deps.ownership,
+      partitionOf: (e) => deps.ownership.partitionOf(e.streamName.slice('task-'.length)),
+    });
     followers.push(p);
     return p;
   }
