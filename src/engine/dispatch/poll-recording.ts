@@ -1,0 +1,126 @@
+/**
+ * The poll recording: what an upstream answered, turned into the task's events. Progress is
+ * recorded as it changes; a success has its results re-hosted and completes the task (a result
+ * that can never be stored fails it instead); a failure, a task the upstream lost, and a
+ * deadline passed fail it. Each append is conditional on the revision the poller last saw.
+ */
+import type { KnownTask } from '../../domain/task.js';
+import type { AssetStore } from '../../ports/asset-store.js';
+import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import { isPermanentRehostFailure } from '../media/assets.js';
+import { rehostCompletion, type CompletionData } from '../media/rehost.js';
+import { TaskDeadlineError, taskDeadline, type TaskDeadline } from '../tasks/deadline.js';
+import type { OutboundPolicy } from '../outbound/outbound-guard.js';
+import type { Catalog } from '../channels/catalog.js';
+import { resolveBaseUrl, type UpstreamRegistry, type UpstreamStatus } from '../channels/upstream.js';
+import { executeTask } from '../commands/task-commands.js';
+import type { Tracked } from './poll-schedule.js';
+import { asCall } from './poll-calls.js';
+
+export interface PollRecordingDeps {
+  events: EventStore;
+  assets: AssetStore;
+  catalog: Catalog;
+  upstreams: UpstreamRegistry;
+  selfUrl: () => string;
+  clock: () => Date;
+  assetRetentionSeconds: number;
+  maxAgeSeconds?: number;
+  outbound: (channelBaseUrl: string) => OutboundPolicy;
+  /** Still the poller's to follow: an entry that is not any more records nothing further. */
+  followed(entry: Tracked): boolean;
+  /** The task has ended (its end is recorded): the poller stops following it. */
+  ended(taskId: string): void;
+}
+
+type Progress = Extract<UpstreamStatus, { state: 'queued' | 'in_progress' }>;
+
+export interface PollRecording {
+  /** Progress appended, on the revision last seen; the caller moves the entry on to the result. */
+  progress(entry: Tracked, status: Progress): ReturnType<typeof executeTask>;
+  /**
+   * A final answer recorded (results re-hosted first) and the task ended, unless the entry
+   * stopped being followed meanwhile (then nothing is recorded). Throws when re-hosting failed
+   * in a way another try may mend, or at the deadline (TaskDeadlineError).
+   */
+  finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void>;
+  /** The task failed with `timeout` (no result by its deadline) and ended. */
+  timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void>;
+}
+
+export function createPollRecording(deps: PollRecordingDeps): PollRecording {
+  const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
+  const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
+  const known = (entry: Tracked) => (entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
+  const fail = (t: KnownTask, code: string, reason: string, seen: ReturnType<typeof known>) =>
+    executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds() } }, meta(t), seen);
+
+  return {
+    // Not async: the append's own promise, so the poller goes on exactly when it is recorded.
+    progress(entry, status) {
+      return executeTask(
+        deps.events,
+        entry.task.taskId,
+        {
+          type: 'RecordProgress',
+          data: {
+            status: status.state,
+            progress: Math.max(0, Math.min(100, Math.round(status.progress))),
+            ...(status.snapshot ? { upstream: status.snapshot } : {}),
+          },
+        },
+        meta(entry.task),
+        known(entry),
+      );
+    },
+
+    async finish(entry, status, deadline) {
+      const t = entry.task;
+      const seen = known(entry);
+      if (status.state === 'succeeded') {
+        const channel = deps.catalog.channel(t.channelId!)!;
+        const adapter = deps.upstreams.get(channel.family)!;
+        const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
+        let completion: CompletionData;
+        try {
+          completion = await asCall(entry, (abort) =>
+            rehostCompletion(deps, {
+              task: t,
+              channel: { key: channel.key, baseUrl },
+              answer: status,
+              delivery: adapter.delivery(t),
+              deadline: deadline ?? taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds),
+              policy: deps.outbound(baseUrl),
+              abort,
+            }),
+          );
+        } catch (err) {
+          if (!deps.followed(entry)) return;
+          if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
+          await fail(t, 'result_unavailable', `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`, seen);
+          deps.ended(t.taskId);
+          return;
+        }
+        // Revoked while re-hosting: the partition's new owner completes the task.
+        if (!deps.followed(entry)) return;
+        await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), seen);
+      } else if (status.state === 'failed') {
+        await fail(t, status.code, status.reason, seen);
+      } else if (status.state === 'lost') {
+        await fail(t, 'upstream_task_lost', status.reason, seen);
+      }
+      deps.ended(t.taskId);
+    },
+
+    async timeOut(entry, deadline) {
+      const t = entry.task;
+      await executeTask(
+        deps.events,
+        t.taskId,
+        { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } },
+        meta(t),
+      );
+      deps.ended(t.taskId);
+    },
+  };
+}
