@@ -31,8 +31,6 @@ export interface OwnedProcessorOptions extends Omit<ProcessorOptions, 'handleBat
   ownership: Pick<Ownership, 'ownsPartition'>;
   /** The bus partition an event's work belongs to (a task event: its task id's). */
   partitionOf(event: RecordedEvent): number;
-  /** When a pass is reported done (`lastPass`); default the system clock. */
-  clock?: () => Date;
 }
 
 /** One period of ownership of a partition: replaced, never reused, when it is assigned again. */
@@ -50,7 +48,6 @@ const CHECKPOINT_READ_RETRY: Backoff = { initialMs: 200, maxMs: 10_000 };
 const STORE_EVERY_MS = 1000;
 
 export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
-  const clock = o.clock ?? (() => new Date());
   const claims = new Map<number, Claim>();
   let subscription: Subscription | undefined;
   /** Where the current subscription has read to (undefined: none open). */

@@ -25,7 +25,7 @@ import { createPoller, type Poller } from './poller.js';
 import { createProcessor, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
 import { createOwnedProcessor, type OwnedProcessor } from './owned-processor.js';
 import { periodicProcess } from '../upkeep/periodic.js';
-import { startAll, stopAll, type BackgroundProcess } from '../upkeep/background.js';
+import { startAll, stopAll, type BackgroundProcess } from '../../lib/background.js';
 import { settleTask } from '../upkeep/settler.js';
 import { createSubmitLeaseMemory, type SubmitWindowCounts } from './submit-lease-memory.js';
 import type { UpstreamRegistry } from '../channels/upstream.js';
@@ -89,7 +89,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   const followers: OwnedProcessor[] = [];
   /** A processor of task events: scoped to owned partitions where instances split the work. */
   function taskProcessor(o: ProcessorOptions & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
-    if (!deps.partitioned) return createProcessor(o);
+    if (!deps.partitioned) return createProcessor({ ...o, clock: deps.clock });
     const p = createOwnedProcessor({
       ...o,
       clock: deps.clock,
