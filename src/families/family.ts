@@ -9,7 +9,6 @@ import type { Projection } from '../../projections/projection.js';
 
 /** What one generation family contributes to the gateway. */
 export interface FamilyModule {
-  name: string;
   routes: readonly RoutePlugin[];
   /** Query views of this family's tasks. */
   projections: readonly Projection[];

@@ -8,7 +8,6 @@ import { artUpstream } from './upstream.js';
 
 /** The image family with four submit actions and one query (spec 2.7, 3.5, 4.14). */
 export const artFamily: FamilyModule = {
-  name: 'art',
   routes: [artRoutes],
   projections: [artTaskProjection],
   upstreams: [artUpstream],

@@ -7,7 +7,6 @@ import { clipRoutes } from './routes.js';
 import { clipUpstream } from './upstream.js';
 
 export const clipFamily: FamilyModule = {
-  name: 'clip',
   routes: [clipRoutes],
   projections: [clipTaskProjection],
   upstreams: [clipUpstream],

@@ -8,7 +8,6 @@ import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';
 
 export const asyncImagesFamily: FamilyModule = {
-  name: 'images-async',
   routes: [asyncImageRoutes],
   projections: [imageTaskProjection],
   upstreams: [asyncImagesUpstream],

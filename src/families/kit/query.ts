@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { authenticate } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
-import { taskViewFor } from '../../http/task-views.js';
+import { taskViewFor } from '../../engine/tasks/task-view.js';
 import type { Projection } from '../../../projections/projection.js';
 
 export interface MissingTask {

@@ -7,7 +7,6 @@ import { motionRoutes } from './routes.js';
 import { motionUpstream } from './upstream.js';
 
 export const motionFamily: FamilyModule = {
-  name: 'motion',
   routes: [motionRoutes],
   projections: [motionTaskProjection],
   upstreams: [motionUpstream],

@@ -13,7 +13,6 @@ import { PICGEN_EDITS_PATH } from './upstream.js';
  * `/v1/images/generations` path, dispatched on the model (kit/shared-paths.ts).
  */
 export const picgenSyncFamily: FamilyModule = {
-  name: 'picgen-sync',
   routes: [picgenEditRoutes],
   projections: [],
   upstreams: [],

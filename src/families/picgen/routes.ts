@@ -11,7 +11,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { runSyncTask } from '../../engine/tasks/sync-task.js';
-import { assertModelAllowed, authenticate, authenticateFirst, type Caller } from '../../http/auth/bearer.js';
+import type { Caller } from '../../engine/accounts/caller.js';
+import { assertModelAllowed, authenticate, authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError, useErrorShape } from '../../http/errors.js';
 import { metadataFor } from '../../http/request-meta.js';

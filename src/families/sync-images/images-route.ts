@@ -12,7 +12,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { runSyncTask, type SyncRequest } from '../../engine/tasks/sync-task.js';
-import { assertModelAllowed, type Caller } from '../../http/auth/bearer.js';
+import type { Caller } from '../../engine/accounts/caller.js';
+import { assertModelAllowed } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { acceptedPlan } from '../kit/plan.js';

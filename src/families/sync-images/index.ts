@@ -16,7 +16,6 @@ import { CHAT_PATH } from './upstream.js';
  * (picgen's too), which the result routes answer by id (`GET <path>/{id}`).
  */
 export const syncImagesFamily: FamilyModule = {
-  name: 'images-sync',
   routes: [chatRoutes],
   projections: [syncResultProjection],
   upstreams: [],

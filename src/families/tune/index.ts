@@ -8,7 +8,6 @@ import { tuneUpstream } from './upstream.js';
 
 /** Music and lyrics (spec 2.6, 3.4, 4.11). */
 export const tuneFamily: FamilyModule = {
-  name: 'tune',
   routes: [tuneRoutes],
   projections: [tuneTaskProjection],
   upstreams: [tuneUpstream],

@@ -7,7 +7,6 @@ import { vidH3Routes } from './routes.js';
 import { vidH3Upstream } from './upstream.js';
 
 export const vidH3Family: FamilyModule = {
-  name: 'vid-h3',
   routes: [vidH3Routes],
   projections: [vidH3VideoProjection],
   upstreams: [vidH3Upstream],

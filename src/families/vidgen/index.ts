@@ -7,7 +7,6 @@ import { vidgenRoutes } from './routes.js';
 import { vidgenUpstream } from './upstream.js';
 
 export const vidgenFamily: FamilyModule = {
-  name: 'vidgen',
   routes: [vidgenRoutes],
   projections: [vidgenTaskProjection],
   upstreams: [vidgenUpstream],

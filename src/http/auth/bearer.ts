@@ -13,9 +13,6 @@ import { allows, buildAllowList } from './ip-allow-list.js';
 import { sha256 } from './secrets.js';
 
 import type { Caller } from '../../engine/accounts/caller.js';
-export type { Caller } from '../../engine/accounts/caller.js';
-export { assertTokenCovers } from '../../engine/accounts/caller.js';
-export { tokenQuotaExhausted } from '../../domain/account.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -82,11 +79,6 @@ export function authenticateFirst(app: FastifyInstance, deps: { tokens: TokenCac
   });
 }
 
-export function requireCaller(request: FastifyRequest): Caller {
-  if (!request.caller) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
-  return request.caller;
-}
-
 /** The token's model limits and group must allow the model, and a channel must serve it. */
 export function assertModelAllowed(caller: Caller, model: string, catalog: Catalog): void {
   if (caller.modelLimits.length > 0 && !caller.modelLimits.includes(model)) {
@@ -101,9 +93,3 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
     throw new GatewayError(403, 'model_not_priced', `model: ${model} has no price configured`, 'model');
   }
 }
-
-/**
- * A submit the token can not pay for is refused before anything is reserved. This reads the
- * token view, which does not see reservations still open; the account aggregate makes the
- * binding check with them (`tokenQuotaExhausted` is its refusal, with the same status and code).
- */
