@@ -20,6 +20,7 @@ import { TimerSchedule, type Schedulable } from './timer-schedule.js';
 import { backoffDelay } from '../../lib/backoff.js';
 import { executeTask, readTask } from '../commands/task-commands.js';
 import { resolveBaseUrl, upstreamModelOf, type UpstreamRegistry, type UpstreamStatus } from '../channels/upstream.js';
+import { nowSeconds } from '../../lib/time.js';
 
 export interface PollerDeps {
   events: EventStore;
@@ -88,7 +89,6 @@ export function createPoller(deps: PollerDeps): Poller {
   const timers = new TimerSchedule<Tracked>((entry) => onDue(entry));
   const slots = new ChannelSlots<Tracked>(deps.channelConcurrency, (entry) => startPoll(entry));
 
-  const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
 
   /** Still this poller's to follow (not untracked since, nor tracked again as a new entry). */
@@ -140,7 +140,7 @@ export function createPoller(deps: PollerDeps): Poller {
     await executeTask(
       deps.events,
       t.taskId,
-      { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } },
+      { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds(deps.clock) } },
       meta(t),
     );
     tracked.delete(t.taskId);
@@ -205,7 +205,13 @@ export function createPoller(deps: PollerDeps): Poller {
         if (!followed(entry)) return;
         if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
         const reason = `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`;
-        await executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code: 'result_unavailable', reason, completedAt: nowSeconds() } }, meta(t), known);
+        await executeTask(
+          deps.events,
+          t.taskId,
+          { type: 'FailTask', data: { code: 'result_unavailable', reason, completedAt: nowSeconds(deps.clock) } },
+          meta(t),
+          known,
+        );
         tracked.delete(t.taskId);
         return;
       }
@@ -216,7 +222,7 @@ export function createPoller(deps: PollerDeps): Poller {
       await executeTask(
         deps.events,
         t.taskId,
-        { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds() } },
+        { type: 'FailTask', data: { code: status.code, reason: status.reason, completedAt: nowSeconds(deps.clock) } },
         meta(t),
         known,
       );
@@ -224,7 +230,7 @@ export function createPoller(deps: PollerDeps): Poller {
       await executeTask(
         deps.events,
         t.taskId,
-        { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds() } },
+        { type: 'FailTask', data: { code: 'upstream_task_lost', reason: status.reason, completedAt: nowSeconds(deps.clock) } },
         meta(t),
         known,
       );

@@ -31,6 +31,7 @@ import type { UpstreamRegistry } from '../channels/upstream.js';
 import type { Ownership } from './ownership.js';
 import type { OutboundPolicy } from '../outbound/outbound-guard.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
+import { taskIdOfStream } from '../../domain/events.js';
 
 export interface TaskEngineDeps {
   events: EventStore;
@@ -99,7 +100,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   /** A processor of task events: scoped to owned partitions where instances split the work. */
   function taskProcessor(o: ProcessorOptions & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
     if (!deps.partitioned) return createProcessor(o);
-    const p = createOwnedProcessor({ ...o, ownership: deps.ownership, partitionOf: (e) => deps.ownership.partitionOf(e.streamName.slice('task-'.length)) });
+    const p = createOwnedProcessor({ ...o, ownership: deps.ownership, partitionOf: (e) => deps.ownership.partitionOf(taskIdOfStream(e.streamName)) });
     followers.push(p);
     return p;
   }
@@ -115,7 +116,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     streamPrefixes: ['task-'],
     concurrency: 64,
     handle: async (event) => {
-      const taskId = event.streamName.slice('task-'.length);
+      const taskId = taskIdOfStream(event.streamName);
       // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
       if (!deps.ownership.owns(taskId)) return;
       // Not awaited: a slow upstream must not hold up the tasks behind it. A dispatch lost to a

@@ -24,8 +24,7 @@ import { planImagesRequest, SYNC_IMAGE_MODELS, type SyncImagePlan } from './rule
 import { ImagesAnswer, ImagesBody } from './schema.js';
 import { SseReply } from './sse.js';
 import { callImages, callImagesStream } from './upstream.js';
-
-const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTime() / 1000);
+import { nowSeconds } from '../../lib/time.js';
 
 function syncRequest(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply): SyncRequest {
   const delivery = plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url';
@@ -66,7 +65,7 @@ async function streamed(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, 
         sse.keepAlive();
         return callImagesStream(deps, ctx, plan.upstream, (partial) => {
           const type = 'image_generation.partial_image';
-          sse.send({ type, created_at: nowSeconds(deps), ...echo, ...partial }, type);
+          sse.send({ type, created_at: nowSeconds(deps.clock), ...echo, ...partial }, type);
         });
       },
     );

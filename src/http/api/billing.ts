@@ -10,6 +10,7 @@ import type { LedgerEntry } from '../../../projections/ledger.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const isoTime = z
   .string()
@@ -51,8 +52,8 @@ export function billingRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
       if (!from && !to) {
         const [docs, total] = await Promise.all([
-          deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-          deps.views.count('ledger', where),
+          deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
+          deps.views.count(VIEWS.ledger, where),
         ]);
         return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
       }
@@ -60,7 +61,7 @@ export function billingRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const wanted = (p + 1) * size;
       const inside: LedgerEntry[] = [];
       for (let offset = 0; inside.length < wanted; offset += 1000) {
-        const chunk = await deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: 1000, offset });
+        const chunk = await deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: 1000, offset });
         for (const { doc } of chunk) if ((!from || doc.at >= from) && (!to || doc.at <= to)) inside.push(doc);
         if (chunk.length < 1000 || (from && chunk.length && chunk[chunk.length - 1]!.doc.at < from)) break;
       }

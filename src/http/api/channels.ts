@@ -16,6 +16,7 @@ import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
 import { envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const ChannelFields = z.object({
   name: z.string().min(1).max(64),
@@ -122,7 +123,7 @@ export function channelRoutes(deps: GatewayDeps): FastifyPluginAsync {
     async function respondWith(id: string, position: bigint) {
       await deps.runner.waitFor(position);
       await deps.catalog.refresh();
-      const doc = await deps.views.get<ChannelDoc>('channels', id);
+      const doc = await deps.views.get<ChannelDoc>(VIEWS.channels, id);
       return ok(doc ? channelRecord(doc.doc) : null);
     }
 

@@ -10,6 +10,7 @@ import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
 import { ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const CreditBody = z
   .object({
@@ -26,7 +27,7 @@ export function creditRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const app = plain.withTypeProvider<ZodTypeProvider>();
     app.post('/api/admin/credits', { schema: { tags: ['admin'], body: CreditBody }, preHandler: requireSession(deps, 'admin') }, async (request) => {
       const { user_id, amount, note, credit_id } = request.body;
-      const user = await deps.views.get<UserDoc>('users', user_id);
+      const user = await deps.views.get<UserDoc>(VIEWS.users, user_id);
       if (!user) throw new GatewayError(404, 'not_found', `user_id: no user ${user_id}`, 'user_id');
       const accountId = user.doc.accountId;
       const admin = currentUser(request);
@@ -36,7 +37,7 @@ export function creditRoutes(deps: GatewayDeps): FastifyPluginAsync {
         metadataFor(request, deps.clock(), { accountId }),
       );
       if (result.position !== undefined) await deps.runner.waitFor(result.position);
-      const account = await deps.views.get<AccountDoc>('accounts', accountId);
+      const account = await deps.views.get<AccountDoc>(VIEWS.accounts, accountId);
       return ok({ account_id: accountId, balance: account?.doc.balance ?? 0, available: account?.doc.available ?? 0 });
     });
   };

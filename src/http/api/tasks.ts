@@ -11,6 +11,7 @@ import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const TaskStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
 
@@ -90,8 +91,8 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const { p, size, status } = request.query;
         const where = { accountId: user.accountId, ...(status ? { status } : {}) };
         const [docs, total] = await Promise.all([
-          deps.views.find<AccountTaskDoc>('account-tasks', where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-          deps.views.count('account-tasks', where),
+          deps.views.find<AccountTaskDoc>(VIEWS.accountTasks, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
+          deps.views.count(VIEWS.accountTasks, where),
         ]);
         const items = docs.map(({ doc }) => summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)));
         return ok({ items, total, page: p, page_size: size });

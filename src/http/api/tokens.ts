@@ -13,6 +13,8 @@ import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
 import { envelope, ok } from '../api-response.js';
 import { CreateTokenBody, TokenRecord, tokenRecord, UpdateTokenBody } from './token-schema.js';
+import { nowSeconds } from '../../lib/time.js';
+import { VIEWS } from '../../../projections/views.js';
 
 type TokenInput = z.infer<typeof CreateTokenBody>;
 
@@ -35,15 +37,13 @@ function toSettings(input: TokenInput): Partial<TokenSettings> {
   return s;
 }
 
-const nowSeconds = (now: Date): number => Math.floor(now.getTime() / 1000);
-
 /**
  * The rules on who may set what (group, expiry, channel) and whose token it is are the token
  * aggregate's (src/domain/token.ts); the routes map the API's fields and read the view.
  */
 export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
   async function ownToken(user: SessionUser, id: string): Promise<TokenDoc> {
-    const found = await deps.views.get<TokenDoc>('tokens', id);
+    const found = await deps.views.get<TokenDoc>(VIEWS.tokens, id);
     // Another user's token is indistinguishable from a missing one.
     if (!found || found.doc.userId !== user.userId) throw new GatewayError(404, 'not_found', `id: no token ${id}`, 'id');
     return found.doc;
@@ -57,8 +57,8 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const user = currentUser(request);
       const { p, size } = request.query;
       const [docs, total] = await Promise.all([
-        deps.views.find<TokenDoc>('tokens', { userId: user.userId }, { sortBy: 'createdAt', desc: true, limit: size, offset: p * size }),
-        deps.views.count('tokens', { userId: user.userId }),
+        deps.views.find<TokenDoc>(VIEWS.tokens, { userId: user.userId }, { sortBy: 'createdAt', desc: true, limit: size, offset: p * size }),
+        deps.views.count(VIEWS.tokens, { userId: user.userId }),
       ]);
       return ok({ items: docs.map((d) => tokenRecord(d.doc)), total, page: p, page_size: size });
     });
@@ -71,11 +71,11 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
         deps,
         actorOf(user),
         { accountId: user.accountId, keyHash: sha256(key), keyTail: key.slice(-4), settings: toSettings(request.body) },
-        nowSeconds(now),
+        nowSeconds(() => now),
         metadataFor(request, now, { accountId: user.accountId }),
       );
       await deps.runner.waitFor(position);
-      const created = await deps.views.get<TokenDoc>('tokens', tokenId);
+      const created = await deps.views.get<TokenDoc>(VIEWS.tokens, tokenId);
       return ok(tokenRecord(created!.doc, key));
     });
 
@@ -88,7 +88,7 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsync {
         actorOf(user),
         id,
         toSettings(fields),
-        nowSeconds(now),
+        nowSeconds(() => now),
         metadataFor(request, now, { accountId: user.accountId }),
       );
       if (position !== undefined) await deps.runner.waitFor(position);

@@ -14,6 +14,7 @@ import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
 import { envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, `_`, `.` or `-`');
 export const Password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
@@ -33,7 +34,7 @@ const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum
 const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
 
 export async function findUserByName(deps: GatewayDeps, username: string): Promise<UserDoc | undefined> {
-  const [found] = await deps.views.find<UserDoc>('users', { usernameKey: username.toLowerCase() }, { limit: 1 });
+  const [found] = await deps.views.find<UserDoc>(VIEWS.users, { usernameKey: username.toLowerCase() }, { limit: 1 });
   return found?.doc;
 }
 
@@ -67,7 +68,7 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
       const id = request.cookies[SESSION_COOKIE];
       if (id) {
         const sessionHash = sha256(id);
-        const session = await deps.views.get<{ userId: string }>('sessions', sessionHash);
+        const session = await deps.views.get<{ userId: string }>(VIEWS.sessions, sessionHash);
         if (session) {
           const position = await endSession(deps.events, session.doc.userId, sessionHash, metadataFor(request, deps.clock()));
           if (position !== undefined) await deps.runner.waitFor(position);
@@ -80,7 +81,7 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get('/api/user/self', { schema: { tags: ['users'] }, preHandler: requireSession(deps) }, async (request) => {
       const user = currentUser(request);
-      const account = await deps.views.get<AccountDoc>('accounts', user.accountId);
+      const account = await deps.views.get<AccountDoc>(VIEWS.accounts, user.accountId);
       const a = account?.doc;
       return ok({
         id: user.userId,
@@ -106,8 +107,8 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get('/api/user/', { schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') }, async (request) => {
       const { p, size } = request.query;
       const [docs, total] = await Promise.all([
-        deps.views.find<UserDoc>('users', {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
-        deps.views.count('users', {}),
+        deps.views.find<UserDoc>(VIEWS.users, {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
+        deps.views.count(VIEWS.users, {}),
       ]);
       const items = docs.map(({ doc }) => ({ id: doc.userId, username: doc.username, role: doc.role, group: doc.group, account_id: doc.accountId }));
       return ok({ items, total, page: p, page_size: size });

@@ -10,6 +10,7 @@ import { currentUser, requireSession, sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
   async function accountOf(request: FastifyRequest): Promise<string> {
@@ -33,7 +34,7 @@ export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get('/api/callbacks/:task_id', { schema: { tags: ['callbacks'] } }, async (request) => {
       const accountId = await accountOf(request);
       const { task_id } = request.params as { task_id: string };
-      const doc = /^[\w-]{1,128}$/.test(task_id) ? (await deps.views.get<CallbackDoc>('callbacks', task_id))?.doc : undefined;
+      const doc = /^[\w-]{1,128}$/.test(task_id) ? (await deps.views.get<CallbackDoc>(VIEWS.callbacks, task_id))?.doc : undefined;
       if (!doc || doc.accountId !== accountId) throw new GatewayError(404, 'not_found', `task_id: no callback for task ${task_id}`, 'task_id');
       return ok({
         task_id: doc.taskId,
