@@ -16,7 +16,6 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SyncResultDoc } from '../../../projections/sync-result.js';
-import type { Caller } from '../../engine/accounts/caller.js';
 import { succeededCall, syncRecordFor, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import { authenticate, authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
@@ -42,7 +41,8 @@ export interface ImageGenerator {
   answer?: z.ZodType;
   /** What the path's description says of it beyond the answer (e.g. a streamed answer). */
   description?: string;
-  generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<unknown>;
+  /** Runs the call and answers it (sync-call.ts, which authenticates the caller). */
+  generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
 export interface SyncResultRoute {
@@ -121,12 +121,11 @@ export function imageGenerationsRoute(generators: readonly ImageGenerator[]) {
         ...(answer ? { response: { 200: answer } } : {}),
       };
       app.post(IMAGE_GENERATIONS_PATH, { schema }, async (request, reply) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
         const model = isPlainObject(request.body) ? request.body.model : undefined;
         const named = generators.find((g) => typeof model === 'string' && g.models.includes(model));
         const generator = named ?? (model === undefined || model === null ? generators.find((g) => g.default) : undefined);
         if (!generator) throw new GatewayError(400, 'invalid_request', `model: ${unknownModelReason(generators)}`, 'model');
-        return generator.generate(deps, request, reply, caller);
+        return generator.generate(deps, request, reply);
       });
     };
 }

@@ -10,20 +10,17 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { runSyncTask } from '../../engine/tasks/sync-task.js';
-import type { Caller } from '../../engine/accounts/caller.js';
-import { assertModelAllowed, authenticate, authenticateFirst } from '../../http/auth/bearer.js';
+import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
-import { metadataFor } from '../../http/request-meta.js';
-import { syncCallOptions } from '../kit/sync-call.js';
+import { useErrorShape } from '../../http/errors.js';
+import { runFamilySyncCall } from '../kit/sync-call.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { acceptMultipart } from '../kit/multipart.js';
 import { submitHeaders } from '../kit/schema.js';
-import { enforceUrlPolicyOn } from '../kit/url-policy.js';
+import type { PlanResult } from '../kit/plan.js';
 import { picgenBody, picgenLayout } from './answer.js';
 import { multipartBody } from './multipart.js';
-import { planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
+import { planPicgenEdit, planPicgenGeneration, type PicgenPlan } from './request.js';
 import { EditBody, PicgenAnswer } from './schema.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
 
@@ -33,41 +30,24 @@ export const PICGEN_SYNC_FAMILY = 'picgen-sync';
 /** Reference images (one string or a list; files arrive as data URIs), for the URL policy. */
 const PICGEN_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image.*' }];
 
-function accepted(planned: PicgenPlanResult): PicgenPlan {
-  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-  return planned.plan;
-}
-
-/** `body`: what the rules read (the decoded form for multipart edits), and what the Idempotency-Key is matched on. */
-async function runPicgen(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown, plan: PicgenPlan, path: string) {
-  assertModelAllowed(caller, plan.model, deps.catalog);
-  await enforceUrlPolicyOn(deps, body, PICGEN_URL_FIELDS);
-  const { call } = await runSyncTask(
-    deps,
-    {
-      family: PICGEN_SYNC_FAMILY,
-      channelFamily: 'images',
-      action: plan.action,
-      model: plan.model,
-      caller,
-      request: plan.recorded,
-      units: plan.units,
-      tier: plan.tier,
-      metadata: metadataFor(request, deps.clock()),
-      delivery: 'url',
-      ...syncCallOptions(request, reply, body),
-    },
-    async (ctx) => {
+/** A picgen call on `path` (the body of a multipart edit is its decoded form). */
+function runPicgen(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, plan: (body: unknown) => PlanResult<PicgenPlan>, path: string) {
+  return runFamilySyncCall(deps, request, reply, {
+    family: PICGEN_SYNC_FAMILY,
+    channelFamily: 'images',
+    plan,
+    urlFields: PICGEN_URL_FIELDS,
+    call: async (ctx, plan) => {
       const answer = await callPicgen(deps, ctx, path, plan.upstream);
       return { ...answer, snapshot: { ...answer.snapshot, answer: picgenLayout(answer.slots, plan.responseFormat) } };
     },
-  );
-  return picgenBody(deps, call);
+    answer: (call) => picgenBody(deps, call),
+  });
 }
 
-/** `POST /v1/images/generations` for a picgen model (the caller is already authenticated). */
-export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller) {
-  return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
+/** `POST /v1/images/generations` for a picgen model (kit/shared-paths.ts). */
+export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply) {
+  return runPicgen(deps, request, reply, planPicgenGeneration, PICGEN_GENERATIONS_PATH);
 }
 
 const EDIT_DESCRIPTION = [
@@ -100,10 +80,7 @@ export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
           response: { 200: PicgenAnswer },
         },
       },
-      async (request, reply) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
-        return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenEdit(request.body)), PICGEN_EDITS_PATH);
-      },
+      async (request, reply) => runPicgen(deps, request, reply, planPicgenEdit, PICGEN_EDITS_PATH),
     );
   };
 }
