@@ -1,9 +1,9 @@
 /**
- * The one synchronous call pipeline of every family, beside the async one (submit.ts):
- * authenticate, plan (the family's rules), check the model against the key, apply the URL
- * policy, then run the call as a task (engine/tasks/sync-task.ts: reserve and record —
- * idempotently with `Idempotency-Key` — call with fail-over, settle) and answer it, in that
- * order, so a refused request appends nothing. A family passes only what is its own: its rules,
+ * The one synchronous call pipeline of every family, beside the async one (submit.ts): for the
+ * caller (authenticated by the route's `config.auth`, src/http/route-config.ts), plan (the
+ * family's rules), check the model against the key, apply the URL policy, then run the call as
+ * a task (engine/tasks/sync-task.ts: reserve and record — idempotently with `Idempotency-Key` —
+ * call with fail-over, settle) and answer it, in that order, so a refused request appends nothing. A family passes only what is its own: its rules,
  * its URL fields, its upstream call, its answer, and a streamed answer when it has one.
  *
  * The task id is the `x-task-id` response header, set before any upstream work (so a streamed
@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UpstreamContext } from '../../engine/channels/upstream.js';
 import { runSyncTask, type SyncCallResult } from '../../engine/tasks/sync-task.js';
 import type { SucceededSyncCall } from '../../engine/tasks/sync-record.js';
-import { assertModelAllowed, authenticate } from '../../http/auth/bearer.js';
+import { assertModelAllowed } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { acceptedPlan, type PlanResult } from './plan.js';
@@ -71,7 +71,7 @@ export async function runFamilySyncCall<P extends SyncPlan, A, S extends SyncStr
   reply: FastifyReply,
   spec: SyncCallSpec<P, S, A>,
 ): Promise<A | FastifyReply> {
-  const caller = await authenticate(request, deps.tokens, deps.clock());
+  const { caller } = request;
   const plan = acceptedPlan(spec.plan(request.body));
   assertModelAllowed(caller, plan.model, deps.catalog);
   if (spec.urlFields) await enforceUrlPolicyOn(deps, request.body, spec.urlFields);

@@ -8,11 +8,9 @@
  * `Idempotency-Key` and the `x-task-id` query (`GET /v1/images/{generations,edits}/{id}`) as
  * for every synchronous call (engine/tasks/sync-task.ts).
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { runFamilySyncCall } from '../kit/sync-call.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { acceptMultipart } from '../kit/multipart.js';
@@ -55,21 +53,21 @@ const EDIT_DESCRIPTION = [
   'A synchronous call: the answer carries the images. Its task id is the `x-task-id` response header: `GET /v1/images/edits/{id}` answers the result again, and a retry with the same `Idempotency-Key` and body answers the same result without charging again.',
 ].join('\n\n');
 
-export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
+export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
     await acceptMultipart(app);
-    authenticateFirst(app, deps);
-    // A form is read only once its key is accepted, and becomes the body before validation: the
-    // schema and the rules judge it as they judge JSON.
-    app.addHook('preValidation', async (request) => {
+    // A form is read only once its key is accepted (route-config.ts runs the check first), and
+    // becomes the body before validation: the schema and the rules judge it as they judge JSON.
+    const formBody = async (request: FastifyRequest) => {
       if (request.isMultipart()) request.body = await multipartBody(request);
-    });
+    };
 
     app.post(
       PICGEN_EDITS_PATH,
       {
+        config,
+        preValidation: formBody,
         schema: {
           tags: ['images'],
           summary: 'Synchronous picgen image-to-image (JSON or multipart)',

@@ -6,11 +6,9 @@
  * answers chat-completion chunks: the role, the content, the finish with `usage`, `[DONE]`.
  * `id` is the task id (also `x-task-id`): `GET /v1/chat/completions/{id}` answers it again.
  */
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { submitHeaders } from '../kit/schema.js';
 import { runFamilySyncCall, type SyncStream } from '../kit/sync-call.js';
@@ -42,15 +40,14 @@ function chatStream(reply: FastifyReply): SyncStream {
   };
 }
 
-export function chatRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    authenticateFirst(app, deps);
+export function chatRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
 
     app.post(
       CHAT_PATH,
       {
+        config,
         schema: {
           tags: ['images'],
           summary: 'Synchronous image generation, chat-style (std-image, pro-image)',

@@ -90,12 +90,13 @@ export function decodeForm(bytes: Buffer, contentType: string): Promise<Record<s
 }
 
 /**
- * Accepts `multipart/form-data` in this (encapsulated) plugin: the decoded form is the
- * request's body before validation, as a parsed JSON body is, so the routes read either alike.
+ * Accepts `multipart/form-data` in this (encapsulated) plugin. The route's `preValidation` hook it
+ * returns makes the decoded form the request's body before validation, as a parsed JSON body is,
+ * so the route reads either alike (after the key's check: route-config.ts).
  */
-export async function acceptForms(app: FastifyInstance): Promise<void> {
+export async function acceptForms(app: FastifyInstance): Promise<(request: FastifyRequest) => Promise<void>> {
   await acceptMultipart(app);
-  app.addHook('preValidation', async (request) => {
+  return async (request) => {
     if (request.isMultipart()) request.body = await readVidH3Form(request);
-  });
+  };
 }

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 function percentile(sorted: readonly number[], p: number): number | null {
@@ -12,7 +12,7 @@ function percentile(sorted: readonly number[], p: number): number | null {
 
 export function metricsRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/api/admin/metrics', { schema: { tags: ['admin'] }, preHandler: requireSession(deps, 'admin') }, async () => {
+    app.get('/api/admin/metrics', { config: API_ROUTE, schema: { tags: ['admin'] }, preHandler: requireSession(deps, 'admin') }, async () => {
       const lags = [...deps.runner.finalEventLags()].sort((a, b) => a - b);
       const memory = process.memoryUsage();
       return ok({
