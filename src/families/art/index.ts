@@ -2,7 +2,6 @@ import { ART_FAMILY, artTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { artCatalog } from './catalog.js';
-import { artSimFamily } from './simulator.js';
 import { artRoutes } from './routes.js';
 import { artUpstream } from './upstream.js';
 
@@ -11,7 +10,6 @@ export const artFamily: FamilyModule = {
   routes: [artRoutes],
   projections: [artTaskProjection],
   upstreams: [artUpstream],
-  simulator: artSimFamily,
   catalog: artCatalog,
   callbackBodies: viewBody(ART_FAMILY, artTaskProjection),
 };

@@ -1,7 +1,6 @@
 import { syncResultProjection } from '../../../projections/sync-result.js';
 import type { FamilyModule } from '../family.js';
 import { syncImagesCatalog } from './catalog.js';
-import { syncImagesSimFamily } from './simulator.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { chatBody, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
 import { chatRoutes } from './chat-route.js';
@@ -19,7 +18,6 @@ export const syncImagesFamily: FamilyModule = {
   routes: [chatRoutes],
   projections: [syncResultProjection],
   upstreams: [],
-  simulator: syncImagesSimFamily,
   catalog: syncImagesCatalog,
   imageGenerators: [stdImageGenerator],
   syncResults: [

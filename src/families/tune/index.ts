@@ -2,7 +2,6 @@ import { TUNE_FAMILY, tuneTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { tuneCatalog } from './catalog.js';
-import { tuneSimFamily } from './simulator.js';
 import { tuneRoutes } from './routes.js';
 import { tuneUpstream } from './upstream.js';
 
@@ -11,7 +10,6 @@ export const tuneFamily: FamilyModule = {
   routes: [tuneRoutes],
   projections: [tuneTaskProjection],
   upstreams: [tuneUpstream],
-  simulator: tuneSimFamily,
   catalog: tuneCatalog,
   callbackBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

@@ -2,7 +2,6 @@ import { VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { vidH3Catalog } from './catalog.js';
-import { vidH3SimFamily } from './simulator.js';
 import { vidH3Routes } from './routes.js';
 import { vidH3Upstream } from './upstream.js';
 
@@ -10,7 +9,6 @@ export const vidH3Family: FamilyModule = {
   routes: [vidH3Routes],
   projections: [vidH3VideoProjection],
   upstreams: [vidH3Upstream],
-  simulator: vidH3SimFamily,
   catalog: vidH3Catalog,
   callbackBodies: viewBody(VID_H3_FAMILY, vidH3VideoProjection),
 };

@@ -11,7 +11,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { acceptMultipart, readForm, type FormLimits } from '../kit/multipart.js';
-import { readFormBytes } from '../kit/multipart-bytes.js';
 
 /** A file part of the form (not kept: the Vid-H3 upstream takes image URLs only). */
 export class UploadedFile {
@@ -82,11 +81,6 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
     assign(out, path, value);
   });
   return out;
-}
-
-/** A form's bytes decoded as a request carrying them would be (tools and tests). */
-export function decodeForm(bytes: Buffer, contentType: string): Promise<Record<string, FormValue>> {
-  return readFormBytes(bytes, contentType, readVidH3Form);
 }
 
 /**
