@@ -97,6 +97,7 @@ export default defineConfig(
               message: 'a family imports no other family: move what they share to src/families/kit/',
             },
             { group: ['**/bootstrap/**'], message: "a family's models and prices are its own catalog.ts" },
+            { group: ['**/simulator/**'], message: 'the simulator is a layer beside the families (src/simulator/families/): no family imports it' },
           ],
         },
       ],
@@ -107,7 +108,12 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: `^\\.\\./(${familyFolders.join('|')})/`, message: 'the kit serves every family and imports none' }] },
+        {
+          patterns: [
+            { regex: `^\\.\\./(${familyFolders.join('|')})/`, message: 'the kit serves every family and imports none' },
+            { group: ['**/simulator/**'], message: 'the simulator is a layer beside the families: the kit imports none of it' },
+          ],
+        },
       ],
     },
   },

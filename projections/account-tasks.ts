@@ -6,9 +6,10 @@
  * answers, as in every task view.
  */
 import { deliveredAsUrl, resultUrlRef } from '../src/domain/asset-ref.js';
-import type { TaskResultItem } from '../src/domain/events.js';
+import { taskIdOfStream, type TaskResultItem } from '../src/domain/events.js';
 import type { RecordedDomainEvent } from '../src/domain/recorded.js';
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 /** The longest prompt and result text the summary keeps: the family's query route has the whole. */
 export const SUMMARY_TEXT_LIMIT = 500;
@@ -77,12 +78,12 @@ function promptOf(request: Record<string, unknown>): string | null {
 /** Task events belong to the task's stream; settlements and releases (account stream) name the task. */
 function taskIdOf(e: RecordedDomainEvent): string | undefined {
   if (e.type === 'QuotaSettled' || e.type === 'QuotaReleased') return e.data.taskId;
-  return e.streamName.startsWith('task-') ? e.streamName.slice('task-'.length) : undefined;
+  return e.streamName.startsWith('task-') ? taskIdOfStream(e.streamName) : undefined;
 }
 
 export const accountTasksProjection: Projection<AccountTaskDoc> = {
   name: 'account-tasks',
-  view: 'account-tasks',
+  view: VIEWS.accountTasks,
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
   documentId: taskIdOf,
   evolve(doc, e) {

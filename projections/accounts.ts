@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 /** Balance view of an account. Auditors compare it with a replay of the account stream. */
 export interface AccountDoc {
@@ -16,7 +17,7 @@ const withTotals = (doc: AccountDoc): AccountDoc => ({ ...doc, available: doc.ba
 
 export const accountsProjection: Projection<AccountDoc> = {
   name: 'accounts',
-  view: 'accounts',
+  view: VIEWS.accounts,
   handles: ['AccountOpened', 'QuotaCredited', 'QuotaReserved', 'QuotaSettled', 'QuotaReleased', 'QuotaDebited'],
   documentId: (e) => e.streamName.slice('account-'.length),
   evolve(doc, e) {

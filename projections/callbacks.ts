@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface CallbackAttemptDoc {
   attempt: number;
@@ -25,7 +26,7 @@ export interface CallbackDoc {
 
 export const callbacksProjection: Projection<CallbackDoc> = {
   name: 'callbacks',
-  view: 'callbacks',
+  view: VIEWS.callbacks,
   handles: ['CallbackScheduled', 'CallbackAttempted', 'CallbackDelivered', 'CallbackDeadLettered'],
   documentId: (e) => e.streamName.slice('callback-'.length),
   evolve(doc, e) {

@@ -1,5 +1,6 @@
 import type { ChannelSettings } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface ChannelDoc extends ChannelSettings {
   channelId: string;
@@ -9,7 +10,7 @@ export interface ChannelDoc extends ChannelSettings {
 
 export const channelsProjection: Projection<ChannelDoc> = {
   name: 'channels',
-  view: 'channels',
+  view: VIEWS.channels,
   handles: ['ChannelCreated', 'ChannelUpdated', 'ChannelDeleted'],
   documentId: (e) => e.streamName.slice('channel-'.length),
   evolve(doc, e) {

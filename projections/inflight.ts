@@ -1,4 +1,6 @@
 import type { Projection } from './projection.js';
+import { taskIdOfStream } from '../src/domain/events.js';
+import { VIEWS } from './views.js';
 
 /** Tasks not yet final: the poller and dispatcher rebuild their work from here on start. */
 export interface InflightDoc {
@@ -13,9 +15,9 @@ export interface InflightDoc {
 
 export const inflightProjection: Projection<InflightDoc> = {
   name: 'inflight',
-  view: 'inflight',
+  view: VIEWS.inflight,
   handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskSucceeded', 'TaskFailed'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     switch (e.type) {
       case 'TaskSubmitted': {

@@ -1,5 +1,6 @@
 import type { PriceBasis } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export type LedgerEntryType = 'QuotaCredited' | 'QuotaReserved' | 'QuotaSettled' | 'QuotaReleased' | 'QuotaDebited';
 
@@ -32,7 +33,7 @@ const handled = ['QuotaCredited', 'QuotaReserved', 'QuotaSettled', 'QuotaRelease
 
 export const ledgerProjection: Projection<LedgerEntry> = {
   name: 'ledger',
-  view: 'ledger',
+  view: VIEWS.ledger,
   handles: handled,
   documentId: (e) => e.id,
   evolve(doc, e) {

@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 /** Reservations not yet settled or released; the reconciler looks for stale ones here. */
 export interface OpenReservationDoc {
@@ -12,7 +13,7 @@ export interface OpenReservationDoc {
 
 export const openReservationsProjection: Projection<OpenReservationDoc> = {
   name: 'open-reservations',
-  view: 'open-reservations',
+  view: VIEWS.openReservations,
   handles: ['QuotaReserved', 'QuotaSettled', 'QuotaReleased'],
   documentId: (e) => (e.type === 'QuotaReserved' || e.type === 'QuotaSettled' || e.type === 'QuotaReleased' ? e.data.reservationId : undefined),
   evolve(doc, e) {

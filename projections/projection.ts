@@ -15,6 +15,3 @@ export interface Projection<Doc = unknown> {
   documentId(event: RecordedDomainEvent): string | undefined;
   evolve(doc: Doc | undefined, event: RecordedDomainEvent): Doc | null | undefined;
 }
-
-/** Narrows an event union inside a projection's evolve. */
-export type EventIn<P extends readonly EventType[]> = Extract<RecordedDomainEvent, { type: P[number] }>;

@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface SessionDoc {
   userId: string;
@@ -9,7 +10,7 @@ export interface SessionDoc {
 /** Login sessions by the SHA-256 of the cookie value; ended sessions are deleted. */
 export const sessionsProjection: Projection<SessionDoc> = {
   name: 'sessions',
-  view: 'sessions',
+  view: VIEWS.sessions,
   handles: ['UserSessionStarted', 'UserSessionEnded'],
   documentId: (e) => (e.type === 'UserSessionStarted' || e.type === 'UserSessionEnded' ? e.data.sessionHash : undefined),
   evolve(_doc, e) {

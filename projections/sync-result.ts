@@ -6,8 +6,9 @@
  * the upstream snapshot the answer bodies are rendered from (src/engine/tasks/sync-record.ts).
  */
 import { resultUrlRef } from '../src/domain/asset-ref.js';
-import type { TaskResultItem } from '../src/domain/events.js';
+import { taskIdOfStream, type TaskResultItem } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface SyncResultDoc {
   taskId: string;
@@ -28,9 +29,9 @@ export interface SyncResultDoc {
 
 export const syncResultProjection: Projection<SyncResultDoc> = {
   name: 'sync-results',
-  view: 'sync-results',
+  view: VIEWS.syncResults,
   handles: ['TaskSubmitted', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.sync !== true) return undefined;

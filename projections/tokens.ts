@@ -1,5 +1,6 @@
 import type { TokenSettings } from '../src/domain/events.js';
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface TokenDoc extends TokenSettings {
   tokenId: string;
@@ -31,7 +32,7 @@ export function tokenQuotaLimit(doc: Pick<TokenDoc, 'usedQuota' | 'remainQuota' 
  */
 export const tokensProjection: Projection<TokenDoc> = {
   name: 'tokens',
-  view: 'tokens',
+  view: VIEWS.tokens,
   handles: ['TokenCreated', 'TokenUpdated', 'TokenDeleted', 'QuotaSettled'],
   documentId(e) {
     if (e.type === 'QuotaSettled') return e.data.tokenId;

@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 export interface UserDoc {
   userId: string;
@@ -14,7 +15,7 @@ export interface UserDoc {
 
 export const usersProjection: Projection<UserDoc> = {
   name: 'users',
-  view: 'users',
+  view: VIEWS.users,
   handles: ['UserRegistered'],
   documentId: (e) => (e.type === 'UserRegistered' ? e.data.userId : undefined),
   evolve(doc, e) {

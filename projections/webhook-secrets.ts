@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { VIEWS } from './views.js';
 
 /** The signing secret in force for an account's callbacks. */
 export interface WebhookSecretDoc {
@@ -8,7 +9,7 @@ export interface WebhookSecretDoc {
 
 export const webhookSecretsProjection: Projection<WebhookSecretDoc> = {
   name: 'webhook-secrets',
-  view: 'webhook-secrets',
+  view: VIEWS.webhookSecrets,
   handles: ['WebhookSecretRotated'],
   documentId: (e) => e.streamName.slice('webhooks-'.length),
   evolve: (_doc, e) => (e.type === 'WebhookSecretRotated' ? { secret: e.data.secret, rotatedAt: e.metadata.at } : undefined),

@@ -16,6 +16,7 @@
 import { SNAPSHOT_EVERY } from '../src/domain/account-snapshot.js';
 import { toDomainEvent } from '../src/domain/recorded.js';
 import type { RecordedEvent } from '../src/ports/event-store.js';
+import { taskIdOfStream } from '../src/domain/events.js';
 
 export class InvariantViolation extends Error {
   constructor(
@@ -89,7 +90,7 @@ export class Books {
     this.checks++;
     const stream = raw.streamName;
     if (stream.startsWith('account-')) this.onAccount(stream.slice('account-'.length), e);
-    else if (stream.startsWith('task-')) this.onTask(stream.slice('task-'.length), e);
+    else if (stream.startsWith('task-')) this.onTask(taskIdOfStream(stream), e);
   }
 
   private onAccount(accountId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import pino from 'pino';
-import { streams } from '../src/domain/events.js';
+import { streams, taskIdOfStream } from '../src/domain/events.js';
 import { createAccountService } from '../src/engine/accounts/account-service.js';
 import { changePrices } from '../src/engine/commands/price-commands.js';
 import { createChannel } from '../src/engine/commands/channel-commands.js';
@@ -87,7 +87,7 @@ const OWNER_GRACE_MS = 60_000;
 
 /** The task an event is about: its task stream's, or the task an account or callback event names. */
 function taskOf(stream: string, e: NewEvent): string | undefined {
-  if (stream.startsWith('task-')) return stream.slice('task-'.length);
+  if (stream.startsWith('task-')) return taskIdOfStream(stream);
   if (stream.startsWith('callback-')) return stream.slice('callback-'.length);
   const data = e.data as { taskId?: unknown } | undefined;
   return typeof data?.taskId === 'string' ? data.taskId : undefined;
@@ -343,10 +343,10 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           if (err instanceof InvariantViolation) fail(err);
           else throw err;
         }
-        if (e.type === 'TaskSucceeded' || e.type === 'TaskFailed') openTasks.delete(e.streamName.slice('task-'.length));
+        if (e.type === 'TaskSucceeded' || e.type === 'TaskFailed') openTasks.delete(taskIdOfStream(e.streamName));
         if (e.type === 'UpstreamSubmitClaimed') {
-          ledger.claimed(e.streamName.slice('task-'.length), by);
-          wakeFrozenHolder(e.streamName.slice('task-'.length), by);
+          ledger.claimed(taskIdOfStream(e.streamName), by);
+          wakeFrozenHolder(taskIdOfStream(e.streamName), by);
         }
       }
       // A short batch reached the head: no need to read again to find nothing.

@@ -26,7 +26,6 @@ import { createPublisher } from './engine/outbound/publisher.js';
 import { createOwnership } from './engine/dispatch/ownership.js';
 import type { Processor } from './engine/upkeep/processor.js';
 import { assetRoutes } from './http/assets.js';
-import { simulatorPlugin } from './simulator/plugin.js';
 import { createTokenCache } from './http/auth/token-cache.js';
 import type { GatewayDeps } from './http/deps.js';
 import { buildHealthServer, buildServer, type RoutePlugin } from './http/server.js';
@@ -175,6 +174,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     sim.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true };
     });
+    // Loaded only when it is mounted: the simulator is no part of a production gateway.
+    const { simulatorPlugin } = await import('./simulator/plugin.js');
     await sim.register(simulatorPlugin, { prefix: '/_sim', stepMs: config.simStepMs, assetRetentionMs: config.assetRetentionSeconds * 1000 });
   };
   const app = servesApi

@@ -12,6 +12,7 @@ import { toDomainEvent } from '../domain/recorded.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { AccountDoc } from '../../projections/accounts.js';
+import { VIEWS } from '../../projections/views.js';
 
 export interface AccountAudit {
   accountId: string;
@@ -119,7 +120,7 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
   for (const [accountId, audit] of audits) {
     const state = states.get(accountId)!;
     audit.replayed = { balance: state.balance, reserved: state.reserved, usedQuota: state.usedQuota };
-    const view = (await views.get<AccountDoc>('accounts', accountId))?.doc;
+    const view = (await views.get<AccountDoc>(VIEWS.accounts, accountId))?.doc;
     audit.view = view ? { balance: view.balance, reserved: view.reserved, usedQuota: view.usedQuota } : null;
     if (!view) audit.differences.push('no projected account view');
     else {

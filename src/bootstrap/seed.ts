@@ -15,6 +15,7 @@ import { isRefusal } from '../domain/refusal.js';
 import { hashPassword } from '../http/auth/password.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { channelFamilies, modelCatalog } from './model-catalog.js';
+import { VIEWS } from '../../projections/views.js';
 
 export const BootstrapFile = z.object({
   channels: z
@@ -93,7 +94,7 @@ export async function loadBootstrapFile(path: string): Promise<BootstrapFile> {
  * made up, so the caller can print it once; it is never logged.
  */
 export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Promise<{ created: boolean; generatedPassword?: string }> {
-  if ((await deps.views.count('users', {})) > 0) return { created: false };
+  if ((await deps.views.count(VIEWS.users, {})) > 0) return { created: false };
   const generated = deps.config.adminPassword ? undefined : randomBase62(20);
   const password = deps.config.adminPassword ?? generated!;
   try {

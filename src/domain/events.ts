@@ -407,5 +407,8 @@ export const streams = {
   webhooks: (accountId: string) => `webhooks-${accountId}`,
 } as const;
 
+/** The task id of a task stream's name (`task-<taskId>`, streams.task). */
+export const taskIdOfStream = (streamName: string): string => streamName.slice('task-'.length);
+
 /** Every stream prefix the gateway writes: subscriptions filter on these. */
 export const gatewayStreamPrefixes = ['task-', 'account-', 'user-', 'username-', 'token-', 'channel-', 'pricing', 'callback-', 'webhooks-'] as const;

@@ -2,14 +2,12 @@ import type { CallbackBody } from '../engine/outbound/callbacks.js';
 import type { UpstreamAdapter } from '../engine/channels/upstream.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { RoutePlugin } from '../http/server.js';
-import type { SimFamily } from '../simulator/context.js';
 import type { ModelEntry } from './kit/prices.js';
 import type { ImageGenerator, SyncResultRoute } from './kit/shared-paths.js';
 import type { Projection } from '../../projections/projection.js';
 
 /** What one generation family contributes to the gateway. */
 export interface FamilyModule {
-  name: string;
   routes: readonly RoutePlugin[];
   /** Query views of this family's tasks. */
   projections: readonly Projection[];
@@ -17,8 +15,6 @@ export interface FamilyModule {
   upstreams: readonly UpstreamAdapter[];
   /** The models it serves, with the default prices the embedded deployment starts with. */
   catalog: readonly ModelEntry[];
-  /** Its upstream in the built-in simulator (src/simulator), when the family has one. */
-  simulator?: SimFamily;
   /**
    * The body of completion callbacks, by TaskSubmitted family name: the query view of a task as
    * its owner reads it, folded from the task's events up to the one that scheduled the callback.

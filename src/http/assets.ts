@@ -5,13 +5,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AssetSigner } from '../engine/media/assets.js';
 import type { GatewayDeps } from './deps.js';
-import { GatewayError, useErrorShape } from './errors.js';
+import { GatewayError } from './errors.js';
 import { sendAsset } from './send-asset.js';
 
 export function assetRoutes(deps: GatewayDeps & { signer: AssetSigner }): FastifyPluginAsync {
   return async (app) => {
-    useErrorShape(app, 'plain');
-    app.get('/assets/*', { schema: { hide: true } }, async (request, reply) => {
+    app.get('/assets/*', { config: { errorShape: 'plain' }, schema: { hide: true } }, async (request, reply) => {
       const key = (request.params as { '*': string })['*'];
       const query = request.query as Record<string, string | undefined>;
       const exp = Number(query.exp);

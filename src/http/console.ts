@@ -12,7 +12,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, useErrorShape } from './errors.js';
+import { GatewayError } from './errors.js';
 
 export const CONSOLE_PATH = '/console';
 
@@ -110,10 +110,10 @@ export function consoleRoutes(consoleDir: string = defaultConsoleDir()): Fastify
   }
 
   return async (app) => {
-    // A missing file answers like any unknown path: the plain error shape.
-    useErrorShape(app, 'plain');
-    // Not part of the API: left out of the OpenAPI document.
-    app.get(CONSOLE_PATH, { schema: { hide: true } }, serve);
-    app.get(`${CONSOLE_PATH}/*`, { schema: { hide: true } }, serve);
+    // A missing file answers like any unknown path: the plain error shape. Not part of the API:
+    // left out of the OpenAPI document.
+    const options = { config: { errorShape: 'plain' }, schema: { hide: true } } as const;
+    app.get(CONSOLE_PATH, options, serve);
+    app.get(`${CONSOLE_PATH}/*`, options, serve);
   };
 }

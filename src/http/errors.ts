@@ -157,9 +157,9 @@ export function sendError(reply: FastifyReply, shape: ErrorShape, error: unknown
 }
 
 /**
- * The shapes of the route families of one server, by path: requests that never reach a route
- * (no route matches, a malformed path) answer in the shape of the family whose paths they are
- * under, else plain. Keyed by the http server every encapsulated context shares.
+ * The shapes of the routes of one server, by path: requests that never reach a route (no route
+ * matches, a malformed path) answer in the shape of the routes whose paths they are under, else
+ * plain. Keyed by the http server every encapsulated context shares.
  */
 const routeShapes = new WeakMap<object, Array<{ path: string; prefix: boolean; shape: ErrorShape }>>();
 
@@ -169,20 +169,17 @@ export function shapeOfUrl(app: FastifyInstance, url: string): ErrorShape {
   let best: { length: number; shape: ErrorShape } = { length: -1, shape: 'plain' };
   for (const route of routeShapes.get(app.server) ?? []) {
     const hit = route.prefix ? path.startsWith(route.path) : path === route.path;
-    // `>=`: a plugin inside another registers later, and its shape is the one that applies.
+    // `>=`: of two routes on one path, the one registered later.
     if (hit && route.path.length >= best.length) best = { length: route.path.length, shape: route.shape };
   }
   return best.shape;
 }
 
-/** Installs the family's error handler on an encapsulated plugin, and records its paths' shape. */
-export function useErrorShape(app: FastifyInstance, shape: ErrorShape): void {
-  app.setErrorHandler((error, _request, reply) => sendError(reply, shape, error));
-  const routes = routeShapes.get(app.server) ?? [];
-  routeShapes.set(app.server, routes);
-  app.addHook('onRoute', (route) => {
-    // `/v1/videos/:task_id/content` → every path under `/v1/videos/` is this family's.
-    const variable = route.url.search(/[:*]/);
-    routes.push(variable < 0 ? { path: route.url, prefix: false, shape } : { path: route.url.slice(0, variable), prefix: true, shape });
-  });
+/** Records a route's shape (route-config.ts, for its `config.errorShape`). */
+export function recordRouteShape(server: object, url: string, shape: ErrorShape): void {
+  const routes = routeShapes.get(server) ?? [];
+  routeShapes.set(server, routes);
+  // `/v1/videos/:task_id/content` → every path under `/v1/videos/` is this family's.
+  const variable = url.search(/[:*]/);
+  routes.push(variable < 0 ? { path: url, prefix: false, shape } : { path: url.slice(0, variable), prefix: true, shape });
 }

@@ -1,22 +1,18 @@
 /** `GET /v1/models` (spec 4.2): OpenAI list shape, filtered to what the calling token may use. */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { authenticate } from './auth/bearer.js';
 import type { GatewayDeps } from './deps.js';
-import { useErrorShape } from './errors.js';
 
 const ModelList = z.object({
   object: z.literal('list'),
   data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })),
 });
 
-export function modelRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    app.get('/v1/models', { schema: { tags: ['models'], response: { 200: ModelList } } }, async (request) => {
-      const caller = await authenticate(request, deps.tokens, deps.clock());
+export function modelRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
+    app.get('/v1/models', { config, schema: { tags: ['models'], response: { 200: ModelList } } }, async (request) => {
+      const { caller } = request;
       const channels = deps.catalog.channels();
       const data = deps.catalog
         .modelsFor(caller.group)

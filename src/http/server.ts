@@ -19,7 +19,8 @@ import { pricingRoutes } from './api/pricing.js';
 import { tokenRoutes } from './api/tokens.js';
 import { userRoutes } from './api/users.js';
 import type { GatewayDeps } from './deps.js';
-import { GatewayError, renderError, sendError, shapeOfUrl, useErrorShape } from './errors.js';
+import { GatewayError, renderError, sendError, shapeOfUrl } from './errors.js';
+import { applyRouteConfig } from './route-config.js';
 import { limitJsonDepth } from './json-depth.js';
 import { clientErrorHandler } from './client-errors.js';
 import { healthRoutes } from './health.js';
@@ -69,6 +70,8 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializer(app.log, deps.config.responseSchemas));
+  // Each route's `config`: its authentication and its error shape (route-config.ts).
+  applyRouteConfig(app, deps);
   // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
   limitJsonDepth(app);
   // Prometheus: every answer counted by route pattern, and GET /metrics (with METRICS_TOKEN).
@@ -98,21 +101,18 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(healthRoutes(deps));
 
-  // The user, token and admin routes answer `{success, message}` errors.
-  await app.register(async (api) => {
-    useErrorShape(api, 'api');
-    await api.register(userRoutes(deps));
-    await api.register(tokenRoutes(deps));
-    await api.register(channelRoutes(deps));
-    await api.register(pricingRoutes(deps));
-    await api.register(creditRoutes(deps));
-    await api.register(metricsRoutes(deps));
-    await api.register(billingRoutes(deps));
-    await api.register(webhookRoutes(deps));
-    await api.register(eventStreamRoutes(deps));
-    await api.register(userPriceListRoutes(deps));
-    await api.register(taskListRoutes(deps));
-  });
+  // The user, token and admin routes: their errors are `{success, message}` (`config: API_ROUTE`).
+  await app.register(userRoutes(deps));
+  await app.register(tokenRoutes(deps));
+  await app.register(channelRoutes(deps));
+  await app.register(pricingRoutes(deps));
+  await app.register(creditRoutes(deps));
+  await app.register(metricsRoutes(deps));
+  await app.register(billingRoutes(deps));
+  await app.register(webhookRoutes(deps));
+  await app.register(eventStreamRoutes(deps));
+  await app.register(userPriceListRoutes(deps));
+  await app.register(taskListRoutes(deps));
   await app.register(modelRoutes(deps));
   await app.register(keyPriceListRoutes(deps));
   // The web console's files (console/dist); the console itself only calls the APIs above.

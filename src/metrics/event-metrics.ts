@@ -6,7 +6,7 @@
  * and `projector`): the log is store-wide, so one process per deployment counts each event.
  */
 import type { Logger } from 'pino';
-import type { EventDataOf } from '../domain/events.js';
+import { taskIdOfStream, type EventDataOf } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
 import type { BackgroundProcess } from '../lib/background.js';
 import { idleCheck } from '../lib/idle-check.js';
@@ -41,7 +41,7 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
 
   /** The family and model of an ending task: remembered from its submit, or its stream's first event. */
   async function labelsOfEnding(streamName: string): Promise<TaskLabels | undefined> {
-    const taskId = streamName.slice('task-'.length);
+    const taskId = taskIdOfStream(streamName);
     const known = running.get(taskId);
     running.delete(taskId);
     if (known) return known;

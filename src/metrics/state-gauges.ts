@@ -14,6 +14,7 @@ import type { SubmitWindowCounts } from '../engine/dispatch/submit-lease-memory.
 import type { EventStore } from '../ports/event-store.js';
 import type { ViewStore } from '../ports/view-store.js';
 import type { GatewayMetrics } from './registry.js';
+import { VIEWS } from '../../projections/views.js';
 
 export interface StateSources {
   events: EventStore;
@@ -90,7 +91,7 @@ export function registerStateGauges(metrics: GatewayMetrics, sources: StateSourc
       registers,
       async collect() {
         await guarded('gateway_tasks_in_flight', async () => {
-          for (const stage of ['submitted', 'dispatched'] as const) this.set({ stage }, await views.count('inflight', { stage }));
+          for (const stage of ['submitted', 'dispatched'] as const) this.set({ stage }, await views.count(VIEWS.inflight, { stage }));
         });
       },
     });

@@ -5,11 +5,11 @@
  * another instance with the same secret, answers the same ids the same way. What it was asked is
  * logged in memory for tests (submit-log.ts, `GET {prefix}/_submits`).
  *
- * Each simulated family is its folder's `simulator.ts` (src/families/<family>/), listed by the family index.
+ * Each simulated family is a module of families/ (one per family folder), listed in families/index.ts.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { SimContext, SimFamily } from './context.js';
-import { families } from '../families/index.js';
+import type { SimContext } from './context.js';
+import { simulatorFamilies } from './families/index.js';
 import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
 import { createSubmitLog } from './submit-log.js';
@@ -37,9 +37,6 @@ export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
  * clients, not for what it sends.
  */
 export const SIMULATOR_BODY_LIMIT = 600 * 1024 * 1024;
-
-/** Every simulated family: each family folder's `simulator.ts`, from the family index. */
-export const simulatorFamilies: readonly SimFamily[] = families.flatMap((f) => (f.simulator ? [f.simulator] : []));
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);

@@ -5,21 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { streams } from '../../domain/events.js';
-import { toDomainEvent } from '../../domain/recorded.js';
 import { webhookSecretDecider, type WebhookSecretCommand } from '../../domain/webhook-secret.js';
 import type { EventStore } from '../../ports/event-store.js';
 import { executeCommand } from './command-handler.js';
 
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
-
-export async function currentWebhookSecret(events: EventStore, accountId: string): Promise<string | undefined> {
-  const recorded = await events.readStream(streams.webhooks(accountId));
-  for (let i = recorded.length - 1; i >= 0; i--) {
-    const e = toDomainEvent(recorded[i]!);
-    if (e?.type === 'WebhookSecretRotated') return e.data.secret;
-  }
-  return undefined;
-}
 
 /** The secret in force after the command. */
 async function execute(events: EventStore, accountId: string, command: WebhookSecretCommand, at: Date): Promise<string> {

@@ -14,6 +14,7 @@ import { Semaphore } from '../../lib/semaphore.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
 import { periodic, type Periodic } from '../upkeep/periodic.js';
 import { dispatchTask, type DispatcherDeps } from './dispatcher.js';
+import { nowSeconds } from '../../lib/time.js';
 
 export interface DispatchScheduleDeps {
   views: ViewStore;
@@ -96,7 +97,7 @@ export function createDispatchSchedule(deps: DispatchScheduleDeps): DispatchSche
 
   /** Tasks still waiting for a dispatch a minute after submit (their dispatch failed): again. */
   const redispatcher = periodic('redispatch', deps.log, async () => {
-    const cutoff = Math.floor(deps.clock().getTime() / 1000) - 60;
+    const cutoff = nowSeconds(deps.clock) - 60;
     const waiting = await deps.views.find<InflightDoc>('inflight', { stage: 'submitted', sync: false }, { sortBy: 'createdAt', limit: 1000 });
     let again = 0;
     for (const { doc } of waiting) {

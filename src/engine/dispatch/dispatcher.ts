@@ -30,6 +30,7 @@ import { executeTask, readTask, type KnownTaskState } from '../commands/task-com
 import { NEVER_SUBMITTED } from '../upkeep/reconciler.js';
 import { resolveBaseUrl, submitReference, UpstreamError, upstreamModelOf, type UpstreamRegistry } from '../channels/upstream.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from '../channels/upstream-http.js';
+import { nowSeconds } from '../../lib/time.js';
 
 /**
  * How long a dispatcher's claim on submitting a task upstream holds (UpstreamSubmitClaimed): an
@@ -76,8 +77,6 @@ export interface DispatcherDeps {
   /** Whether the task's reservation is still open on its account (checked before the first upstream try). */
   reservationOpen?(accountId: string, reservationId: string): Promise<boolean>;
 }
-
-const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);
 
 export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promise<void> {
   let known = await readTask(deps.events, taskId);

@@ -16,6 +16,7 @@ import { resolveBaseUrl, type UpstreamRegistry, type UpstreamStatus } from '../c
 import { executeTask } from '../commands/task-commands.js';
 import type { Tracked } from './poll-schedule.js';
 import { asCall } from './poll-calls.js';
+import { nowSeconds } from '../../lib/time.js';
 
 export interface PollRecordingDeps {
   events: EventStore;
@@ -49,11 +50,10 @@ export interface PollRecording {
 }
 
 export function createPollRecording(deps: PollRecordingDeps): PollRecording {
-  const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
   const known = (entry: Tracked) => (entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
   const fail = (t: KnownTask, code: string, reason: string, seen: ReturnType<typeof known>) =>
-    executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds() } }, meta(t), seen);
+    executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(t), seen);
 
   return {
     // Not async: the append's own promise, so the poller goes on exactly when it is recorded.
@@ -117,7 +117,7 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
       await executeTask(
         deps.events,
         t.taskId,
-        { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds() } },
+        { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds(deps.clock) } },
         meta(t),
       );
       deps.ended(t.taskId);

@@ -16,6 +16,7 @@ import type { AssetSigner } from '../media/assets.js';
 import type { Catalog } from '../channels/catalog.js';
 import type { ChannelHealth } from '../channels/channel-health.js';
 import { SUBMIT_LEASE_SECONDS } from './dispatcher.js';
+import { taskIdOfStream } from '../../domain/events.js';
 import { createDispatchSchedule } from './dispatch-schedule.js';
 import { createAdoption } from './adoption.js';
 import { createExpirer, type Expirer } from '../upkeep/expirer.js';
@@ -94,7 +95,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       ...o,
       clock: deps.clock,
       ownership: deps.ownership,
-      partitionOf: (e) => deps.ownership.partitionOf(e.streamName.slice('task-'.length)),
+      partitionOf: (e) => deps.ownership.partitionOf(taskIdOfStream(e.streamName)),
     });
     followers.push(p);
     return p;
@@ -131,7 +132,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     streamPrefixes: ['task-'],
     concurrency: 64,
     handle: async (event) => {
-      const taskId = event.streamName.slice('task-'.length);
+      const taskId = taskIdOfStream(event.streamName);
       // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
       if (!owns(taskId)) return;
       // Not awaited: a slow upstream must not hold up the tasks behind it. A dispatch lost to a

@@ -13,6 +13,7 @@ import { channelRehostDeps, rehostResults, resultLimitOf } from './assets.js';
 import { beforeDeadline, type TaskDeadline } from '../tasks/deadline.js';
 import type { OutboundPolicy } from '../outbound/outbound-guard.js';
 import type { SubmittedTaskData, UpstreamResult } from '../channels/upstream.js';
+import { nowSeconds } from '../../lib/time.js';
 
 export type CompletionData = EventDataOf<'TaskSucceeded'>;
 
@@ -68,5 +69,3 @@ export async function rehostCompletion(deps: RehostDeps, r: RehostRequest): Prom
     completedAt: nowSeconds(deps.clock),
   };
 }
-
-const nowSeconds = (clock: () => Date) => Math.floor(clock().getTime() / 1000);

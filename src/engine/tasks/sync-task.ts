@@ -31,6 +31,7 @@ import { submitTask, type SubmitRequest } from './submit.js';
 import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from '../commands/task-commands.js';
 import { resolveBaseUrl, submitReference, upstreamModelOf, type UpstreamContext, type UpstreamResult } from '../channels/upstream.js';
+import { nowSeconds } from '../../lib/time.js';
 
 export interface SyncCallResult {
   results: UpstreamResult[];
@@ -86,9 +87,8 @@ async function executeSyncTask(
   call: (ctx: UpstreamContext) => Promise<SyncCallResult>,
 ): Promise<void> {
   const meta = (): EventMetadata => ({ ...metadata, at: deps.clock().toISOString(), accountId: task.accountId, correlationId: task.taskId });
-  const nowSeconds = () => Math.floor(deps.clock().getTime() / 1000);
   const fail = async (code: string, why: string): Promise<void> => {
-    await executeTask(deps.events, task.taskId, { type: 'FailTask', data: { code, reason: why, completedAt: nowSeconds() } }, meta());
+    await executeTask(deps.events, task.taskId, { type: 'FailTask', data: { code, reason: why, completedAt: nowSeconds(deps.clock) } }, meta());
     await deps.accounts.execute(task.accountId, { type: 'ReleaseQuota', data: { reservationId: task.reservationId, reason: code } }, meta());
   };
   const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

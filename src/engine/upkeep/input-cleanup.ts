@@ -6,14 +6,14 @@
  * deleting a missing key is not an error.
  */
 import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
-import { streams } from '../../domain/events.js';
+import { streams, taskIdOfStream } from '../../domain/events.js';
 import type { AssetStore } from '../../ports/asset-store.js';
 import type { EventStore } from '../../ports/event-store.js';
 import { inputKeysOf } from '../media/inline-inputs.js';
 
 export async function deleteInputsOfEndedTask(deps: { events: EventStore; assets: AssetStore }, event: RecordedDomainEvent): Promise<void> {
   if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return;
-  const taskId = event.streamName.slice('task-'.length);
+  const taskId = taskIdOfStream(event.streamName);
   const [first] = await deps.events.readStream(streams.task(taskId), { maxCount: 1 });
   const submitted = first ? toDomainEvent(first) : undefined;
   if (submitted?.type !== 'TaskSubmitted') return;

@@ -10,11 +10,12 @@ import type { RecordedDomainEvent } from '../../domain/recorded.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { AccountService } from '../accounts/account-service.js';
 import { readTask } from '../commands/task-commands.js';
+import { taskIdOfStream } from '../../domain/events.js';
 
 /** Resolves true when this call closed the reservation (false: closed before, or nothing to close). */
 export async function settleTask(deps: { events: EventStore; accounts: AccountService }, event: RecordedDomainEvent): Promise<boolean> {
   if (event.type !== 'TaskSucceeded' && event.type !== 'TaskFailed') return false;
-  const taskId = event.streamName.slice('task-'.length);
+  const taskId = taskIdOfStream(event.streamName);
   const { state } = await readTask(deps.events, taskId);
   if (state.status === 'none') return false;
   const metadata = { at: event.metadata.at, accountId: state.accountId, correlationId: taskId, causationId: event.id };

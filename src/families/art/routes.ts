@@ -4,11 +4,9 @@
  * properties: {}}`; errors `{code: 4, description, result: null}` (9 for server errors); a
  * missing or another account's task is HTTP 404 `{code: 4, description: "task_no_found"}`.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { ART_FAMILY, artTaskProjection } from './view.js';
 import { findOwnTask, type MissingTask } from '../kit/query.js';
 import { submitHeaders } from '../kit/schema.js';
@@ -42,16 +40,15 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, kind: ArtSubmi
   return { code: 1 as const, description: SUBMIT_SUCCESS, result: task.taskId, properties: {} };
 }
 
-export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'art');
-    authenticateFirst(app, deps);
+export function artRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'art' } as const;
 
     for (const kind of ART_SUBMITS) {
       app.post(
         `/art/submit/${kind}`,
         {
+          config,
           schema: {
             tags: ['art'],
             summary: `Submit an art ${kind.toUpperCase()} task (billed as art_${kind})`,
@@ -66,7 +63,7 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get(
       '/art/task/:id/fetch',
-      { schema: { tags: ['art'], summary: 'Query an art task', params: ArtTaskParams, response: { 200: ArtTaskAnswer } } },
+      { config, schema: { tags: ['art'], summary: 'Query an art task', params: ArtTaskParams, response: { 200: ArtTaskAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
         return doc.body;

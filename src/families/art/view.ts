@@ -10,7 +10,7 @@
  * asset references where the record has URLs; the instance that answers signs them.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf, type TaskResultItem } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { z } from 'zod';
 import type { ArtTaskAnswer } from './schema.js';
@@ -139,7 +139,7 @@ export const artTaskProjection: Projection<ArtTaskDoc> = {
   view: 'art-tasks',
   handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
   // The settlement lives on the account stream; it names its task.
-  documentId: (e) => (e.type === 'QuotaSettled' || e.type === 'QuotaReleased' ? e.data.taskId : e.streamName.slice('task-'.length)),
+  documentId: (e) => (e.type === 'QuotaSettled' || e.type === 'QuotaReleased' ? e.data.taskId : taskIdOfStream(e.streamName)),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== ART_FAMILY) return undefined;

@@ -3,11 +3,8 @@
  * either query path (the id alone names it, as the gateways of this family do); the path it was
  * submitted on only picks the upstream endpoint. `request_id` is this request's id.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { CLIP_FAMILY, clipSubmitResponse, clipTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
@@ -16,16 +13,15 @@ import { CLIP_ACTIONS, CLIP_BASE64_FIELDS, CLIP_URL_FIELDS, planClip } from './r
 import { CLIP_BODIES, ClipSubmitAnswer, ClipTaskAnswer } from './schema.js';
 import { CLIP_PATH } from './upstream.js';
 
-export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'openai');
-    authenticateFirst(app, deps);
+export function clipRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'openai' } as const;
 
     for (const action of CLIP_ACTIONS) {
       app.post(
         `${CLIP_PATH}/${action}`,
         {
+          config,
           schema: {
             tags: ['video'],
             summary: `Submit a clip ${action} task`,
@@ -48,7 +44,7 @@ export function clipRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
       app.get(
         `${CLIP_PATH}/${action}/:task_id`,
-        { schema: { tags: ['video'], summary: 'Query a clip task', params: taskIdParams, response: { 200: ClipTaskAnswer } } },
+        { config, schema: { tags: ['video'], summary: 'Query a clip task', params: taskIdParams, response: { 200: ClipTaskAnswer } } },
         async (request) => {
           const doc = await findOwnTask(deps, request, clipTaskProjection, taskNotExist(404));
           return { ...doc.body, request_id: request.id };

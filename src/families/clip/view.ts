@@ -7,7 +7,7 @@
  * seconds billed. `request_id` is the submit's request id; the query route answers its own.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf, PriceBasis } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf, type PriceBasis } from '../../domain/events.js';
 import { settlementOf } from '../../domain/pricing.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { ClipSubmitBody, ClipTaskBody } from './schema.js';
@@ -58,7 +58,7 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
   name: 'clip-tasks',
   view: 'clip-tasks',
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== CLIP_FAMILY) return undefined;

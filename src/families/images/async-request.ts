@@ -3,7 +3,7 @@
  * route's schema parsed (schema.ts): the model selects the family, whose rules decide what the
  * fields alone cannot say and build the upstream body (known fields only, spec defaults applied)
  * and the number of images the reservation is quoted on. Pure: the same body always gives the
- * same answer; the URL policy (src/families/url-policy.ts) runs on the fields of
+ * same answer; the URL policy (src/families/kit/url-policy.ts) runs on the fields of
  * ASYNC_IMAGE_URL_FIELDS.
  */
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';

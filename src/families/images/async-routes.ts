@@ -1,11 +1,9 @@
 /** `POST /v1/images/async/generations` and `GET …/{task_id}` (spec 4.9, 4.10). */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { EventDataOf } from '../../domain/events.js';
 import { CallbackBodyUnavailableError } from '../../engine/outbound/callbacks.js';
-import { authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { IMAGE_FAMILY, imageTaskProjection, submittedImageBody, subfamilyOf, type ImageTaskBody } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
@@ -51,35 +49,31 @@ async function submitAsyncImage(deps: GatewayDeps, request: FastifyRequest, body
   return submitResponse(task);
 }
 
-export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    authenticateFirst(app, deps);
+export function asyncImageRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
+    // Every refusal of the submit answers `code` = `invalid_request` (spec 7), while the query
+    // keeps its codes (`task_not_exist`, 4.10).
+    const submitConfig = { auth: 'bearer', errorShape: 'submit' } as const;
 
-    // A context of its own: every refusal of the submit answers `code` = `invalid_request`
-    // (spec 7), while the query keeps its codes (`task_not_exist`, 4.10).
-    await app.register(async (scope) => {
-      const submitScope = scope.withTypeProvider<ZodTypeProvider>();
-      useErrorShape(submitScope, 'submit');
-      submitScope.post(
-        '/v1/images/async/generations',
-        {
-          schema: {
-            tags: ['images'],
-            summary: 'Submit an async image task (pro-image, anime, vis, picgen)',
-            headers: submitHeaders,
-            body: AsyncImageBody,
-            response: { 200: AsyncImageSubmitAnswer },
-          },
+    app.post(
+      '/v1/images/async/generations',
+      {
+        config: submitConfig,
+        schema: {
+          tags: ['images'],
+          summary: 'Submit an async image task (pro-image, anime, vis, picgen)',
+          headers: submitHeaders,
+          body: AsyncImageBody,
+          response: { 200: AsyncImageSubmitAnswer },
         },
-        async (request) => submitAsyncImage(deps, request, request.body),
-      );
-    });
+      },
+      async (request) => submitAsyncImage(deps, request, request.body),
+    );
 
     app.get(
       '/v1/images/async/generations/:task_id',
-      { schema: { tags: ['images'], summary: 'Query an async image task', params: taskIdParams, response: { 200: ImageTaskAnswer } } },
+      { config, schema: { tags: ['images'], summary: 'Query an async image task', params: taskIdParams, response: { 200: ImageTaskAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, imageTaskProjection, taskNotExist(400));
         return withInlineBase64(deps, doc.body);

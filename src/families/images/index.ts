@@ -1,18 +1,15 @@
 import { imageTaskProjection } from './view.js';
 import type { FamilyModule } from '../family.js';
 import { asyncImagesCatalog } from './catalog.js';
-import { asyncImagesSimFamily } from './simulator.js';
 import { taskViewFromEvents } from '../../engine/tasks/task-view.js';
 import { IMAGE_FAMILY } from './view.js';
 import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';
 
 export const asyncImagesFamily: FamilyModule = {
-  name: 'images-async',
   routes: [asyncImageRoutes],
   projections: [imageTaskProjection],
   upstreams: [asyncImagesUpstream],
-  simulator: asyncImagesSimFamily,
   catalog: asyncImagesCatalog,
   callbackBodies: (deps) => ({
     [IMAGE_FAMILY]: async (events, taskId, accountId) => {

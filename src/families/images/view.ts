@@ -5,7 +5,7 @@
  * instance answering signs on its own base.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { StoredImageTask } from './schema.js';
 import type { z } from 'zod';
@@ -43,7 +43,7 @@ export const imageTaskProjection: Projection<ImageTaskDoc> = {
   name: 'image-tasks',
   view: 'image-tasks',
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== IMAGE_FAMILY) return undefined;

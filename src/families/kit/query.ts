@@ -1,13 +1,13 @@
 /**
- * The one query pipeline of every async family: authenticate, read the caller's task view
- * (engine/tasks/task-view.ts: the stream folded when the view lags, asset URLs signed), and answer a
- * missing task — or another account's, which looks the same — in the family's own words.
+ * The one query pipeline of every async family: read the caller's task view (the caller
+ * authenticated by the route's `config.auth`; engine/tasks/task-view.ts: the stream folded when
+ * the view lags, asset URLs signed), and answer a missing task — or another account's, which
+ * looks the same — in the family's own words.
  */
 import type { FastifyRequest } from 'fastify';
-import { authenticate } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
-import { taskViewFor } from '../../http/task-views.js';
+import { taskViewFor } from '../../engine/tasks/task-view.js';
 import type { Projection } from '../../../projections/projection.js';
 
 export interface MissingTask {
@@ -32,9 +32,8 @@ export async function findOwnTask<D extends { accountId: string }>(
   projection: Projection<D>,
   missing: MissingTask,
 ): Promise<D> {
-  const caller = await authenticate(request, deps.tokens, deps.clock());
   const taskId = (request.params as Record<string, string>)[missing.param] ?? '';
-  const doc = await taskViewFor(deps, projection, taskId, caller.accountId);
+  const doc = await taskViewFor(deps, projection, taskId, request.caller.accountId);
   if (!doc) throw new GatewayError(missing.status, missing.code, missing.message(taskId), missing.param);
   return doc;
 }

@@ -12,15 +12,13 @@
  * on `model`, so a body is checked by the schema of the family that will read it (and refused in
  * that family's words); the answers are the union of the families' answers.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SyncResultDoc } from '../../../projections/sync-result.js';
-import type { Caller } from '../../engine/accounts/caller.js';
 import { succeededCall, syncRecordFor, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
-import { authenticate, authenticateFirst } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
+import { GatewayError } from '../../http/errors.js';
 import { isPlainObject } from './fields.js';
 import { jsonBody, submitHeaders } from './schema.js';
 
@@ -42,7 +40,8 @@ export interface ImageGenerator {
   answer?: z.ZodType;
   /** What the path's description says of it beyond the answer (e.g. a streamed answer). */
   description?: string;
-  generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<unknown>;
+  /** Runs the call and answers it (sync-call.ts, which authenticates the caller). */
+  generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
 export interface SyncResultRoute {
@@ -107,11 +106,9 @@ export function imageGenerationsRoute(generators: readonly ImageGenerator[]) {
     'A synchronous call: the answer carries the images. Its task id is the `x-task-id` response header: `GET /v1/images/generations/{id}` answers the result again, and a retry with the same `Idempotency-Key` and body answers the same result without charging again.',
     ...generators.flatMap((g) => (g.description ? [g.description] : [])),
   ].join('\n\n');
-  return (deps: GatewayDeps): FastifyPluginAsync =>
-    async (plain) => {
-      const app = plain.withTypeProvider<ZodTypeProvider>();
-      useErrorShape(app, 'plain');
-      authenticateFirst(app, deps);
+  return (deps: GatewayDeps): FastifyPluginAsyncZod =>
+    async (app) => {
+      const config = { auth: 'bearer', errorShape: 'plain' } as const;
       const schema = {
         tags: ['images'],
         summary,
@@ -120,13 +117,12 @@ export function imageGenerationsRoute(generators: readonly ImageGenerator[]) {
         ...(body ? { body } : {}),
         ...(answer ? { response: { 200: answer } } : {}),
       };
-      app.post(IMAGE_GENERATIONS_PATH, { schema }, async (request, reply) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
+      app.post(IMAGE_GENERATIONS_PATH, { config, schema }, async (request, reply) => {
         const model = isPlainObject(request.body) ? request.body.model : undefined;
         const named = generators.find((g) => typeof model === 'string' && g.models.includes(model));
         const generator = named ?? (model === undefined || model === null ? generators.find((g) => g.default) : undefined);
         if (!generator) throw new GatewayError(400, 'invalid_request', `model: ${unknownModelReason(generators)}`, 'model');
-        return generator.generate(deps, request, reply, caller);
+        return generator.generate(deps, request, reply);
       });
     };
 }
@@ -135,19 +131,16 @@ const resultParams = z.object({ id: z.string().meta({ description: 'the task id 
 
 export function syncResultRoutes(routes: readonly SyncResultRoute[]) {
   const paths = [...new Set(routes.map((r) => r.path))];
-  return (deps: GatewayDeps): FastifyPluginAsync =>
-    async (plain) => {
-      const app = plain.withTypeProvider<ZodTypeProvider>();
-      useErrorShape(app, 'plain');
-      authenticateFirst(app, deps);
+  return (deps: GatewayDeps): FastifyPluginAsyncZod =>
+    async (app) => {
+      const config = { auth: 'bearer', errorShape: 'plain' } as const;
       for (const path of paths) {
         const onPath = routes.filter((r) => r.path === path);
         const answer = unionOf(onPath.map((r) => r.answer));
         const schema = { tags: ['images'], summary: onPath[0]!.summary, params: resultParams, ...(answer ? { response: { 200: answer } } : {}) };
-        app.get(`${path}/:id`, { schema }, async (request, reply) => {
-          const caller = await authenticate(request, deps.tokens, deps.clock());
+        app.get(`${path}/:id`, { config, schema }, async (request, reply) => {
           const { id } = request.params;
-          const doc = await syncRecordFor(deps, id, caller.accountId);
+          const doc = await syncRecordFor(deps, id, request.caller.accountId);
           const route = doc && onPath.find((r) => r.made(doc));
           if (!doc || !route) throw new GatewayError(404, 'task_not_exist', `id: no task ${id}`, 'id');
           reply.header('x-task-id', doc.taskId);

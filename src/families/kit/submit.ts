@@ -1,7 +1,8 @@
 /**
- * The one async submit pipeline of every family: authenticate, plan (the family's rules),
- * check the model against the key, apply the URL policy, then reserve and open the task —
- * idempotently with `Idempotency-Key` — in that order, so a refused request appends nothing.
+ * The one async submit pipeline of every family: for the caller (authenticated by the route's
+ * `config.auth`, src/http/route-config.ts), plan (the family's rules), check the model against
+ * the key, apply the URL policy, then reserve and open the task — idempotently with
+ * `Idempotency-Key` — in that order, so a refused request appends nothing.
  * A family passes only what is its own: its rules, its URL fields, and where it differs.
  */
 import type { FastifyRequest } from 'fastify';
@@ -9,7 +10,7 @@ import type { EventDataOf } from '../../domain/events.js';
 import type { Caller } from '../../engine/accounts/caller.js';
 import { submitIdempotently } from '../../engine/tasks/idempotency.js';
 import { submitTask } from '../../engine/tasks/submit.js';
-import { assertModelAllowed, authenticate } from '../../http/auth/bearer.js';
+import { assertModelAllowed } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { acceptedPlan, type PlanResult } from './plan.js';
@@ -60,7 +61,7 @@ export async function submitFamilyTask<P extends TaskPlan>(
   request: FastifyRequest,
   spec: SubmitSpec<P>,
 ): Promise<{ task: EventDataOf<'TaskSubmitted'>; plan: P }> {
-  const caller = await authenticate(request, deps.tokens, deps.clock());
+  const { caller } = request;
   const plan = acceptedPlan(spec.plan(request.body));
   assertModelAllowed(caller, plan.model, deps.catalog);
   await enforceUrlPolicyOn(deps, request.body, typeof spec.urlFields === 'function' ? spec.urlFields(plan) : spec.urlFields);

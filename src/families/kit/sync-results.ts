@@ -2,7 +2,7 @@
  * Result images of the synchronous image families, through the one outbound guard
  * (src/engine/outbound/outbound-guard.ts): upstream result URLs are downloaded here, so the engine's
  * re-hosting only stores bytes. (Reference URLs are checked at submit by the URL policy,
- * src/families/url-policy.ts.)
+ * src/families/kit/url-policy.ts.)
  */
 import { outboundPolicy, guardedDownload, type OutboundPolicy } from '../../engine/outbound/outbound-guard.js';
 import { UpstreamError, type UpstreamContext, type UpstreamResult } from '../../engine/channels/upstream.js';

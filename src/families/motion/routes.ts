@@ -4,11 +4,8 @@
  * query open; this is the family's native one). Errors are `{code, message}`. The "channel API
  * key" is a gateway token bound to a channel (`channel_id`): its tasks go only to that channel.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { MOTION_FAMILY, motionSubmitResponse, motionTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
@@ -17,17 +14,15 @@ import { MOTION_URL_FIELDS, type MotionPath, planMotion } from './request.js';
 import { MOTION_BODIES, MotionSubmitAnswer, MotionTaskAnswer } from './schema.js';
 import { MOTION_SUBMIT_PATHS, MOTION_TASKS_PATH } from './upstream.js';
 
-export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    authenticateFirst(app, deps);
+export function motionRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
 
     for (const path of ['text', 'image'] as const satisfies readonly MotionPath[]) {
       const summary = path === 'text' ? 'Submit a motion text-to-video task' : 'Submit a motion image-to-video task';
       app.post(
         MOTION_SUBMIT_PATHS[path],
-        { schema: { tags: ['video'], summary, headers: submitHeaders, body: MOTION_BODIES[path], response: { 200: MotionSubmitAnswer } } },
+        { config, schema: { tags: ['video'], summary, headers: submitHeaders, body: MOTION_BODIES[path], response: { 200: MotionSubmitAnswer } } },
         async (request) => {
           const { task } = await submitFamilyTask(deps, request, {
             family: MOTION_FAMILY,
@@ -42,7 +37,7 @@ export function motionRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get(
       `${MOTION_TASKS_PATH}/:task_id`,
-      { schema: { tags: ['video'], summary: 'Query a motion task', params: taskIdParams, response: { 200: MotionTaskAnswer } } },
+      { config, schema: { tags: ['video'], summary: 'Query a motion task', params: taskIdParams, response: { 200: MotionTaskAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, motionTaskProjection, taskNotExist(404));
         return { ...doc.body, request_id: request.id };

@@ -7,7 +7,7 @@
  * resolution delivered) on success. `request_id` is the submit's; the query route answers its own.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { MotionSubmitBody, MotionTaskBody } from './schema.js';
 
@@ -43,7 +43,7 @@ export const motionTaskProjection: Projection<MotionTaskDoc> = {
   name: 'motion-tasks',
   view: 'motion-tasks',
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== MOTION_FAMILY) return undefined;

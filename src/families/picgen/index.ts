@@ -1,7 +1,6 @@
 import { picgenSyncModels } from './catalog.js';
 import type { FamilyModule } from '../family.js';
 import { picgenCatalog } from './catalog.js';
-import { picgenSyncSimFamily } from './simulator.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { picgenBody } from './answer.js';
 import { PICGEN_SYNC_FAMILY, picgenEditRoutes, picgenGeneration } from './routes.js';
@@ -13,11 +12,9 @@ import { PICGEN_EDITS_PATH } from './upstream.js';
  * `/v1/images/generations` path, dispatched on the model (kit/shared-paths.ts).
  */
 export const picgenSyncFamily: FamilyModule = {
-  name: 'picgen-sync',
   routes: [picgenEditRoutes],
   projections: [],
   upstreams: [],
-  simulator: picgenSyncSimFamily,
   catalog: picgenCatalog,
   imageGenerators: [{ label: 'picgen', models: picgenSyncModels, body: GenerationBody, answer: PicgenAnswer, generate: picgenGeneration }],
   syncResults: [

@@ -8,21 +8,17 @@
  * `Idempotency-Key` and the `x-task-id` query (`GET /v1/images/{generations,edits}/{id}`) as
  * for every synchronous call (engine/tasks/sync-task.ts).
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { runSyncTask } from '../../engine/tasks/sync-task.js';
-import { assertModelAllowed, authenticate, authenticateFirst, type Caller } from '../../http/auth/bearer.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
-import { metadataFor } from '../../http/request-meta.js';
-import { syncCallOptions } from '../kit/sync-call.js';
+import { runFamilySyncCall } from '../kit/sync-call.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { acceptMultipart } from '../kit/multipart.js';
 import { submitHeaders } from '../kit/schema.js';
-import { enforceUrlPolicyOn } from '../kit/url-policy.js';
+import type { PlanResult } from '../kit/plan.js';
 import { picgenBody, picgenLayout } from './answer.js';
 import { multipartBody } from './multipart.js';
-import { planPicgenEdit, planPicgenGeneration, type PicgenPlan, type PicgenPlanResult } from './request.js';
+import { planPicgenEdit, planPicgenGeneration, type PicgenPlan } from './request.js';
 import { EditBody, PicgenAnswer } from './schema.js';
 import { callPicgen, PICGEN_EDITS_PATH, PICGEN_GENERATIONS_PATH } from './upstream.js';
 
@@ -32,41 +28,24 @@ export const PICGEN_SYNC_FAMILY = 'picgen-sync';
 /** Reference images (one string or a list; files arrive as data URIs), for the URL policy. */
 const PICGEN_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image.*' }];
 
-function accepted(planned: PicgenPlanResult): PicgenPlan {
-  if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-  return planned.plan;
-}
-
-/** `body`: what the rules read (the decoded form for multipart edits), and what the Idempotency-Key is matched on. */
-async function runPicgen(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller, body: unknown, plan: PicgenPlan, path: string) {
-  assertModelAllowed(caller, plan.model, deps.catalog);
-  await enforceUrlPolicyOn(deps, body, PICGEN_URL_FIELDS);
-  const { call } = await runSyncTask(
-    deps,
-    {
-      family: PICGEN_SYNC_FAMILY,
-      channelFamily: 'images',
-      action: plan.action,
-      model: plan.model,
-      caller,
-      request: plan.recorded,
-      units: plan.units,
-      tier: plan.tier,
-      metadata: metadataFor(request, deps.clock()),
-      delivery: 'url',
-      ...syncCallOptions(request, reply, body),
-    },
-    async (ctx) => {
+/** A picgen call on `path` (the body of a multipart edit is its decoded form). */
+function runPicgen(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, plan: (body: unknown) => PlanResult<PicgenPlan>, path: string) {
+  return runFamilySyncCall(deps, request, reply, {
+    family: PICGEN_SYNC_FAMILY,
+    channelFamily: 'images',
+    plan,
+    urlFields: PICGEN_URL_FIELDS,
+    call: async (ctx, plan) => {
       const answer = await callPicgen(deps, ctx, path, plan.upstream);
       return { ...answer, snapshot: { ...answer.snapshot, answer: picgenLayout(answer.slots, plan.responseFormat) } };
     },
-  );
-  return picgenBody(deps, call);
+    answer: (call) => picgenBody(deps, call),
+  });
 }
 
-/** `POST /v1/images/generations` for a picgen model (the caller is already authenticated). */
-export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, caller: Caller) {
-  return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenGeneration(request.body)), PICGEN_GENERATIONS_PATH);
+/** `POST /v1/images/generations` for a picgen model (kit/shared-paths.ts). */
+export function picgenGeneration(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply) {
+  return runPicgen(deps, request, reply, planPicgenGeneration, PICGEN_GENERATIONS_PATH);
 }
 
 const EDIT_DESCRIPTION = [
@@ -74,21 +53,21 @@ const EDIT_DESCRIPTION = [
   'A synchronous call: the answer carries the images. Its task id is the `x-task-id` response header: `GET /v1/images/edits/{id}` answers the result again, and a retry with the same `Idempotency-Key` and body answers the same result without charging again.',
 ].join('\n\n');
 
-export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
+export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
     await acceptMultipart(app);
-    authenticateFirst(app, deps);
-    // A form is read only once its key is accepted, and becomes the body before validation: the
-    // schema and the rules judge it as they judge JSON.
-    app.addHook('preValidation', async (request) => {
+    // A form is read only once its key is accepted (route-config.ts runs the check first), and
+    // becomes the body before validation: the schema and the rules judge it as they judge JSON.
+    const formBody = async (request: FastifyRequest) => {
       if (request.isMultipart()) request.body = await multipartBody(request);
-    });
+    };
 
     app.post(
       PICGEN_EDITS_PATH,
       {
+        config,
+        preValidation: formBody,
         schema: {
           tags: ['images'],
           summary: 'Synchronous picgen image-to-image (JSON or multipart)',
@@ -99,10 +78,7 @@ export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsync {
           response: { 200: PicgenAnswer },
         },
       },
-      async (request, reply) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
-        return runPicgen(deps, request, reply, caller, request.body, accepted(planPicgenEdit(request.body)), PICGEN_EDITS_PATH);
-      },
+      async (request, reply) => runPicgen(deps, request, reply, planPicgenEdit, PICGEN_EDITS_PATH),
     );
   };
 }

@@ -6,18 +6,13 @@
  * answers chat-completion chunks: the role, the content, the finish with `usage`, `[DONE]`.
  * `id` is the task id (also `x-task-id`): `GET /v1/chat/completions/{id}` answers it again.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { runSyncTask } from '../../engine/tasks/sync-task.js';
-import { assertModelAllowed, authenticate, authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
-import { metadataFor } from '../../http/request-meta.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { submitHeaders } from '../kit/schema.js';
-import { enforceUrlPolicyOn } from '../kit/url-policy.js';
+import { runFamilySyncCall, type SyncStream } from '../kit/sync-call.js';
 import { chatBody, chatChunks, SYNC_IMAGE_FAMILY } from './answers.js';
-import { syncCallOptions } from '../kit/sync-call.js';
 import { planChatRequest } from './rules.js';
 import { ChatAnswer, ChatBody } from './schema.js';
 import { SseReply } from './sse.js';
@@ -31,15 +26,28 @@ const DESCRIPTION = [
   'With `stream: true` the answer is `text/event-stream` instead: `chat.completion.chunk` frames (the role, the content, the finish with `usage`), then `data: [DONE]`. A refusal before the first frame is an ordinary JSON error; after it, a frame `{"error": {code, message}}`.',
 ].join('\n\n');
 
-export function chatRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    authenticateFirst(app, deps);
+/** `stream: true`: the chunks of the completion, then `[DONE]`. */
+function chatStream(reply: FastifyReply): SyncStream {
+  const sse = new SseReply(reply);
+  return {
+    keepAlive: () => sse.keepAlive(),
+    finish: (call) => {
+      for (const chunk of chatChunks(call)) sse.send(chunk);
+      sse.done();
+      sse.end();
+    },
+    fail: (err) => sse.fail(err),
+  };
+}
+
+export function chatRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
 
     app.post(
       CHAT_PATH,
       {
+        config,
         schema: {
           tags: ['images'],
           summary: 'Synchronous image generation, chat-style (std-image, pro-image)',
@@ -50,51 +58,16 @@ export function chatRoutes(deps: GatewayDeps): FastifyPluginAsync {
           response: { 200: ChatAnswer },
         },
       },
-      async (request, reply) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
-        const planned = planChatRequest(request.body);
-        if (!planned.ok) throw new GatewayError(400, 'invalid_request', planned.message, planned.param);
-        const { plan } = planned;
-        assertModelAllowed(caller, plan.model, deps.catalog);
-        await enforceUrlPolicyOn(deps, request.body, CHAT_URL_FIELDS);
-        const sse = plan.stream ? new SseReply(reply) : undefined;
-        const options = syncCallOptions(request, reply);
-        try {
-          const { call } = await runSyncTask(
-            deps,
-            {
-              family: SYNC_IMAGE_FAMILY,
-              channelFamily: 'images',
-              action: plan.action,
-              model: plan.model,
-              caller,
-              request: plan.recorded,
-              units: plan.units,
-              metadata: metadataFor(request, deps.clock()),
-              delivery: 'url',
-              ...options,
-              onTask: (taskId, replayed) => {
-                options.onTask(taskId);
-                // A retry waiting for the first call keeps its stream alive like the call does.
-                if (replayed) sse?.keepAlive();
-              },
-            },
-            async (ctx) => {
-              sse?.keepAlive();
-              return callChat(deps, ctx, plan.upstream);
-            },
-          );
-          if (!sse) return chatBody(call);
-          for (const chunk of chatChunks(call)) sse.send(chunk);
-          sse.done();
-          sse.end();
-          return reply;
-        } catch (err) {
-          if (!sse) throw err;
-          sse.fail(err);
-          return reply;
-        }
-      },
+      async (request, reply) =>
+        runFamilySyncCall(deps, request, reply, {
+          family: SYNC_IMAGE_FAMILY,
+          channelFamily: 'images',
+          plan: planChatRequest,
+          urlFields: CHAT_URL_FIELDS,
+          call: (ctx, plan) => callChat(deps, ctx, plan.upstream),
+          answer: chatBody,
+          stream: (plan, reply) => (plan.stream ? chatStream(reply) : undefined),
+        }),
     );
   };
 }

@@ -10,71 +10,37 @@
  * `Idempotency-Key` answers a stream of the `completed` events only (the partial images were
  * not kept). The task id is the `x-task-id` header: `GET /v1/images/generations/{id}`.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { runSyncTask, type SyncRequest } from '../../engine/tasks/sync-task.js';
-import { assertModelAllowed, type Caller } from '../../http/auth/bearer.js';
+import type { FastifyReply } from 'fastify';
 import type { GatewayDeps } from '../../http/deps.js';
-import { metadataFor } from '../../http/request-meta.js';
-import { acceptedPlan } from '../kit/plan.js';
+import { nowSeconds } from '../../lib/time.js';
 import type { ImageGenerator } from '../kit/shared-paths.js';
+import { runFamilySyncCall, type SyncStream } from '../kit/sync-call.js';
 import { completedEvents, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
-import { syncCallOptions } from '../kit/sync-call.js';
-import { planImagesRequest, SYNC_IMAGE_MODELS, type SyncImagePlan } from './rules.js';
+import { planImagesRequest, SYNC_IMAGE_MODELS, type ImageEcho } from './rules.js';
 import { ImagesAnswer, ImagesBody } from './schema.js';
 import { SseReply } from './sse.js';
 import { callImages, callImagesStream } from './upstream.js';
 
-const nowSeconds = (deps: GatewayDeps): number => Math.floor(deps.clock().getTime() / 1000);
-
-function syncRequest(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply): SyncRequest {
-  const delivery = plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url';
-  return {
-    family: SYNC_IMAGE_FAMILY,
-    channelFamily: 'images',
-    action: plan.action,
-    model: plan.model,
-    caller,
-    request: plan.recorded,
-    units: plan.units,
-    metadata: metadataFor(request, deps.clock()),
-    delivery,
-    ...syncCallOptions(request, reply),
-  };
+interface ImagesStream extends SyncStream {
+  /** An `image_generation.partial_image` event, as the upstream draws. */
+  partial(image: object): void;
 }
 
-async function plain(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply) {
-  const { call } = await runSyncTask(deps, syncRequest(deps, plan, caller, request, reply), (ctx) => callImages(deps, ctx, plan.upstream));
-  return imagesBody(deps, call);
-}
-
-async function streamed(deps: GatewayDeps, plan: SyncImagePlan, caller: Caller, request: FastifyRequest, reply: FastifyReply) {
+/** `stream: true`: the partial images as they come, then one `image_generation.completed` per image. */
+function imagesStream(deps: GatewayDeps, reply: FastifyReply, echo: ImageEcho): ImagesStream {
   const sse = new SseReply(reply);
-  const echo = plan.echo;
-  try {
-    const base = syncRequest(deps, plan, caller, request, reply);
-    const { call } = await runSyncTask(
-      deps,
-      {
-        ...base,
-        onTask: (taskId, replayed) => {
-          base.onTask?.(taskId, replayed);
-          if (replayed) sse.keepAlive();
-        },
-      },
-      async (ctx) => {
-        sse.keepAlive();
-        return callImagesStream(deps, ctx, plan.upstream, (partial) => {
-          const type = 'image_generation.partial_image';
-          sse.send({ type, created_at: nowSeconds(deps), ...echo, ...partial }, type);
-        });
-      },
-    );
-    for (const event of await completedEvents(deps, call, echo)) sse.send(event, event.type);
-    sse.end();
-  } catch (err) {
-    sse.fail(err, 'error');
-  }
-  return reply;
+  return {
+    keepAlive: () => sse.keepAlive(),
+    partial: (image) => {
+      const type = 'image_generation.partial_image';
+      sse.send({ type, created_at: nowSeconds(deps.clock), ...echo, ...image }, type);
+    },
+    finish: async (call) => {
+      for (const event of await completedEvents(deps, call, echo)) sse.send(event, event.type);
+      sse.end();
+    },
+    fail: (err) => sse.fail(err, 'error'),
+  };
 }
 
 /** std-image / pro-image on the shared `POST /v1/images/generations` (kit/shared-paths.ts). */
@@ -86,9 +52,15 @@ export const stdImageGenerator: ImageGenerator = {
   answer: ImagesAnswer,
   description:
     'std-image, pro-image: `stream: true` answers `text/event-stream` instead: `image_generation.partial_image` events as the upstream draws, then one `image_generation.completed` per image (`b64_json`, size, quality, background, output_format, usage); a failure after the first event ends the stream with an `error` event. A retry of a streamed call answers the completed events only.',
-  async generate(deps, request, reply, caller) {
-    const plan = acceptedPlan(planImagesRequest(request.body));
-    assertModelAllowed(caller, plan.model, deps.catalog);
-    return plan.stream ? streamed(deps, plan, caller, request, reply) : plain(deps, plan, caller, request, reply);
-  },
+  generate: (deps, request, reply) =>
+    runFamilySyncCall(deps, request, reply, {
+      family: SYNC_IMAGE_FAMILY,
+      channelFamily: 'images',
+      plan: planImagesRequest,
+      delivery: (plan) => (plan.responseFormat === 'b64_json' || plan.stream ? 'b64' : 'url'),
+      stream: (plan, reply) => (plan.stream ? imagesStream(deps, reply, plan.echo) : undefined),
+      call: (ctx, plan, stream) =>
+        stream ? callImagesStream(deps, ctx, plan.upstream, (partial) => stream.partial(partial)) : callImages(deps, ctx, plan.upstream),
+      answer: (call) => imagesBody(deps, call),
+    }),
 };

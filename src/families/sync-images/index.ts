@@ -1,7 +1,6 @@
 import { syncResultProjection } from '../../../projections/sync-result.js';
 import type { FamilyModule } from '../family.js';
 import { syncImagesCatalog } from './catalog.js';
-import { syncImagesSimFamily } from './simulator.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { chatBody, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
 import { chatRoutes } from './chat-route.js';
@@ -16,11 +15,9 @@ import { CHAT_PATH } from './upstream.js';
  * (picgen's too), which the result routes answer by id (`GET <path>/{id}`).
  */
 export const syncImagesFamily: FamilyModule = {
-  name: 'images-sync',
   routes: [chatRoutes],
   projections: [syncResultProjection],
   upstreams: [],
-  simulator: syncImagesSimFamily,
   catalog: syncImagesCatalog,
   imageGenerators: [stdImageGenerator],
   syncResults: [

@@ -2,17 +2,14 @@ import { TUNE_FAMILY, tuneTaskProjection } from './view.js';
 import { viewBody } from '../kit/query-body.js';
 import type { FamilyModule } from '../family.js';
 import { tuneCatalog } from './catalog.js';
-import { tuneSimFamily } from './simulator.js';
 import { tuneRoutes } from './routes.js';
 import { tuneUpstream } from './upstream.js';
 
 /** Music and lyrics (spec 2.6, 3.4, 4.11). */
 export const tuneFamily: FamilyModule = {
-  name: 'tune',
   routes: [tuneRoutes],
   projections: [tuneTaskProjection],
   upstreams: [tuneUpstream],
-  simulator: tuneSimFamily,
   catalog: tuneCatalog,
   callbackBodies: viewBody(TUNE_FAMILY, tuneTaskProjection),
 };

@@ -4,11 +4,9 @@
  * `{code: "invalid_request", reason, message, error}` (the `submit` error shape); a missing or
  * another account's task is HTTP 400 `task_not_exist`, like the async image query.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { TUNE_FAMILY, tuneTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
@@ -37,35 +35,31 @@ async function submit(deps: GatewayDeps, request: FastifyRequest, plan: () => Tu
   return { code: 'success' as const, message: SUBMITTED_MESSAGE, data: task.taskId };
 }
 
-export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
-    authenticateFirst(app, deps);
-
-    // A context of its own: every refusal of a submit answers `code` = `invalid_request`
-    // (spec 7), while the query keeps its codes (`task_not_exist`).
-    await app.register(async (scope) => {
-      const submitScope = scope.withTypeProvider<ZodTypeProvider>();
-      useErrorShape(submitScope, 'submit');
-      const submitSchema = <B extends typeof LyricsBody | typeof MusicBody>(summary: string, body: B) => ({
-        tags: ['tune'],
-        summary,
-        headers: submitHeaders,
-        body,
-        response: { 200: SubmitAnswer },
-      });
-      submitScope.post('/tune/submit/LYRICS', { schema: submitSchema('Submit a lyrics task (billed as tune_lyrics)', LyricsBody) }, async (request) =>
-        submit(deps, request, () => planLyrics(request.body), LYRICS_URL_FIELDS),
-      );
-      submitScope.post('/tune/submit/MUSIC', { schema: submitSchema('Submit a song task (billed as tune_music)', MusicBody) }, async (request) =>
-        submit(deps, request, () => planMusic(request.body), MUSIC_URL_FIELDS),
-      );
+export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'plain' } as const;
+    // Every refusal of a submit answers `code` = `invalid_request` (spec 7), while the query keeps
+    // its codes (`task_not_exist`).
+    const submitConfig = { auth: 'bearer', errorShape: 'submit' } as const;
+    const submitSchema = <B extends typeof LyricsBody | typeof MusicBody>(summary: string, body: B) => ({
+      tags: ['tune'],
+      summary,
+      headers: submitHeaders,
+      body,
+      response: { 200: SubmitAnswer },
     });
+    app.post(
+      '/tune/submit/LYRICS',
+      { config: submitConfig, schema: submitSchema('Submit a lyrics task (billed as tune_lyrics)', LyricsBody) },
+      async (request) => submit(deps, request, () => planLyrics(request.body), LYRICS_URL_FIELDS),
+    );
+    app.post('/tune/submit/MUSIC', { config: submitConfig, schema: submitSchema('Submit a song task (billed as tune_music)', MusicBody) }, async (request) =>
+      submit(deps, request, () => planMusic(request.body), MUSIC_URL_FIELDS),
+    );
 
     app.get(
       '/tune/fetch/:task_id',
-      { schema: { tags: ['tune'], summary: 'Query a lyrics or song task', params: taskIdParams, response: { 200: TaskAnswer } } },
+      { config, schema: { tags: ['tune'], summary: 'Query a lyrics or song task', params: taskIdParams, response: { 200: TaskAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, tuneTaskProjection, taskNotExist(400));
         return doc.body;

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf, type TaskResultItem } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { TaskAnswer } from './schema.js';
 
@@ -92,7 +92,7 @@ export const tuneTaskProjection: Projection<TuneTaskDoc> = {
   name: 'tune-tasks',
   view: 'tune-tasks',
   handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== TUNE_FAMILY) return undefined;

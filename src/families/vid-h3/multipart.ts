@@ -11,7 +11,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { acceptMultipart, readForm, type FormLimits } from '../kit/multipart.js';
-import { readFormBytes } from '../kit/multipart-bytes.js';
 
 /** A file part of the form (not kept: the Vid-H3 upstream takes image URLs only). */
 export class UploadedFile {
@@ -84,18 +83,14 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
   return out;
 }
 
-/** A form's bytes decoded as a request carrying them would be (tools and tests). */
-export function decodeForm(bytes: Buffer, contentType: string): Promise<Record<string, FormValue>> {
-  return readFormBytes(bytes, contentType, readVidH3Form);
-}
-
 /**
- * Accepts `multipart/form-data` in this (encapsulated) plugin: the decoded form is the
- * request's body before validation, as a parsed JSON body is, so the routes read either alike.
+ * Accepts `multipart/form-data` in this (encapsulated) plugin. The route's `preValidation` hook it
+ * returns makes the decoded form the request's body before validation, as a parsed JSON body is,
+ * so the route reads either alike (after the key's check: route-config.ts).
  */
-export async function acceptForms(app: FastifyInstance): Promise<void> {
+export async function acceptForms(app: FastifyInstance): Promise<(request: FastifyRequest) => Promise<void>> {
   await acceptMultipart(app);
-  app.addHook('preValidation', async (request) => {
+  return async (request) => {
     if (request.isMultipart()) request.body = await readVidH3Form(request);
-  });
+  };
 }

@@ -18,7 +18,7 @@ import { VidH3Body, type VidH3Request, type VidH3Resolution } from './schema.js'
 export { VID_H3_MODEL, VID_H3_RESOLUTIONS, type VidH3Resolution } from './schema.js';
 export const VID_H3_DEFAULT_SECONDS = 5;
 
-/** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
+/** Every field naming a URL, for the URL policy (src/families/kit/url-policy.ts). */
 export const VID_H3_URL_FIELDS: readonly UrlFieldSpec[] = [
   { path: 'input_reference' },
   { path: 'input_reference.image_url' },

@@ -3,11 +3,9 @@
  * (spec 4.13): OpenAI's video endpoints, so its client works against them. The submit takes JSON
  * or the client's multipart form; the content endpoint streams the MP4 with range support.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { GatewayError, useErrorShape } from '../../http/errors.js';
+import { GatewayError } from '../../http/errors.js';
 import { sendAsset } from '../../http/send-asset.js';
 import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
@@ -19,17 +17,17 @@ import { ContentAnswers, ContentQuery, SubmitAnswer, VideoAnswer, VidH3Body } fr
 
 export const VID_H3_PATH = '/v1/videos';
 
-export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'openai');
-    // Before the form's hook: a request without a valid key is refused before its form is read.
-    authenticateFirst(app, deps);
-    await acceptForms(app);
+export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const config = { auth: 'bearer', errorShape: 'openai' } as const;
+    // Its key is checked first (route-config.ts): a request without a valid key is refused before its form is read.
+    const formBody = await acceptForms(app);
 
     app.post(
       VID_H3_PATH,
       {
+        config,
+        preValidation: formBody,
         schema: {
           tags: ['video'],
           summary: 'Submit a Vid-H3 video (JSON or multipart form)',
@@ -52,7 +50,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get(
       `${VID_H3_PATH}/:task_id`,
-      { schema: { tags: ['video'], summary: 'Query a Vid-H3 video', params: taskIdParams, response: { 200: VideoAnswer } } },
+      { config, schema: { tags: ['video'], summary: 'Query a Vid-H3 video', params: taskIdParams, response: { 200: VideoAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
         return doc.body;
@@ -62,6 +60,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsync {
     app.get(
       `${VID_H3_PATH}/:task_id/content`,
       {
+        config,
         schema: {
           tags: ['video'],
           summary: 'Download a completed Vid-H3 video (MP4, range requests)',

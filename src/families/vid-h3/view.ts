@@ -6,7 +6,7 @@
  * the requested values until the delivered ones are known. The document also keeps the
  * asset key the content endpoint streams, and whether the assets expired.
  */
-import type { EventDataOf } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { VidH3VideoBody } from './schema.js';
 
@@ -43,7 +43,7 @@ export const vidH3VideoProjection: Projection<VidH3VideoDoc> = {
   name: 'vid-h3-videos',
   view: 'vid-h3-videos',
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== VID_H3_FAMILY) return undefined;

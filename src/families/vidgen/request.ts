@@ -22,7 +22,7 @@ export const VIDGEN_DEFAULT_SECONDS = 5;
 const FRAMES_PER_SECOND = 24;
 const FLAGS = ['generate_audio', 'watermark', 'camera_fixed', 'draft'] as const;
 
-/** Every field naming a URL, for the URL policy (src/families/url-policy.ts). */
+/** Every field naming a URL, for the URL policy (src/families/kit/url-policy.ts). */
 export const VIDGEN_URL_FIELDS: readonly UrlFieldSpec[] = [
   { path: 'metadata.content.*.image_url.url' },
   { path: 'metadata.content.*.video_url.url' },

@@ -1,9 +1,6 @@
 /** `POST /v1/video/generations` and `GET /v1/video/generations/{task_id}` (spec 4.3, 4.4). */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticateFirst } from '../../http/auth/bearer.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
-import { useErrorShape } from '../../http/errors.js';
 import { VIDGEN_FAMILY, vidgenSubmitResponse, vidgenTaskProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
@@ -12,16 +9,15 @@ import { planVidgen, VIDGEN_URL_FIELDS } from './request.js';
 import { VidgenBody, VidgenSubmitAnswer, VidgenTaskAnswer } from './schema.js';
 import { VIDGEN_PATH } from './upstream.js';
 
-export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
+export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     // The spec leaves the vidgen error body open; the OpenAI shape matches its OpenAI-style submit object.
-    useErrorShape(app, 'openai');
-    authenticateFirst(app, deps);
+    const config = { auth: 'bearer', errorShape: 'openai' } as const;
 
     app.post(
       VIDGEN_PATH,
       {
+        config,
         schema: {
           tags: ['video'],
           summary: 'Submit a vidgen video task',
@@ -43,7 +39,7 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get(
       `${VIDGEN_PATH}/:task_id`,
-      { schema: { tags: ['video'], summary: 'Query a vidgen video task', params: taskIdParams, response: { 200: VidgenTaskAnswer } } },
+      { config, schema: { tags: ['video'], summary: 'Query a vidgen video task', params: taskIdParams, response: { 200: VidgenTaskAnswer } } },
       async (request) => {
         const doc = await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404));
         return doc.body;

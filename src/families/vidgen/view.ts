@@ -6,7 +6,7 @@
  * instance that answers) and `data.data` the upstream's own task result.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import type { EventDataOf } from '../../domain/events.js';
+import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
 import type { Projection } from '../../../projections/projection.js';
 import type { VidgenEnvelope, VidgenSubmitBody } from './schema.js';
 
@@ -67,7 +67,7 @@ export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
   name: 'vidgen-tasks',
   view: 'vidgen-tasks',
   handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => e.streamName.slice('task-'.length),
+  documentId: (e) => taskIdOfStream(e.streamName),
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
       if (doc || e.data.family !== VIDGEN_FAMILY) return undefined;

@@ -3,13 +3,13 @@
  * release, credit and debit, newest first, with the task, model, price basis and amounts, so a
  * charge can be traced to the upstream result it was settled on.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { LedgerEntry } from '../../../projections/ledger.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const isoTime = z
   .string()
@@ -42,29 +42,32 @@ const record = (e: LedgerEntry) => ({
   note: e.note,
 });
 
-export function billingRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    app.get('/api/billing/ledger', { schema: { tags: ['billing'], querystring: LedgerQuery }, preHandler: requireSession(deps) }, async (request) => {
-      const user = currentUser(request);
-      const { p, size, from, to, model, task_id } = request.query;
-      const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
-      if (!from && !to) {
-        const [docs, total] = await Promise.all([
-          deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-          deps.views.count('ledger', where),
-        ]);
-        return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
-      }
-      // A time window: walk the statement newest first and keep what falls inside.
-      const wanted = (p + 1) * size;
-      const inside: LedgerEntry[] = [];
-      for (let offset = 0; inside.length < wanted; offset += 1000) {
-        const chunk = await deps.views.find<LedgerEntry>('ledger', where, { sortBy: 'seq', desc: true, limit: 1000, offset });
-        for (const { doc } of chunk) if ((!from || doc.at >= from) && (!to || doc.at <= to)) inside.push(doc);
-        if (chunk.length < 1000 || (from && chunk.length && chunk[chunk.length - 1]!.doc.at < from)) break;
-      }
-      return ok({ items: inside.slice(p * size, wanted).map(record), page: p, page_size: size });
-    });
+export function billingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/billing/ledger',
+      { config: API_ROUTE, schema: { tags: ['billing'], querystring: LedgerQuery }, preHandler: requireSession(deps) },
+      async (request) => {
+        const user = currentUser(request);
+        const { p, size, from, to, model, task_id } = request.query;
+        const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
+        if (!from && !to) {
+          const [docs, total] = await Promise.all([
+            deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
+            deps.views.count(VIEWS.ledger, where),
+          ]);
+          return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
+        }
+        // A time window: walk the statement newest first and keep what falls inside.
+        const wanted = (p + 1) * size;
+        const inside: LedgerEntry[] = [];
+        for (let offset = 0; inside.length < wanted; offset += 1000) {
+          const chunk = await deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: 1000, offset });
+          for (const { doc } of chunk) if ((!from || doc.at >= from) && (!to || doc.at <= to)) inside.push(doc);
+          if (chunk.length < 1000 || (from && chunk.length && chunk[chunk.length - 1]!.doc.at < from)) break;
+        }
+        return ok({ items: inside.slice(p * size, wanted).map(record), page: p, page_size: size });
+      },
+    );
   };
 }

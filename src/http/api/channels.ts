@@ -2,8 +2,7 @@
  * Admin channel management: `/api/channel/` (event-sourced; the upstream key is never returned).
  * A key is encrypted before it is appended: events and views hold only ciphertext.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { NewChannelSettings } from '../../domain/channel.js';
 import type { ChannelSettings } from '../../domain/events.js';
@@ -15,7 +14,8 @@ import type { ChannelDoc } from '../../../projections/channels.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
-import { envelope, ok } from '../api-response.js';
+import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const ChannelFields = z.object({
   name: z.string().min(1).max(64),
@@ -114,38 +114,37 @@ export function channelRecord(c: ChannelDoc) {
   };
 }
 
-export function channelRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
+export function channelRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     app.addHook('preHandler', requireSession(deps, 'admin'));
 
     async function respondWith(id: string, position: bigint) {
       await deps.runner.waitFor(position);
       await deps.catalog.refresh();
-      const doc = await deps.views.get<ChannelDoc>('channels', id);
+      const doc = await deps.views.get<ChannelDoc>(VIEWS.channels, id);
       return ok(doc ? channelRecord(doc.doc) : null);
     }
 
-    app.get('/api/channel/', { schema: { tags: ['admin'], response: { 200: envelope(z.array(ChannelListItem)) } } }, async () =>
+    app.get('/api/channel/', { config: API_ROUTE, schema: { tags: ['admin'], response: { 200: envelope(z.array(ChannelListItem)) } } }, async () =>
       ok([
         ...deps.catalog.channels().map((c) => ({ ...channelRecord(c), health: healthRecord(deps.channelHealth?.of(c.channelId)) })),
         ...deps.catalog.unreadable().map((u) => ({ ...channelRecord(u.channel), health: unreadableHealth(u, deps.channelHealth?.of(u.channel.channelId)) })),
       ]),
     );
 
-    app.post('/api/channel/', { schema: { tags: ['admin'], body: CreateChannelBody } }, async (request) => {
+    app.post('/api/channel/', { config: API_ROUTE, schema: { tags: ['admin'], body: CreateChannelBody } }, async (request) => {
       // The body's schema requires name, family, base_url and models; the rest has defaults.
       const settings = toSettings(request.body, deps.channelKeys) as NewChannelSettings;
       const { channelId, position } = await createChannel(deps.events, settings, metadataFor(request, deps.clock()));
       return respondWith(channelId, position);
     });
 
-    app.put('/api/channel/', { schema: { tags: ['admin'], body: UpdateChannelBody } }, async (request) => {
+    app.put('/api/channel/', { config: API_ROUTE, schema: { tags: ['admin'], body: UpdateChannelBody } }, async (request) => {
       const { id, ...fields } = request.body;
       return respondWith(id, await updateChannel(deps.events, id, toSettings(fields, deps.channelKeys), metadataFor(request, deps.clock())));
     });
 
-    app.delete('/api/channel/:id', { schema: { tags: ['admin'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {
+    app.delete('/api/channel/:id', { config: API_ROUTE, schema: { tags: ['admin'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {
       const { id } = request.params;
       await respondWith(id, await deleteChannel(deps.events, id, metadataFor(request, deps.clock())));
       return ok(null, 'channel deleted');

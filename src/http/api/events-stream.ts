@@ -14,6 +14,7 @@ import { sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { SseWriter } from '../sse.js';
+import { API_ROUTE } from '../api-response.js';
 
 /** Positions are signed 64-bit in every store (SQLite INTEGER; EventStoreDB log positions). */
 const MAX_POSITION = 2n ** 63n - 1n;
@@ -62,33 +63,37 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
       await Promise.all([...open].map((subscription) => subscription.close()));
     });
 
-    app.get('/api/events/stream', { schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } }, async (request, reply) => {
-      const scope = await scopeOf(request);
-      // Everything is checked before the 200: once the stream is open an error cannot be told.
-      const after = await startingPoint(request);
+    app.get(
+      '/api/events/stream',
+      { config: API_ROUTE, schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } },
+      async (request, reply) => {
+        const scope = await scopeOf(request);
+        // Everything is checked before the 200: once the stream is open an error cannot be told.
+        const after = await startingPoint(request);
 
-      const stream = new SseWriter(reply);
-      stream.open();
-      stream.comment('connected');
-      const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-'] });
-      stream.heartbeat();
-      const stopListening = stream.onClose(() => void subscription.close());
-      open.add(subscription);
-      try {
-        for await (const batch of subscription) {
-          for (const recorded of batch) {
-            const event = toDomainEvent(recorded);
-            const envelope = event && envelopeOf(event);
-            if (!envelope || (scope !== null && envelope.accountId !== scope)) continue;
-            // A client slower than the store: wait for it rather than buffer the backlog in memory.
-            if (!stream.send({ id: envelope.position, event: envelope.type, data: JSON.stringify(envelope) })) await stream.drained();
+        const stream = new SseWriter(reply);
+        stream.open();
+        stream.comment('connected');
+        const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-'] });
+        stream.heartbeat();
+        const stopListening = stream.onClose(() => void subscription.close());
+        open.add(subscription);
+        try {
+          for await (const batch of subscription) {
+            for (const recorded of batch) {
+              const event = toDomainEvent(recorded);
+              const envelope = event && envelopeOf(event);
+              if (!envelope || (scope !== null && envelope.accountId !== scope)) continue;
+              // A client slower than the store: wait for it rather than buffer the backlog in memory.
+              if (!stream.send({ id: envelope.position, event: envelope.type, data: JSON.stringify(envelope) })) await stream.drained();
+            }
           }
+        } finally {
+          open.delete(subscription);
+          stopListening();
+          stream.end();
         }
-      } finally {
-        open.delete(subscription);
-        stopListening();
-        stream.end();
-      }
-    });
+      },
+    );
   };
 }

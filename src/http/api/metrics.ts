@@ -2,7 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
@@ -11,7 +12,7 @@ function percentile(sorted: readonly number[], p: number): number | null {
 
 export function metricsRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/api/admin/metrics', { schema: { tags: ['admin'] }, preHandler: requireSession(deps, 'admin') }, async () => {
+    app.get('/api/admin/metrics', { config: API_ROUTE, schema: { tags: ['admin'] }, preHandler: requireSession(deps, 'admin') }, async () => {
       const lags = [...deps.runner.finalEventLags()].sort((a, b) => a - b);
       const memory = process.memoryUsage();
       return ok({
@@ -19,8 +20,8 @@ export function metricsRoutes(deps: GatewayDeps): FastifyPluginAsync {
         event_store_head: (await deps.events.headPosition()).toString(),
         final_event_lag_ms: { count: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags.at(-1) ?? null },
         tasks_in_flight: {
-          submitted: await deps.views.count('inflight', { stage: 'submitted' }),
-          dispatched: await deps.views.count('inflight', { stage: 'dispatched' }),
+          submitted: await deps.views.count(VIEWS.inflight, { stage: 'submitted' }),
+          dispatched: await deps.views.count(VIEWS.inflight, { stage: 'dispatched' }),
         },
         memory: { rss: memory.rss, heap_used: memory.heapUsed },
       });

@@ -2,25 +2,23 @@
  * The price list of the caller's group: `GET /v1/pricing` (API key: the models that key may
  * use) and `GET /api/user/pricing` (session: every model the user's group is served).
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { authenticate } from '../auth/bearer.js';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { useErrorShape } from '../errors.js';
 import { PriceList, priceListFor } from '../price-list.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
 
 /** Registered beside `/v1/models`, in its plain error shape. */
-export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    useErrorShape(app, 'plain');
+export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     app.get(
       '/v1/pricing',
-      { schema: { tags: ['models'], summary: 'Prices of the models this API key may use, for its group', response: { 200: PriceList } } },
+      {
+        config: { auth: 'bearer', errorShape: 'plain' },
+        schema: { tags: ['models'], summary: 'Prices of the models this API key may use, for its group', response: { 200: PriceList } },
+      },
       async (request) => {
-        const caller = await authenticate(request, deps.tokens, deps.clock());
+        const { caller } = request;
         const models = deps.catalog
           .modelsFor(caller.group)
           .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
@@ -32,12 +30,15 @@ export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
 }
 
 /** Registered with the session routes (their `{success, message}` errors). */
-export function userPriceListRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
+export function userPriceListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     app.get(
       '/api/user/pricing',
-      { schema: { tags: ['users'], summary: "Prices of every model served to the signed-in user's group" }, preHandler: requireSession(deps) },
+      {
+        config: API_ROUTE,
+        schema: { tags: ['users'], summary: "Prices of every model served to the signed-in user's group" },
+        preHandler: requireSession(deps),
+      },
       async (request) => {
         const user = currentUser(request);
         return ok(priceListFor(deps.catalog.prices(), user.group, deps.catalog.modelsFor(user.group)));

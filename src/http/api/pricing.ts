@@ -1,13 +1,12 @@
 /** Admin price table: `GET/PUT /api/pricing` (each PUT appends the whole resulting table). */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ModelPrice, type PriceTable } from '../../domain/events.js';
 import { changePrices } from '../../engine/commands/price-commands.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
 
 const PricingBody = z
   .object({
@@ -20,14 +19,13 @@ const PricingBody = z
 
 const view = (t: PriceTable) => ({ models: t.models, group_ratios: t.groupRatios });
 
-export function pricingRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
+export function pricingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     app.addHook('preHandler', requireSession(deps, 'admin'));
 
-    app.get('/api/pricing', { schema: { tags: ['admin'] } }, async () => ok(view(deps.catalog.prices())));
+    app.get('/api/pricing', { config: API_ROUTE, schema: { tags: ['admin'] } }, async () => ok(view(deps.catalog.prices())));
 
-    app.put('/api/pricing', { schema: { tags: ['admin'], body: PricingBody } }, async (request) => {
+    app.put('/api/pricing', { config: API_ROUTE, schema: { tags: ['admin'], body: PricingBody } }, async (request) => {
       const { models, group_ratios: groupRatios } = request.body;
       await deps.runner.waitFor(await changePrices(deps.events, { models, groupRatios }, metadataFor(request, deps.clock())));
       await deps.catalog.refresh();

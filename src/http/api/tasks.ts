@@ -3,14 +3,14 @@
  * one shape — what the web console lists. A task's full answer stays its family's query route
  * (with an API key); this is the account-wide summary a session can read.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
 import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { envelope, ok } from '../api-response.js';
+import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 const TaskStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
 
@@ -71,12 +71,12 @@ function summaryOf(doc: AccountTaskDoc, sign: (ref: string) => string): z.infer<
   };
 }
 
-export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
+export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
     app.get(
       '/api/tasks',
       {
+        config: API_ROUTE,
         schema: {
           tags: ['tasks'],
           summary: "The tasks of the signed-in user's account, newest first",
@@ -90,8 +90,8 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const { p, size, status } = request.query;
         const where = { accountId: user.accountId, ...(status ? { status } : {}) };
         const [docs, total] = await Promise.all([
-          deps.views.find<AccountTaskDoc>('account-tasks', where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-          deps.views.count('account-tasks', where),
+          deps.views.find<AccountTaskDoc>(VIEWS.accountTasks, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
+          deps.views.count(VIEWS.accountTasks, where),
         ]);
         const items = docs.map(({ doc }) => summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)));
         return ok({ items, total, page: p, page_size: size });

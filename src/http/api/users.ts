@@ -1,6 +1,5 @@
 /** Users and login sessions: `/api/user/…` (issue: users are event-sourced like everything). */
-import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endSession, startSession } from '../../engine/commands/session-commands.js';
 import { registerUser } from '../../engine/accounts/users.js';
@@ -13,7 +12,8 @@ import { currentUser, requireSession, SESSION_COOKIE, sessionCookieOptions } fro
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
-import { envelope, ok } from '../api-response.js';
+import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, `_`, `.` or `-`');
 export const Password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
@@ -33,16 +33,16 @@ const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum
 const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
 
 export async function findUserByName(deps: GatewayDeps, username: string): Promise<UserDoc | undefined> {
-  const [found] = await deps.views.find<UserDoc>('users', { usernameKey: username.toLowerCase() }, { limit: 1 });
+  const [found] = await deps.views.find<UserDoc>(VIEWS.users, { usernameKey: username.toLowerCase() }, { limit: 1 });
   return found?.doc;
 }
 
-export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  return async (plain) => {
-    const app = plain.withTypeProvider<ZodTypeProvider>();
-    const throttle = await loginThrottle(plain, deps.config);
+export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    const throttle = await loginThrottle(app, deps.config);
 
     const loginRoute = {
+      config: API_ROUTE,
       schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } },
       bodyLimit: LOGIN_BODY_LIMIT,
       onRequest: throttle.byAddress,
@@ -63,11 +63,11 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
       return ok({ id: user.userId, username: user.username, role: user.role, group: user.group });
     });
 
-    app.post('/api/user/logout', { schema: { tags: ['users'] }, bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
+    app.post('/api/user/logout', { config: API_ROUTE, schema: { tags: ['users'] }, bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
       const id = request.cookies[SESSION_COOKIE];
       if (id) {
         const sessionHash = sha256(id);
-        const session = await deps.views.get<{ userId: string }>('sessions', sessionHash);
+        const session = await deps.views.get<{ userId: string }>(VIEWS.sessions, sessionHash);
         if (session) {
           const position = await endSession(deps.events, session.doc.userId, sessionHash, metadataFor(request, deps.clock()));
           if (position !== undefined) await deps.runner.waitFor(position);
@@ -78,9 +78,9 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
       return ok(null, 'logged out');
     });
 
-    app.get('/api/user/self', { schema: { tags: ['users'] }, preHandler: requireSession(deps) }, async (request) => {
+    app.get('/api/user/self', { config: API_ROUTE, schema: { tags: ['users'] }, preHandler: requireSession(deps) }, async (request) => {
       const user = currentUser(request);
-      const account = await deps.views.get<AccountDoc>('accounts', user.accountId);
+      const account = await deps.views.get<AccountDoc>(VIEWS.accounts, user.accountId);
       const a = account?.doc;
       return ok({
         id: user.userId,
@@ -95,23 +95,31 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsync {
       });
     });
 
-    app.post('/api/user/', { schema: { tags: ['users'], body: CreateUserBody }, preHandler: requireSession(deps, 'admin') }, async (request) => {
-      const { username, password, group, role } = request.body;
-      // A name already held is refused by its stream's decider: 409 `username_taken`.
-      const created = await registerUser(deps, { username, passwordHash: await hashPassword(password), role, group }, metadataFor(request, deps.clock()));
-      await deps.runner.waitFor(created.position);
-      return ok({ id: created.userId, username, role, group, account_id: created.accountId });
-    });
+    app.post(
+      '/api/user/',
+      { config: API_ROUTE, schema: { tags: ['users'], body: CreateUserBody }, preHandler: requireSession(deps, 'admin') },
+      async (request) => {
+        const { username, password, group, role } = request.body;
+        // A name already held is refused by its stream's decider: 409 `username_taken`.
+        const created = await registerUser(deps, { username, passwordHash: await hashPassword(password), role, group }, metadataFor(request, deps.clock()));
+        await deps.runner.waitFor(created.position);
+        return ok({ id: created.userId, username, role, group, account_id: created.accountId });
+      },
+    );
 
-    app.get('/api/user/', { schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') }, async (request) => {
-      const { p, size } = request.query;
-      const [docs, total] = await Promise.all([
-        deps.views.find<UserDoc>('users', {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
-        deps.views.count('users', {}),
-      ]);
-      const items = docs.map(({ doc }) => ({ id: doc.userId, username: doc.username, role: doc.role, group: doc.group, account_id: doc.accountId }));
-      return ok({ items, total, page: p, page_size: size });
-    });
+    app.get(
+      '/api/user/',
+      { config: API_ROUTE, schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') },
+      async (request) => {
+        const { p, size } = request.query;
+        const [docs, total] = await Promise.all([
+          deps.views.find<UserDoc>(VIEWS.users, {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
+          deps.views.count(VIEWS.users, {}),
+        ]);
+        const items = docs.map(({ doc }) => ({ id: doc.userId, username: doc.username, role: doc.role, group: doc.group, account_id: doc.accountId }));
+        return ok({ items, total, page: p, page_size: size });
+      },
+    );
   };
 }
 

@@ -9,7 +9,8 @@ import { authenticate, bearerKey } from '../auth/bearer.js';
 import { currentUser, requireSession, sessionUserOf } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
-import { ok } from '../api-response.js';
+import { API_ROUTE, ok } from '../api-response.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
   async function accountOf(request: FastifyRequest): Promise<string> {
@@ -20,20 +21,20 @@ export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
   }
 
   return async (app) => {
-    app.get('/api/user/webhook-secret', { schema: { tags: ['callbacks'] }, preHandler: requireSession(deps) }, async (request) => {
+    app.get('/api/user/webhook-secret', { config: API_ROUTE, schema: { tags: ['callbacks'] }, preHandler: requireSession(deps) }, async (request) => {
       const user = currentUser(request);
       return ok({ secret: await webhookSecretFor(deps.events, user.accountId, deps.clock()), scheme: 'standard-webhooks' });
     });
 
-    app.post('/api/user/webhook-secret/rotate', { schema: { tags: ['callbacks'] }, preHandler: requireSession(deps) }, async (request) => {
+    app.post('/api/user/webhook-secret/rotate', { config: API_ROUTE, schema: { tags: ['callbacks'] }, preHandler: requireSession(deps) }, async (request) => {
       const user = currentUser(request);
       return ok({ secret: await rotateWebhookSecret(deps.events, user.accountId, deps.clock()), scheme: 'standard-webhooks' }, 'secret rotated');
     });
 
-    app.get('/api/callbacks/:task_id', { schema: { tags: ['callbacks'] } }, async (request) => {
+    app.get('/api/callbacks/:task_id', { config: API_ROUTE, schema: { tags: ['callbacks'] } }, async (request) => {
       const accountId = await accountOf(request);
       const { task_id } = request.params as { task_id: string };
-      const doc = /^[\w-]{1,128}$/.test(task_id) ? (await deps.views.get<CallbackDoc>('callbacks', task_id))?.doc : undefined;
+      const doc = /^[\w-]{1,128}$/.test(task_id) ? (await deps.views.get<CallbackDoc>(VIEWS.callbacks, task_id))?.doc : undefined;
       if (!doc || doc.accountId !== accountId) throw new GatewayError(404, 'not_found', `task_id: no callback for task ${task_id}`, 'task_id');
       return ok({
         task_id: doc.taskId,

@@ -4,22 +4,19 @@
  * IP-refused token, and for a model the token may not use. Nothing is appended on refusal.
  */
 import type { BlockList } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { tokenQuotaLimit, type TokenDoc } from '../../../projections/tokens.js';
 import type { Catalog } from '../../engine/channels/catalog.js';
 import type { TokenCache } from './token-cache.js';
 import { allows, buildAllowList } from './ip-allow-list.js';
 import { sha256 } from './secrets.js';
-
 import type { Caller } from '../../engine/accounts/caller.js';
-export type { Caller } from '../../engine/accounts/caller.js';
-export { assertTokenCovers } from '../../engine/accounts/caller.js';
-export { tokenQuotaExhausted } from '../../domain/account.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    caller?: Caller;
+    /** Who the API key belongs to, on the routes declaring `config.auth: 'bearer'` (route-config.ts). */
+    caller: Caller;
   }
 }
 
@@ -42,7 +39,7 @@ export function bearerKey(request: FastifyRequest): string | undefined {
 }
 
 export async function authenticate(request: FastifyRequest, tokens: TokenCache, now: Date): Promise<Caller> {
-  // Once per request: a route that authenticates before validation (`authenticateFirst`) and its handler agree.
+  // Once per request (route-config.ts authenticates the routes declaring `auth: 'bearer'`).
   if (request.caller) return request.caller;
   const key = bearerKey(request);
   if (!key) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
@@ -71,22 +68,6 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
   return request.caller;
 }
 
-/**
- * Authenticates every request of a route plugin before its schema validation runs, so an
- * unauthenticated request is 401 whatever its body (as when routes authenticated in the handler).
- * `preValidation`: after the body is parsed (a malformed body stays that body's 4xx).
- */
-export function authenticateFirst(app: FastifyInstance, deps: { tokens: TokenCache; clock: () => Date }): void {
-  app.addHook('preValidation', async (request) => {
-    await authenticate(request, deps.tokens, deps.clock());
-  });
-}
-
-export function requireCaller(request: FastifyRequest): Caller {
-  if (!request.caller) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
-  return request.caller;
-}
-
 /** The token's model limits and group must allow the model, and a channel must serve it. */
 export function assertModelAllowed(caller: Caller, model: string, catalog: Catalog): void {
   if (caller.modelLimits.length > 0 && !caller.modelLimits.includes(model)) {
@@ -101,9 +82,3 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
     throw new GatewayError(403, 'model_not_priced', `model: ${model} has no price configured`, 'model');
   }
 }
-
-/**
- * A submit the token can not pay for is refused before anything is reserved. This reads the
- * token view, which does not see reservations still open; the account aggregate makes the
- * binding check with them (`tokenQuotaExhausted` is its refusal, with the same status and code).
- */

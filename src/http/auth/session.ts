@@ -11,6 +11,7 @@ import type { GatewayDeps } from '../deps.js';
 import type { SessionDoc } from '../../../projections/sessions.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { sha256 } from './secrets.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export const SESSION_COOKIE = 'gw_session';
 
@@ -43,9 +44,9 @@ export async function sessionUserOf(request: FastifyRequest, deps: GatewayDeps):
   const id = request.cookies[SESSION_COOKIE];
   if (!id) return undefined;
   const sessionHash = sha256(id);
-  const session = await deps.views.get<SessionDoc>('sessions', sessionHash);
+  const session = await deps.views.get<SessionDoc>(VIEWS.sessions, sessionHash);
   if (!session || session.doc.expiresAt * 1000 <= deps.clock().getTime()) return undefined;
-  const user = await deps.views.get<UserDoc>('users', session.doc.userId);
+  const user = await deps.views.get<UserDoc>(VIEWS.users, session.doc.userId);
   if (!user) return undefined;
   const { userId, username, role, group, accountId } = user.doc;
   return { userId, username, role, group, accountId, sessionHash };

@@ -5,6 +5,7 @@
 import type { ViewStore } from '../../ports/view-store.js';
 import type { TokenDoc } from '../../../projections/tokens.js';
 import type { ProjectionRunner } from '../../../projections/runner.js';
+import { VIEWS } from '../../../projections/views.js';
 
 export interface TokenCache {
   byKeyHash(keyHash: string): Promise<TokenDoc | undefined>;
@@ -22,7 +23,7 @@ export function createTokenCache(views: ViewStore, runner: ProjectionRunner, opt
   const hashOfToken = new Map<string, string>();
   const unsubscribe = runner.onCommit((writes) => {
     for (const w of writes) {
-      if (w.view !== 'tokens') continue;
+      if (w.view !== VIEWS.tokens) continue;
       // Drop what is cached for this token (and a cached miss of a new key): the next
       // lookup reloads the current document.
       const known = hashOfToken.get(w.id);
@@ -36,7 +37,7 @@ export function createTokenCache(views: ViewStore, runner: ProjectionRunner, opt
       const hit = cache.get(keyHash);
       const fresh = options.ttlMs === undefined || Date.now() - (loadedAt.get(keyHash) ?? 0) < options.ttlMs;
       if (hit !== undefined && fresh) return hit ?? undefined;
-      const [found] = await views.find<TokenDoc>('tokens', { keyHash }, { limit: 1 });
+      const [found] = await views.find<TokenDoc>(VIEWS.tokens, { keyHash }, { limit: 1 });
       if (cache.size >= maxEntries) {
         cache.clear();
         hashOfToken.clear();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeForm, UploadedFile } from '../../../src/families/vid-h3/multipart.js';
+import { UploadedFile } from '../../../src/families/vid-h3/multipart.js';
+import { decodeForm } from '../../support/multipart-bytes.js';
 import { planVidH3Request } from '../../../src/families/vid-h3/request.js';
 import { type VideoPlan } from '../../../src/families/kit/video.js';
 

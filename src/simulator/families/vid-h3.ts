@@ -8,18 +8,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily } from '../../simulator/context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
-import { toUnixSeconds } from '../../simulator/timeline.js';
-import {
-  decodeVideoTask,
-  mintVideoTask,
-  openaiErrorBody,
-  videoBytes,
-  videoMarkers,
-  videoTaskState,
-  type VideoTaskPayload,
-} from '../../simulator/video-common.js';
+import type { SimContext, SimFamily } from '../context.js';
+import { notFound, parseWith, refuseByMarkers, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../http.js';
+import { toUnixSeconds } from '../timeline.js';
+import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoBytes, videoMarkers, videoTaskState, type VideoTaskPayload } from '../video-common.js';
 
 const FAMILY = 'vid-h3';
 const PATH = '/v1/videos';

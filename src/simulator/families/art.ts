@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { PNG } from 'pngjs';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import type { SimContext, SimFamily, SimFile } from '../context.js';
 import {
   fileUrl,
   notFound,
@@ -23,10 +23,10 @@ import {
   SimHttpError,
   useSimErrorShape,
   wildcardParam,
-} from '../../simulator/http.js';
-import { markersFromFlags, markersToFlags, type SimMarkers } from '../../simulator/markers.js';
-import { makePng, seedColour, type Rgb } from '../../simulator/media.js';
-import { timeline, type TimelineState } from '../../simulator/timeline.js';
+} from '../http.js';
+import { markersFromFlags, markersToFlags, type SimMarkers } from '../markers.js';
+import { makePng, seedColour, type Rgb } from '../media.js';
+import { timeline, type TimelineState } from '../timeline.js';
 
 const DATA_URI = z.string().regex(/^data:image\/[\w.+-]+;base64,/);
 const Common = { state: z.string().optional() };

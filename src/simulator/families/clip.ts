@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily } from '../../simulator/context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
+import type { SimContext, SimFamily } from '../context.js';
+import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import {
   decodeVideoTask,
   mintVideoTask,
@@ -19,7 +19,7 @@ import {
   videoMarkers,
   videoTaskState,
   type VideoTaskPayload,
-} from '../../simulator/video-common.js';
+} from '../video-common.js';
 
 const FAMILY = 'clip';
 const PATH = '/clip/v1/videos';

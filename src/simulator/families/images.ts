@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import type { SimContext, SimFamily, SimFile } from '../context.js';
 import {
   fileUrl,
   notFound,
@@ -19,12 +19,12 @@ import {
   requireBearer,
   useSimErrorShape,
   wildcardParam,
-} from '../../simulator/http.js';
-import { parseImageSize } from '../../simulator/image-size.js';
-import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
-import { imagePngName, imageResultKind, parsePngName } from '../../simulator/image-results.js';
-import { makePng } from '../../simulator/media.js';
-import { timeline, toUnixSeconds, type TimelineState } from '../../simulator/timeline.js';
+} from '../http.js';
+import { parseImageSize } from '../image-size.js';
+import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from '../markers.js';
+import { imagePngName, imageResultKind, parsePngName } from '../image-results.js';
+import { makePng } from '../media.js';
+import { timeline, toUnixSeconds, type TimelineState } from '../timeline.js';
 
 export const ASYNC_IMAGES_PATH = '/v1/images/async/generations';
 const REVISED_PROMPT_CHARS = 64;

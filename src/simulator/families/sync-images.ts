@@ -11,15 +11,15 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
-import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from '../../simulator/http.js';
-import { imageResultKind, parsePngName } from '../../simulator/image-results.js';
-import { parseImageSize } from '../../simulator/image-size.js';
-import { stripMarkers } from '../../simulator/markers.js';
-import { makePng } from '../../simulator/media.js';
-import { toUnixSeconds } from '../../simulator/timeline.js';
-import { ChatBody, chatPrompt, generate, IMAGE_INPUT_TOKENS, imageTokens, resultFileUrl, SyncFilePayload, textTokens } from '../../simulator/sync-common.js';
-import { streamChat, streamImages } from '../../simulator/sync-stream.js';
+import type { SimContext, SimFamily, SimFile } from '../context.js';
+import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from '../http.js';
+import { imageResultKind, parsePngName } from '../image-results.js';
+import { parseImageSize } from '../image-size.js';
+import { stripMarkers } from '../markers.js';
+import { makePng } from '../media.js';
+import { toUnixSeconds } from '../timeline.js';
+import { ChatBody, chatPrompt, generate, IMAGE_INPUT_TOKENS, imageTokens, resultFileUrl, SyncFilePayload, textTokens } from '../sync-common.js';
+import { streamChat, streamImages } from '../sync-stream.js';
 
 export const SYNC_IMAGES_PATH = '/v1/images/generations';
 export const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';

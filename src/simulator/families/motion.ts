@@ -10,19 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseMotionSize, tierName, tierOfPixels } from './sizes.js';
-import type { SimContext, SimFamily } from '../../simulator/context.js';
-import { notFound, parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
-import { stripMarkers } from '../../simulator/markers.js';
-import {
-  decodeVideoTask,
-  mintVideoTask,
-  videoFileOf,
-  videoFileUrl,
-  videoMarkers,
-  videoTaskState,
-  type VideoTaskPayload,
-} from '../../simulator/video-common.js';
+import { parseMotionSize, tierName, tierOfPixels } from '../../families/motion/sizes.js';
+import type { SimContext, SimFamily } from '../context.js';
+import { notFound, parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { stripMarkers } from '../markers.js';
+import { decodeVideoTask, mintVideoTask, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../video-common.js';
 
 const FAMILY = 'motion';
 const API = '/vendor/api/v1';

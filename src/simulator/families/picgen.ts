@@ -10,12 +10,12 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily } from '../../simulator/context.js';
-import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from '../../simulator/http.js';
-import { parseImageSize } from '../../simulator/image-size.js';
-import { makePng } from '../../simulator/media.js';
-import { generate, imageTokens, resultFileUrl } from '../../simulator/sync-common.js';
-import { toUnixSeconds } from '../../simulator/timeline.js';
+import type { SimContext, SimFamily } from '../context.js';
+import { parseWith, plainErrorBody, requestMarkers, requestOrigin, requireBearer, SimHttpError, useSimErrorShape } from '../http.js';
+import { parseImageSize } from '../image-size.js';
+import { makePng } from '../media.js';
+import { generate, imageTokens, resultFileUrl } from '../sync-common.js';
+import { toUnixSeconds } from '../timeline.js';
 
 export const PICGEN_EDITS_PATH = '/v1/images/edits';
 export const METADATA_REDIRECT_PATH = '/redirect/metadata';

@@ -8,9 +8,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily } from '../../simulator/context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../../simulator/http.js';
-import { toUnixSeconds } from '../../simulator/timeline.js';
+import type { SimContext, SimFamily } from '../context.js';
+import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { toUnixSeconds } from '../timeline.js';
 import {
   decodeVideoTask,
   mintVideoTask,
@@ -20,7 +20,7 @@ import {
   videoMarkers,
   videoTaskState,
   type VideoTaskPayload,
-} from '../../simulator/video-common.js';
+} from '../video-common.js';
 
 const FAMILY = 'vidgen';
 const PATH = '/v1/video/generations';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SimContext, SimFamily, SimFile } from '../../simulator/context.js';
+import type { SimContext, SimFamily, SimFile } from '../context.js';
 import {
   fileUrl,
   notFound,
@@ -22,10 +22,10 @@ import {
   SimHttpError,
   useSimErrorShape,
   wildcardParam,
-} from '../../simulator/http.js';
-import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from '../../simulator/markers.js';
-import { makeWav } from '../../simulator/media.js';
-import { timeline, toUnixSeconds, type TimelineState } from '../../simulator/timeline.js';
+} from '../http.js';
+import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from '../markers.js';
+import { makeWav } from '../media.js';
+import { timeline, toUnixSeconds, type TimelineState } from '../timeline.js';
 
 export const SIM_SONGS_PER_TASK = 2;
 export const SIM_SONG_SECONDS = 3;

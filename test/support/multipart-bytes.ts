@@ -1,10 +1,11 @@
 /**
  * A form held in memory, read exactly as a route reads a request's: through a throwaway
- * fastify instance and an injected request, so tools and tests that have only the bytes use
- * the same parser, limits and refusals as the routes, not a second multipart decoder.
+ * fastify instance and an injected request, so tests that have only the bytes use the same
+ * parser, limits and refusals as the routes, not a second multipart decoder.
  */
 import Fastify, { type FastifyRequest } from 'fastify';
-import { acceptMultipart } from './multipart.js';
+import { acceptMultipart } from '../../src/families/kit/multipart.js';
+import { readVidH3Form } from '../../src/families/vid-h3/multipart.js';
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -29,4 +30,9 @@ export async function readFormBytes<T>(bytes: Buffer, contentType: string, read:
   if (!outcome) throw new Error('the form never reached the reader (not multipart/form-data?)');
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/** A Vid-H3 form's bytes decoded as a request carrying them would be. */
+export function decodeForm(bytes: Buffer, contentType: string): ReturnType<typeof readVidH3Form> {
+  return readFormBytes(bytes, contentType, readVidH3Form);
 }

@@ -1,0 +1,41 @@
+/**
+ * What every route declares beside its schema, in its `config`, applied by one `onRoute` hook
+ * (the way @fastify/rate-limit applies `config.rateLimit`):
+ * - `auth: 'bearer'`: the request's API key is authenticated (auth/bearer.ts) once, before the
+ *   route's own `preValidation` hooks and its schema validation, so an unauthenticated request is
+ *   401 whatever its body and a form is read only once its key is accepted. `preValidation`:
+ *   after the body is parsed (a malformed body stays that body's 4xx). The handler reads
+ *   `request.caller`.
+ * - `errorShape`: the error body of the route's family (errors.ts), also for requests under its
+ *   path that reach no route.
+ */
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import { authenticate } from './auth/bearer.js';
+import type { GatewayDeps } from './deps.js';
+import { recordRouteShape, sendError, type ErrorShape } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: 'bearer';
+    errorShape?: ErrorShape;
+  }
+}
+
+export type RouteConfig = Pick<FastifyContextConfig, 'auth' | 'errorShape'>;
+
+type Hooks<H> = H | H[] | undefined;
+const listOf = <H>(hooks: Hooks<H>): H[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+
+export function applyRouteConfig(app: FastifyInstance, deps: Pick<GatewayDeps, 'tokens' | 'clock'>): void {
+  const authenticated: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
+    await authenticate(request, deps.tokens, deps.clock());
+  };
+  app.addHook('onRoute', (route) => {
+    const { auth, errorShape } = route.config ?? {};
+    if (errorShape) {
+      route.errorHandler = (error, _request, reply) => void sendError(reply, errorShape, error);
+      recordRouteShape(app.server, route.url, errorShape);
+    }
+    if (auth === 'bearer') route.preValidation = [authenticated, ...listOf(route.preValidation)];
+  });
+}
