@@ -50,6 +50,10 @@ export const requiredText = (required: string, max = MAX_PROMPT_CHARS) =>
     .superRefine(atMost(max))
     .refine((text) => text.trim() !== '', required);
 
+/** A string of at most `max` characters (checkLength), required where it stands: `.nullish()` makes a field optional. */
+export const limitedString = (max = MAX_PROMPT_CHARS) =>
+  z.string({ error: 'must be a string' }).max(max, { error: (issue) => `must be at most ${max} characters, got ${String(issue.input).length}` });
+
 /** An optional string of at most `max` characters (readOptionalString). */
 export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).superRefine(atMost(max)).nullish();
 
@@ -172,6 +176,39 @@ export const refList = (kind: RefKind, max?: number) => {
     .meta({ items: { type: 'string' } })
     .nullish();
 };
+
+/** A zod schema as the document shows it (for a field whose check is composed by hand, e.g. `byKind`). */
+export function documentedAs(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' });
+  return json;
+}
+
+type Kind = 'string' | 'array' | 'object';
+const kindOf = (value: unknown): Kind | undefined =>
+  typeof value === 'string' ? 'string' : Array.isArray(value) ? 'array' : isPlainObject(value) ? 'object' : undefined;
+
+/**
+ * A field that takes values of several JSON kinds (a string or an array of parts, a URL or
+ * `{url}`), each checked by the schema of its kind, in place: a zod union of them answers an
+ * item's issue as the union's when every member fails, not at the item. Any other value (missing
+ * too) is refused with `error`. The value passes through as given; documented as the kinds' anyOf.
+ */
+export function byKind<K extends Partial<Record<Kind, z.ZodType>>>(kinds: K, error: string | ((input: unknown) => string)) {
+  const members = Object.values(kinds).filter((schema): schema is z.ZodType => schema !== undefined);
+  return z
+    .custom<z.output<NonNullable<K[keyof K]>>>(() => true)
+    .superRefine((value, ctx) => {
+      const kind = kindOf(value);
+      const schema = kind === undefined ? undefined : kinds[kind];
+      if (schema === undefined) {
+        ctx.addIssue({ code: 'custom', message: typeof error === 'string' ? error : error(value) });
+        return;
+      }
+      const result = schema.safeParse(value);
+      for (const issue of result.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    })
+    .meta(members.length === 1 ? documentedAs(members[0]!) : documentedAs(z.union(members)));
+}
 
 /** The path parameter naming a task. */
 export const taskIdParams = z.object({ task_id: z.string().meta({ description: 'the task id the submit answered' }) });

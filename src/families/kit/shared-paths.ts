@@ -32,10 +32,11 @@ export interface ImageGenerator {
   /** The path's own family: it also takes a body without a model (its rules refuse it in their words). */
   default?: boolean;
   /**
-   * Its request body: a JSON object whose `model` is one of `models`, refusing in the words of
-   * its rules. Without one only the model is checked before `generate`.
+   * Its request body: a JSON object whose `model` is one of `models` (or a union on `model` of
+   * such objects), refusing in the words of its rules. Without one only the model is checked
+   * before `generate`. The default generator's is an object.
    */
-  body?: z.ZodObject;
+  body?: z.ZodObject | z.ZodDiscriminatedUnion<z.ZodObject[]>;
   /** Its answer (200); without one the path declares none. */
   answer?: z.ZodType;
   /** What the path's description says of it beyond the answer (e.g. a streamed answer). */
@@ -72,10 +73,10 @@ function unionOf(schemas: ReadonlyArray<z.ZodType | undefined>): z.ZodType | und
 }
 
 /** A generator's body as an option of the path's union, which picks it by `model`. */
-function optionOf(generator: ImageGenerator): z.ZodObject {
+function optionOf(generator: ImageGenerator): z.ZodObject | z.ZodDiscriminatedUnion<z.ZodObject[]> {
   const models = z.enum(generator.models);
   const body = generator.body ?? jsonBody({ model: models });
-  if (!generator.default) return body;
+  if (!generator.default || !(body instanceof z.ZodObject)) return body;
   // A body without a model is the default generator's: its own model schema refuses it, in its
   // words. Only its models or none reach that schema (hence the narrower input type).
   const declared: unknown = body.shape.model;

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { resultBase64, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import type { ImageSlot } from '../kit/sync-results.js';
+import type { PicgenAnswerBody } from './schema.js';
 
 const Layout = z.object({
   responseFormat: z.enum(['url', 'b64_json']),
@@ -22,7 +23,7 @@ export function picgenLayout(slots: readonly ImageSlot[], responseFormat: 'url' 
   return { responseFormat, items: slots.map((slot) => ('result' in slot ? { result: slot.result } : { url: slot.url })) };
 }
 
-export async function picgenBody(deps: GatewayDeps, call: SucceededSyncCall) {
+export async function picgenBody(deps: GatewayDeps, call: SucceededSyncCall): Promise<PicgenAnswerBody> {
   const parsed = Layout.safeParse(call.upstream?.answer);
   // A record without a layout (none is ever written so): every result in order, as URLs.
   const layout: Layout = parsed.success ? parsed.data : { responseFormat: 'url', items: call.results.map((_, result) => ({ result })) };

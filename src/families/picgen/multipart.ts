@@ -14,8 +14,7 @@ import { sniffContentType } from '../../engine/media/assets.js';
 import { GatewayError, invalidRequest } from '../../http/errors.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { readForm, type FormLimit, type FormLimits } from '../kit/multipart.js';
-import { MASK_REFUSAL } from './fields.js';
-import { MAX_REFERENCE_BYTES } from './request.js';
+import { MASK_REFUSAL, MAX_REFERENCE_BYTES } from './schema.js';
 
 /** Files in one request: the most references any model takes. */
 export const MAX_FILES = 14;

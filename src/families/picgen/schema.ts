@@ -1,38 +1,47 @@
 /**
  * The declared contract of synchronous picgen (spec 4.7, 4.8): the bodies of its models on
  * `POST /v1/images/generations` and of `POST /v1/images/edits` (a multipart form is decoded into
- * the same body before validation), as the rules read them (request.ts, fields.ts: the same
- * fields in the same order, refused in the same words), and the answer.
+ * the same body before validation), each field declared once, refused in the words clients have
+ * always read, and the answer.
  *
- * What the model's capabilities decide first (a field a model does not take is refused as not
- * supported before its shape is looked at: `tools`, `sequential_image_generation_options`) is
- * declared for the document only; the size presets, the reference count and every cross-field
- * rule stay with the rules, which run after.
+ * Both bodies are unions on `model`: each model's row of the capability table (capabilities.ts)
+ * decides the sizes, the series, the layers, output_format, tools, the fast prompt mode and the
+ * reference count it takes, and a value it does not take is refused naming the model. On edits a
+ * layer decomposition (5.0 Pro, 5.0 Flash) is a union on `layer_decomposition`: exactly one
+ * reference, the prompt optional, the layer sizes. What ties fields together otherwise (a series'
+ * references plus images, a transparent background with the references and output_format) and
+ * the size of the forwarded tools stay with the plan (request.ts, fields.ts).
  */
 import { z } from 'zod';
-import { MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, jsonBody, oneOf, optionalString, prompt, requiredOneOf } from '../kit/schema.js';
-import { PICGEN_CAPABILITIES, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
+import { isHttpUrl, isImageDataUri, isOneOf, isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
+import { bool, byKind, int, jsonBody, oneOf, optionalString, prompt } from '../kit/schema.js';
+import { PICGEN_CAPABILITIES, type PicgenSyncModel, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 import { picgenSyncModels } from './catalog.js';
-import {
-  BACKGROUNDS,
-  MASK_REFUSAL,
-  MAX_TOOLS,
-  N_RULE,
-  OUTPUT_FORMATS,
-  PROMPT_MODE_RULE,
-  PROMPT_MODES,
-  PROMPT_OPTIONS_RULE,
-  RESPONSE_FORMATS,
-  SEQUENTIAL,
-  STREAM_RULE,
-} from './fields.js';
-import { MAX_FILES } from './multipart.js';
-import { IMAGE_REQUIRED, LAYERS_ON_GENERATIONS, referenceProblem, REFERENCES_ON_GENERATIONS } from './request.js';
+import { layerSizeProblem, sizeProblem } from './size.js';
 
-const model = requiredOneOf(picgenSyncModels, `required, one of ${picgenSyncModels.join(', ')}`).meta({
-  description: 'the picgen model: its row of the capability table decides the sizes, series, layers, output_format, tools and reference count it takes',
-});
+export const MAX_TOOLS = 16;
+export const OUTPUT_FORMATS = ['png', 'jpeg'] as const;
+export const BACKGROUNDS = ['opaque', 'transparent'] as const;
+export const SEQUENTIAL = ['auto', 'disabled'] as const;
+export const PROMPT_MODES = ['standard', 'fast'] as const;
+export const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+/** Largest reference image, as a file or a data URI (spec 4.8: 30 MiB per file). */
+export const MAX_REFERENCE_BYTES = 30 * 1024 * 1024;
+
+export const N_RULE = 'must be 1 (one image per synchronous picgen call; use sequential_image_generation for series)';
+export const STREAM_RULE = 'must be false or omitted; streaming is not supported for picgen';
+export const MASK_REFUSAL = 'not supported; masked edits are not available for picgen';
+const PROMPT_OPTIONS_RULE = 'must be an object such as {"mode": "standard"} or null';
+const PROMPT_MODE_RULE = 'must be standard or fast';
+const IMAGE_REQUIRED = 'required: one reference image or an array of them (http/https URLs or data:image/<format>;base64,… URIs)';
+const REFERENCE_RULE = 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI';
+/** Why `image` or `images` (even null) is refused on generations. */
+const REFERENCES_ON_GENERATIONS = 'reference images are not taken by /v1/images/generations; send them to /v1/images/edits';
+const LAYERS_ON_GENERATIONS = 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits';
+const TOOLS_RULE = `must be an array of 1 to ${MAX_TOOLS} objects, each with a non-empty string type`;
+
+const absent = (input: unknown) => input === undefined || input === null;
+const enumRule = (values: readonly string[]) => `must be one of ${values.join(', ')}`;
 
 /** A field that must not be there at all (even as null), refused in the rules' words. */
 const notTaken = (reason: string) =>
@@ -41,113 +50,198 @@ const notTaken = (reason: string) =>
     .optional()
     .meta({ description: `refused: ${reason}` });
 
-/** A field whose first check depends on the model: every value passes here, the model's rules judge it. */
-const byModel = (description: string, json: Record<string, unknown>) =>
+/**
+ * A field this model does not take: any value but null is refused, `valid` ones with `reason`,
+ * others in the field's own words (the document says null only: a nullable enum of null).
+ */
+const notForModel = (reason: string, valid?: { values: readonly string[]; rule: string }) =>
   z
-    .unknown()
+    .null({ error: (issue) => (valid === undefined || isOneOf(valid.values, issue.input) ? reason : valid.rule) })
     .optional()
-    .meta({ ...json, description });
+    .meta({ description: `refused: ${reason}` });
 
-const size = z.string({ error: 'must be a string' }).nullish().meta({
-  description:
-    "a preset of the model's row (1K, 1.5K, 2K, 3K or 4K, case-insensitive) or <width>x<height> within its pixel range and an aspect ratio from 1:16 to 16:1; a layer decomposition takes 1K, 1.5K, 2K or auto. Omitted: priced as 2K (generations) or auto (edits), not sent",
-});
+/** One of `values` where the model takes only `taken` of them: the others refused with `reason`. */
+const onlySome = <const T extends readonly [string, ...string[]]>(taken: T, values: readonly string[], reason: (value: string) => string) =>
+  z.enum(taken, { error: (issue) => (isOneOf(values, issue.input) ? reason(issue.input) : enumRule(values)) }).nullish();
 
-/** What both endpoints read last (fields.ts, readCommonFields), in its order; `mask`, read between these two parts, stands where each endpoint first reads it. */
+// ---- references ---------------------------------------------------------------------------------
+
+function dataUriBytes(uri: string): number {
+  const payload = uri.slice(uri.indexOf(',') + 1);
+  return Math.floor((payload.length * 3) / 4);
+}
+
+/** One reference image: a URL or a Base64 image data URI of at most MAX_REFERENCE_BYTES. */
+const Reference = z
+  .string({ error: REFERENCE_RULE })
+  .refine((item) => isHttpUrl(item) || isImageDataUri(item), { message: REFERENCE_RULE, abort: true })
+  .refine((item) => !item.startsWith('data:') || dataUriBytes(item) <= MAX_REFERENCE_BYTES, `is larger than ${MAX_REFERENCE_BYTES} bytes`);
+
+/**
+ * `image`: one reference or a list of 1 to `max` (each is looked at before they are counted);
+ * `layers`: exactly one, as a layer decomposition takes.
+ */
+function references(max: number, layers: boolean) {
+  const count = (issue: { input: unknown }) => `must hold 1 to ${max} reference images for this model, got ${(issue.input as unknown[]).length}`;
+  const counted = z.array(z.string()).min(1, { error: count }).max(max, { error: count });
+  const exactlyOne = (issue: { input: unknown }) => `layer decomposition needs exactly one input image, got ${(issue.input as unknown[]).length}`;
+  const list = z
+    .array(Reference)
+    .pipe(layers ? counted.length(1, { error: exactlyOne }) : counted)
+    .meta({ minItems: 1, maxItems: layers ? 1 : max });
+  return byKind({ string: Reference, array: list }, (input) => (absent(input) ? IMAGE_REQUIRED : REFERENCE_RULE)).meta({
+    description: `the reference images: http/https URLs or data:image/<lowercase format>;base64,<data> URIs (files in a form), at most 30 MiB each; ${layers ? 'exactly one for a layer decomposition' : `at most ${max} for this model`}`,
+  });
+}
+
+// ---- fields of a model --------------------------------------------------------------------------
+
+/** `size`: a preset of the model's row or custom dimensions within its range; a layer decomposition takes the layer sizes. */
+const size = (model: PicgenSyncModel, layers: boolean) => {
+  const caps = PICGEN_CAPABILITIES[model];
+  const problem = (text: string) => (layers ? layerSizeProblem(text) : sizeProblem(text, caps, model));
+  return z
+    .string({ error: 'must be a string' })
+    .superRefine((text, ctx) => {
+      const message = problem(text);
+      if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+    })
+    .nullish()
+    .meta({
+      description: layers
+        ? 'a layer decomposition takes 1K, 1.5K, 2K or auto'
+        : `${caps.presets.join(', ')} (case-insensitive) or <width>x<height> with a pixel area from ${caps.minArea} to ${caps.maxArea} and an aspect ratio from 1:16 to 16:1. Omitted: priced as 2K (generations) or auto (edits), not sent`,
+    });
+};
+
+/** What every body reads after the references, prompt and size; `mask` stands where each endpoint first reads it. */
 const leading = {
   n: z.literal(1, { error: N_RULE }).nullish().meta({ description: 'only 1: a series is sequential_image_generation' }),
   stream: z.literal(false, { error: STREAM_RULE }).nullish().meta({ description: 'only false: picgen does not stream' }),
 };
 
-const trailing = {
-  sequential_image_generation: oneOf(SEQUENTIAL).meta({
-    description: 'auto: a series of images (5.0, 5.0 Lite, 4.5 and 4.0); disabled is accepted by every model',
-  }),
-  sequential_image_generation_options: byModel(
-    `series models only: the most images of the series; references plus images at most ${SEQUENTIAL_MAX_TOTAL} (reserved on that most, charged on the images returned)`,
-    { type: 'object', properties: { max_images: { type: 'integer', minimum: 1, maximum: SEQUENTIAL_MAX_TOTAL } } },
-  ),
-  seed: z.number({ error: 'must be an integer' }).refine(Number.isSafeInteger, 'must be an integer').nullish().meta({ type: 'integer' }),
-  guidance_scale: z.number({ error: 'must be a finite number' }).nullish(),
-  watermark: bool(),
-  optimize_prompt: bool(),
-  optimize_prompt_options: z
-    .looseObject(
-      {
-        mode: z.enum(PROMPT_MODES, { error: PROMPT_MODE_RULE }).nullish().meta({ description: 'fast: 5.0 Pro and 4.0 only' }),
-      },
-      { error: PROMPT_OPTIONS_RULE },
-    )
-    .nullish(),
-  output_format: oneOf(OUTPUT_FORMATS).meta({ description: '5.0-series models only' }),
-  background: oneOf(BACKGROUNDS).meta({
-    description: 'transparent on 5.0 Pro and 5.0 Flash needs exactly one reference image and not output_format jpeg; forwarded to the others',
-  }),
-  tools: byModel(`5.0 and 5.0 Lite only: 1 to ${MAX_TOOLS} tool objects, forwarded as given`, {
-    type: 'array',
-    minItems: 1,
-    maxItems: MAX_TOOLS,
-    items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } }, additionalProperties: true },
-  }),
-  response_format: oneOf(RESPONSE_FORMATS).meta({ description: 'b64_json adds each image as Base64 beside its url; default url' }),
+/** What every body reads last (fields.ts), in its order, as the model takes it. */
+function trailing(model: PicgenSyncModel, endpoint: 'generate' | 'edit') {
+  const caps = PICGEN_CAPABILITIES[model];
+  const by = `${model} (${caps.label})`;
+  const tool = z.looseObject(
+    { type: z.string({ error: 'must be a non-empty string' }).refine((type) => type.trim() !== '', 'must be a non-empty string') },
+    { error: 'must be an object with a non-empty string type' },
+  );
+  return {
+    sequential_image_generation: caps.sequential
+      ? oneOf(SEQUENTIAL).meta({ description: 'auto: a series of images' })
+      : onlySome(['disabled'], SEQUENTIAL, () => `auto is not supported by ${by}; only 5.0, 5.0 Lite, 4.5 and 4.0 generate series`),
+    sequential_image_generation_options: caps.sequential
+      ? z
+          .looseObject({ max_images: int(1, SEQUENTIAL_MAX_TOTAL) }, { error: 'must be an object such as {"max_images": 4}' })
+          .nullish()
+          .meta({
+            description: `the most images of the series; references plus images at most ${SEQUENTIAL_MAX_TOTAL} (reserved on that most, charged on the images returned)`,
+          })
+      : notForModel(`not supported by ${by}`),
+    seed: z.number({ error: 'must be an integer' }).refine(Number.isSafeInteger, 'must be an integer').nullish().meta({ type: 'integer' }),
+    guidance_scale: z.number({ error: 'must be a finite number' }).nullish(),
+    watermark: bool(),
+    optimize_prompt: bool(),
+    optimize_prompt_options: z
+      .looseObject(
+        {
+          mode: caps.fastPrompt
+            ? z.enum(PROMPT_MODES, { error: PROMPT_MODE_RULE }).nullish()
+            : z
+                .enum(['standard'], { error: (issue) => (issue.input === 'fast' ? `fast is only available on 5.0 Pro and 4.0, not ${by}` : PROMPT_MODE_RULE) })
+                .nullish(),
+        },
+        { error: PROMPT_OPTIONS_RULE },
+      )
+      .nullish(),
+    output_format: caps.outputFormat
+      ? oneOf(OUTPUT_FORMATS)
+      : notForModel(`not supported by ${by}; only 5.0-series models take it`, { values: OUTPUT_FORMATS, rule: enumRule(OUTPUT_FORMATS) }),
+    background:
+      caps.layers && endpoint === 'generate'
+        ? onlySome(['opaque'], BACKGROUNDS, () => `transparent on ${by} needs exactly one reference image (got 0); it is unavailable for text-only generation`)
+        : oneOf(BACKGROUNDS).meta({
+            description: caps.layers ? 'transparent needs exactly one reference image and not output_format jpeg' : 'forwarded',
+          }),
+    tools: caps.tools
+      ? z.array(tool, { error: TOOLS_RULE }).min(1, TOOLS_RULE).max(MAX_TOOLS, TOOLS_RULE).nullish().meta({ description: 'forwarded as given' })
+      : notForModel(`not supported by ${by}; only 5.0 and 5.0 Lite take tools`),
+    response_format: oneOf(RESPONSE_FORMATS).meta({ description: 'b64_json adds each image as Base64 beside its url; default url' }),
+  };
+}
+
+const MODEL_LIST = picgenSyncModels.join(', ');
+
+/** A union on `model` (or `layer_decomposition`): an unknown model is refused naming them all. */
+const modelError = (issue: { input: unknown }) => {
+  if (!isPlainObject(issue.input)) return 'must be a JSON object';
+  return absent(issue.input.model) ? `required, one of ${MODEL_LIST}` : `must be one of ${MODEL_LIST}`;
 };
 
-/** `POST /v1/images/generations` for a picgen model (request.ts, generation). */
-export const GenerationBody = jsonBody({
-  model,
-  prompt,
-  image: notTaken(REFERENCES_ON_GENERATIONS),
-  images: notTaken(REFERENCES_ON_GENERATIONS),
-  layer_decomposition: bool()
-    .refine((layers) => layers !== true, LAYERS_ON_GENERATIONS)
-    .meta({ description: 'only false here: layer decomposition is an edit' }),
-  size,
-  ...leading,
-  mask: notTaken(MASK_REFUSAL),
-  ...trailing,
-});
+// ---- generations --------------------------------------------------------------------------------
 
-const referenceLimits = Object.values(PICGEN_CAPABILITIES)
-  .map((caps) => `${caps.maxReferences} (${caps.label})`)
-  .join(', ');
-
-/**
- * One reference image or a non-empty list of them. Their number depends on the model (the rules
- * count them first); each is checked here as the rules check it, naming `image` or `image.<i>`.
- */
-const image = z
-  .custom<unknown>(() => true)
-  .superRefine((value, ctx) => {
-    if (value === undefined || value === null) {
-      ctx.addIssue({ code: 'custom', message: IMAGE_REQUIRED });
-      return;
-    }
-    const list: unknown[] = Array.isArray(value) ? value : [value];
-    for (const [index, item] of list.entries()) {
-      const problem = referenceProblem(item);
-      if (problem === undefined) continue;
-      ctx.addIssue({ code: 'custom', message: problem, path: Array.isArray(value) ? [index] : [] });
-      return;
-    }
-  })
-  .meta({
-    description: `the reference images: http/https URLs or data:image/<lowercase format>;base64,<data> URIs (files in a form), at most 30 MiB each; by model at most ${referenceLimits}; exactly one for a layer decomposition`,
-    anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: MAX_FILES, items: { type: 'string' } }],
+const generationOf = <M extends PicgenSyncModel>(model: M) =>
+  jsonBody({
+    model: z.literal(model),
+    prompt,
+    image: notTaken(REFERENCES_ON_GENERATIONS),
+    images: notTaken(REFERENCES_ON_GENERATIONS),
+    layer_decomposition: z
+      .literal(false, { error: (issue) => (issue.input === true ? LAYERS_ON_GENERATIONS : 'must be true or false') })
+      .nullish()
+      .meta({ description: 'only false here: layer decomposition is an edit' }),
+    size: size(model, false),
+    ...leading,
+    mask: notTaken(MASK_REFUSAL),
+    ...trailing(model, 'generate'),
   });
 
-/** `POST /v1/images/edits` (request.ts, edit), JSON or the decoded form. */
-export const EditBody = jsonBody({
-  model,
-  layer_decomposition: bool().meta({ description: 'true: split the one reference image into layers (5.0 Pro, 5.0 Flash); the prompt is then optional' }),
-  mask: notTaken(MASK_REFUSAL),
-  image,
-  prompt: optionalString(MAX_PROMPT_CHARS).meta({
-    description: `required (a non-empty string) unless layer_decomposition; at most ${MAX_PROMPT_CHARS} characters`,
-  }),
-  size,
-  ...leading,
-  ...trailing,
-});
+const [firstGeneration, ...moreGenerations] = picgenSyncModels.map(generationOf);
+
+/** `POST /v1/images/generations` for a picgen model. */
+export const GenerationBody = z.discriminatedUnion('model', [firstGeneration!, ...moreGenerations], { error: modelError });
+
+// ---- edits --------------------------------------------------------------------------------------
+
+const editOf = <M extends PicgenSyncModel>(model: M, layers: boolean) => {
+  const caps = PICGEN_CAPABILITIES[model];
+  const layerField = layers
+    ? z.literal(true).meta({ description: 'split the one reference image into layers; the prompt is then optional' })
+    : caps.layers
+      ? z.literal(false).nullish()
+      : z
+          .literal(false, {
+            error: (issue) =>
+              issue.input === true ? `not supported by ${model} (${caps.label}); only 5.0 Pro and 5.0 Flash decompose layers` : 'must be true or false',
+          })
+          .nullish();
+  return jsonBody({
+    model: z.literal(model),
+    layer_decomposition: layerField,
+    mask: notTaken(MASK_REFUSAL),
+    image: references(caps.maxReferences, layers),
+    prompt: layers ? optionalString(MAX_PROMPT_CHARS).meta({ description: `at most ${MAX_PROMPT_CHARS} characters` }) : prompt,
+    size: size(model, layers),
+    ...leading,
+    ...trailing(model, 'edit'),
+  });
+};
+
+/** A model's edit body; with layers, a union on `layer_decomposition`. */
+function editsOf(model: PicgenSyncModel) {
+  if (!PICGEN_CAPABILITIES[model].layers) return editOf(model, false);
+  return z.discriminatedUnion('layer_decomposition', [editOf(model, true), editOf(model, false)], { error: 'must be true or false' });
+}
+
+const [firstEdit, ...moreEdits] = picgenSyncModels.map(editsOf);
+
+/** `POST /v1/images/edits`, JSON or the decoded form. */
+export const EditBody = z.discriminatedUnion('model', [firstEdit!, ...moreEdits], { error: modelError });
+
+export type PicgenGenerationRequest = z.output<typeof GenerationBody>;
+export type PicgenEditRequest = z.output<typeof EditBody>;
 
 export const PicgenAnswer = z.strictObject({
   created: z.int().nonnegative().meta({ description: 'when the call completed, Unix seconds' }),
@@ -158,3 +252,4 @@ export const PicgenAnswer = z.strictObject({
     }),
   ),
 });
+export type PicgenAnswerBody = z.infer<typeof PicgenAnswer>;

@@ -2,11 +2,11 @@
  * `size` of the synchronous picgen endpoints (spec 4.7, 4.8): a preset of the model's row
  * (case-insensitive), or `<width>x<height>` (separator `x`, `X`, `×` or `*`) with positive
  * integer sides, a pixel area within the row's range and an aspect ratio from 1:16 to 16:1.
- * Layer decomposition takes only `1K`, `1.5K`, `2K` or `auto`. An omitted size is estimated
- * for pricing (2K on generations, `auto` on edits: the output follows the input) and not sent
- * upstream.
+ * Layer decomposition takes only `1K`, `1.5K`, `2K` or `auto`. The schema refuses a size with
+ * the problems found here (schema.ts); the plan reads the size it took. An omitted size is
+ * estimated for pricing (2K on generations, `auto` on edits: the output follows the input) and
+ * not sent upstream.
  */
-import { type Body, field, refuse } from '../kit/fields.js';
 import { LAYER_SIZES, type PicgenCapabilities } from './capabilities.js';
 
 export const MAX_ASPECT_RATIO = 16;
@@ -60,28 +60,29 @@ function describe(caps: PicgenCapabilities, model: string): string {
   return `must be one of ${caps.presets.join(', ')} (case-insensitive) or <width>x<height> with a pixel area from ${caps.minArea} to ${caps.maxArea} and an aspect ratio from 1:16 to 16:1 (for ${model})`;
 }
 
-export function readPicgenSize(body: Body, caps: PicgenCapabilities, model: string, endpoint: 'generate' | 'edit' | 'layers'): PicgenSize {
-  const value = field(body, 'size');
-  if (value === undefined) return { upstream: undefined, tier: endpoint === 'generate' ? DEFAULT_SIZE_ESTIMATE : EDIT_SIZE_ESTIMATE };
-  const layers = endpoint === 'layers';
-  if (typeof value !== 'string') refuse('size', 'must be a string');
-  if (layers) {
-    const preset = presetOf(value, LAYER_SIZES);
-    if (!preset) refuse('size', `must be one of ${LAYER_SIZES.join(', ')} for layer decomposition (no custom dimensions)`);
-    return { upstream: preset, tier: preset };
-  }
-  if (value.toLowerCase() === 'auto') refuse('size', 'auto is only valid for layer decomposition on /v1/images/edits');
-  const preset = presetOf(value, caps.presets);
-  if (preset) return { upstream: preset, tier: preset };
-  const dims = parseCustomSize(value);
-  if (!dims) refuse('size', describe(caps, model));
+/** Why a size is refused for a model's generation or edit (not a layer decomposition), or undefined when it is taken. */
+export function sizeProblem(text: string, caps: PicgenCapabilities, model: string): string | undefined {
+  if (text.toLowerCase() === 'auto') return 'auto is only valid for layer decomposition on /v1/images/edits';
+  if (presetOf(text, caps.presets)) return undefined;
+  const dims = parseCustomSize(text);
+  if (!dims) return describe(caps, model);
   const { width, height } = dims;
-  if (Math.max(width, height) > MAX_ASPECT_RATIO * Math.min(width, height)) {
-    refuse('size', `aspect ratio ${width}:${height} is outside 1:16 to 16:1`);
-  }
+  if (Math.max(width, height) > MAX_ASPECT_RATIO * Math.min(width, height)) return `aspect ratio ${width}:${height} is outside 1:16 to 16:1`;
   const area = width * height;
-  if (area < caps.minArea || area > caps.maxArea) {
-    refuse('size', `${width}x${height} has ${area} pixels; ${model} takes ${caps.minArea} to ${caps.maxArea}`);
-  }
-  return { upstream: `${width}x${height}`, tier: nearestPreset(area) };
+  if (area < caps.minArea || area > caps.maxArea) return `${width}x${height} has ${area} pixels; ${model} takes ${caps.minArea} to ${caps.maxArea}`;
+  return undefined;
+}
+
+/** Why a size is refused for a layer decomposition, or undefined when it is taken. */
+export function layerSizeProblem(text: string): string | undefined {
+  return presetOf(text, LAYER_SIZES) ? undefined : `must be one of ${LAYER_SIZES.join(', ')} for layer decomposition (no custom dimensions)`;
+}
+
+/** The size a schema took (sizeProblem, layerSizeProblem), as sent upstream and priced. */
+export function sizeOf(text: string | null | undefined, caps: PicgenCapabilities, endpoint: 'generate' | 'edit' | 'layers'): PicgenSize {
+  if (text === undefined || text === null) return { upstream: undefined, tier: endpoint === 'generate' ? DEFAULT_SIZE_ESTIMATE : EDIT_SIZE_ESTIMATE };
+  const preset = presetOf(text, endpoint === 'layers' ? LAYER_SIZES : caps.presets);
+  if (preset) return { upstream: preset, tier: preset };
+  const { width, height } = parseCustomSize(text) ?? { width: 0, height: 0 };
+  return { upstream: `${width}x${height}`, tier: nearestPreset(width * height) };
 }

@@ -7,16 +7,17 @@
 import { resultBase64, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
+import type { ChatAnswerBody, ImagesAnswerBody } from './schema.js';
 
 /** TaskSubmitted family of the std-image / pro-image synchronous calls. */
 export const SYNC_IMAGE_FAMILY = 'sync-image';
 
-type ChatUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+type ChatUsage = ChatAnswerBody['usage'];
 
 const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
 
 /** The images-style `usage` of 2.2, every figure an integer. */
-export function imagesUsageOf(raw: unknown) {
+export function imagesUsageOf(raw: unknown): ImagesAnswerBody['usage'] {
   const usage = isPlainObject(raw) ? raw : {};
   const details = isPlainObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
   const input = int(usage.input_tokens);
@@ -41,7 +42,7 @@ export function markdownOf(urls: readonly string[]): string {
 }
 
 /** Images-style answer: `url` items when the call delivered URLs, else `b64_json` (pro-image's default, `stream`). */
-export async function imagesBody(deps: GatewayDeps, call: SucceededSyncCall) {
+export async function imagesBody(deps: GatewayDeps, call: SucceededSyncCall): Promise<ImagesAnswerBody> {
   const data = await Promise.all(
     call.results.map(async (r) => {
       const revised = r.revisedPrompt !== undefined ? { revised_prompt: r.revisedPrompt } : {};
@@ -75,7 +76,7 @@ function contentOf(call: SucceededSyncCall): string {
 
 const chatBase = (call: SucceededSyncCall) => ({ id: call.taskId, created: call.completedAt, model: call.model });
 
-export function chatBody(call: SucceededSyncCall) {
+export function chatBody(call: SucceededSyncCall): ChatAnswerBody {
   return {
     ...chatBase(call),
     object: 'chat.completion' as const,

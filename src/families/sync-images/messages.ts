@@ -1,11 +1,14 @@
 /**
- * `messages` of `POST /v1/chat/completions` for std-image / pro-image (spec 4.5): the prompt is
- * the text of the last user message (a string, or the `text` parts of its content array);
+ * `messages` of `POST /v1/chat/completions` for std-image / pro-image (spec 4.5), planned over
+ * the list the schema parsed (schema.ts checks each message, its role and its parts): the prompt
+ * is the text of the last user message (a string, or the `text` parts of its content array);
  * `image_url` parts in user messages (an http/https URL or a Base64 image data URI, given as
- * `{url}` or as the string itself) make the call image-to-image. Messages are forwarded in the
- * OpenAI form, with only known keys.
+ * `{url}` or as the string itself) make the call image-to-image. What counts across messages is
+ * refused here, naming the list. Messages are forwarded in the OpenAI form, with only known keys.
  */
-import { type Body, checkLength, field, isHttpUrl, isImageDataUri, isPlainObject, MAX_PROMPT_CHARS, refuse } from '../kit/fields.js';
+import { MAX_PROMPT_CHARS, refuse } from '../kit/fields.js';
+import { given } from '../kit/schema.js';
+import type { ChatMessageIn } from './schema.js';
 
 export const MAX_MESSAGES = 64;
 /** Reference images in one conversation (as on the async pro-image route). */
@@ -20,55 +23,25 @@ export const DETAILS = ['auto', 'low', 'high'] as const;
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
 export type ChatMessage = { role: (typeof ROLES)[number]; content: string | Part[] };
 
-export interface ReadMessages {
+export interface PlannedMessages {
   messages: ChatMessage[];
   prompt: string;
   /** Reference images with the field path that holds each. */
   images: Array<{ param: string; url: string }>;
 }
 
-function readImagePart(part: Body, where: string): Part {
-  const value = field(part, 'image_url');
-  const image = typeof value === 'string' ? { url: value } : value;
-  if (!isPlainObject(image)) refuse(`${where}.image_url`, 'must be {"url": "<http/https URL or data:image/...;base64,...>"}');
-  const url = field(image, 'url');
-  if (typeof url !== 'string' || !(isHttpUrl(url) || isImageDataUri(url))) {
-    refuse(`${where}.image_url.url`, 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI');
-  }
-  const detail = field(image, 'detail');
-  if (detail !== undefined && !(typeof detail === 'string' && (DETAILS as readonly string[]).includes(detail)))
-    refuse(`${where}.image_url.detail`, `must be one of ${DETAILS.join(', ')}`);
-  return { type: 'image_url', image_url: { url, ...(typeof detail === 'string' ? { detail } : {}) } };
+type PartIn = Exclude<ChatMessageIn['content'], string>[number];
+
+/** A part in the OpenAI form: known keys only, `image_url` as `{url, detail?}`. */
+function partOf(part: PartIn): Part {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const image = typeof part.image_url === 'string' ? { url: part.image_url } : part.image_url;
+  return { type: 'image_url', image_url: { url: image.url, ...(given(image.detail) ? { detail: image.detail } : {}) } };
 }
 
-function readPart(part: unknown, where: string, role: string): Part {
-  if (!isPlainObject(part)) refuse(where, 'must be an object with a type');
-  const type = field(part, 'type');
-  if (type === 'text') {
-    const text = field(part, 'text');
-    if (typeof text !== 'string') refuse(`${where}.text`, 'must be a string');
-    checkLength(text, `${where}.text`, MAX_MESSAGE_TEXT_CHARS);
-    return { type: 'text', text };
-  }
-  if (type === 'image_url') {
-    if (role !== 'user') refuse(where, 'image_url parts are taken only in user messages');
-    return readImagePart(part, where);
-  }
-  return refuse(`${where}.type`, 'must be text or image_url');
-}
-
-function readMessage(message: unknown, index: number): ChatMessage {
-  const where = `messages.${index}`;
-  if (!isPlainObject(message)) refuse(where, 'must be an object with role and content');
-  const role = field(message, 'role');
-  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) refuse(`${where}.role`, `must be one of ${ROLES.join(', ')}`);
-  const content = field(message, 'content');
-  if (typeof content === 'string') {
-    checkLength(content, `${where}.content`, MAX_MESSAGE_TEXT_CHARS);
-    return { role: role as ChatMessage['role'], content };
-  }
-  if (!Array.isArray(content) || content.length === 0) refuse(`${where}.content`, 'must be a string or a non-empty array of text and image_url parts');
-  return { role: role as ChatMessage['role'], content: content.map((part: unknown, i) => readPart(part, `${where}.content.${i}`, role)) };
+function messageOf(message: ChatMessageIn): ChatMessage {
+  const content = typeof message.content === 'string' ? message.content : message.content.map(partOf);
+  return { role: message.role, content };
 }
 
 function textOf(message: ChatMessage): string {
@@ -76,11 +49,9 @@ function textOf(message: ChatMessage): string {
   return message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
 }
 
-export function readMessages(body: Body): ReadMessages {
-  const value = field(body, 'messages');
-  if (value === undefined) refuse('messages', 'required: an array whose user message carries the prompt');
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_MESSAGES) refuse('messages', `must be an array of 1 to ${MAX_MESSAGES} messages`);
-  const messages = value.map((m: unknown, i) => readMessage(m, i));
+/** The conversation's text, its prompt and its images, or the first rule across messages it breaks. */
+export function planMessages(parsed: readonly ChatMessageIn[]): PlannedMessages {
+  const messages = parsed.map(messageOf);
   const total = messages.reduce((sum, m) => sum + textOf(m).length, 0);
   if (total > MAX_CONVERSATION_CHARS) refuse('messages', `the text of all messages must be at most ${MAX_CONVERSATION_CHARS} characters, got ${total}`);
   const lastUser = messages.findLastIndex((m) => m.role === 'user');

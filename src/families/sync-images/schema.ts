@@ -1,12 +1,13 @@
 /**
  * The declared contract of synchronous std-image / pro-image (spec 4.5, 4.6, 2.2): the bodies
- * of `POST /v1/chat/completions` and of their models on `POST /v1/images/generations`, as the
- * rules read them (rules.ts, messages.ts, kit/pro-image-rules.ts: the same fields in the same
- * order, refused in the same words), and the JSON answers. A streamed answer (`stream: true`) is
+ * of `POST /v1/chat/completions` and of their models on `POST /v1/images/generations`, each field
+ * declared once, refused in the words clients have always read, and the JSON answers. What counts
+ * across the messages (the conversation's text, the user message carrying the prompt, the image
+ * parts) is the plan's (rules.ts, messages.ts). A streamed answer (`stream: true`) is
  * `text/event-stream` written past the serialiser; the routes describe it.
  */
 import { z } from 'zod';
-import { planned } from '../kit/plan.js';
+import { isHttpUrl, isImageDataUri, isPlainObject } from '../kit/fields.js';
 import {
   isProImageSize,
   PRO_IMAGE_BACKGROUNDS,
@@ -17,15 +18,26 @@ import {
   PRO_IMAGE_SIZE_RULE,
   PRO_IMAGE_USER_MAX,
 } from '../kit/pro-image-rules.js';
-import { bool, boundedString, int, jsonBody, oneOf, prompt } from '../kit/schema.js';
-import { DETAILS, MAX_CONVERSATION_CHARS, MAX_IMAGE_PARTS, MAX_MESSAGE_TEXT_CHARS, MAX_MESSAGES, readMessages, ROLES } from './messages.js';
-import { MODEL_REQUIRED, MODEL_UNKNOWN, REFERENCES_NOT_TAKEN, RESPONSE_FORMATS, STYLE_MAX, SYNC_IMAGE_MODELS } from './rules.js';
+import { bool, boundedString, byKind, int, jsonBody, limitedString, oneOf, prompt } from '../kit/schema.js';
+import { DETAILS, MAX_CONVERSATION_CHARS, MAX_IMAGE_PARTS, MAX_MESSAGE_TEXT_CHARS, MAX_MESSAGES, ROLES } from './messages.js';
+
+export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
+export type SyncImageModel = (typeof SYNC_IMAGE_MODELS)[number];
+export const STYLE_MAX = 256;
+export const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
+/** Why `image` or `images` (even null) is refused on the images-style route. */
+export const REFERENCES_NOT_TAKEN = 'not taken by /v1/images/generations; for image-to-image send an image_url part to /v1/chat/completions';
+/** Why a model is refused: absent (or null), or not one of SYNC_IMAGE_MODELS. */
+export const MODEL_REQUIRED = 'required: std-image or pro-image';
+export const MODEL_UNKNOWN = 'must be std-image or pro-image';
+
+const absent = (input: unknown) => input === undefined || input === null;
 
 const model = z
-  .enum(SYNC_IMAGE_MODELS, { error: (issue) => (issue.input === undefined || issue.input === null ? MODEL_REQUIRED : MODEL_UNKNOWN) })
+  .enum(SYNC_IMAGE_MODELS, { error: (issue) => (absent(issue.input) ? MODEL_REQUIRED : MODEL_UNKNOWN) })
   .meta({ description: 'std-image or pro-image (priced per image)' });
 
-/** The options of 4.5, as the pro-image rules read them (in their order). */
+/** The options of 4.5, as the pro-image rules take them (in their order). */
 const options = {
   n: int(1, PRO_IMAGE_MAX_N).meta({ description: 'images to make, default 1; reserved on n, charged on the images returned' }),
   size: z
@@ -49,46 +61,55 @@ const notTaken = (reason: string) =>
 
 // ---- messages -----------------------------------------------------------------------------------
 
-/** What `messages` looks like, for the document only (the reader below checks it). */
-const TextPart = z.object({ type: z.literal('text'), text: z.string().max(MAX_MESSAGE_TEXT_CHARS) });
-const ImageUrlPart = z.object({
-  type: z.literal('image_url'),
-  image_url: z.union([z.string(), z.object({ url: z.string(), detail: z.enum(DETAILS).optional() })]).meta({
-    description: 'an http/https URL or a data:image/<lowercase format>;base64,<data> URI, as {url, detail?} or the string itself; user messages only',
-  }),
-});
-const MessagesDoc = z
-  .array(
-    z.object({
-      role: z.enum(ROLES),
-      content: z.union([z.string().max(MAX_MESSAGE_TEXT_CHARS), z.array(z.union([TextPart, ImageUrlPart])).min(1)]),
-    }),
-  )
-  .min(1)
-  .max(MAX_MESSAGES)
+const IMAGE_URL_RULE = 'must be an http/https URL or a data:image/<lowercase format>;base64,<data> URI';
+const CONTENT_RULE = 'must be a string or a non-empty array of text and image_url parts';
+const MESSAGES_RULE = `must be an array of 1 to ${MAX_MESSAGES} messages`;
+const isImageRef = (url: string) => isHttpUrl(url) || isImageDataUri(url);
+
+const TextPart = z.looseObject({ type: z.literal('text'), text: limitedString(MAX_MESSAGE_TEXT_CHARS) });
+
+/** `image_url`: `{url, detail?}`, or the URL itself (then refused as its `url`). */
+const imageUrl = byKind(
+  {
+    string: z.string().refine(isImageRef, { message: IMAGE_URL_RULE, path: ['url'] }),
+    object: z.looseObject({ url: z.string({ error: IMAGE_URL_RULE }).refine(isImageRef, IMAGE_URL_RULE), detail: oneOf(DETAILS) }),
+  },
+  'must be {"url": "<http/https URL or data:image/...;base64,...>"}',
+).meta({ description: 'an http/https URL or a data:image/<lowercase format>;base64,<data> URI, as {url, detail?} or the string itself; user messages only' });
+
+const ImageUrlPart = z.looseObject({ type: z.literal('image_url'), image_url: imageUrl });
+
+/** An image part outside a user message: refused whole, before its image is looked at. */
+const RefusedImagePart = z
+  .looseObject({ type: z.literal('image_url') })
+  .pipe(z.never({ error: 'image_url parts are taken only in user messages' }))
+  .meta({ description: 'refused: image_url parts are taken only in user messages' });
+
+const part = (image: typeof ImageUrlPart | typeof RefusedImagePart) =>
+  z.discriminatedUnion('type', [TextPart, image], {
+    error: (issue) => (isPlainObject(issue.input) ? 'must be text or image_url' : 'must be an object with a type'),
+  });
+
+/** A message's content: its text, or a non-empty list of parts (which parts, its role decides). */
+const content = (image: typeof ImageUrlPart | typeof RefusedImagePart) =>
+  byKind({ string: limitedString(MAX_MESSAGE_TEXT_CHARS), array: z.array(part(image)).min(1, CONTENT_RULE) }, CONTENT_RULE);
+
+const Message = z.discriminatedUnion(
+  'role',
+  [
+    z.looseObject({ role: z.enum(ROLES.filter((role) => role !== 'user')), content: content(RefusedImagePart) }),
+    z.looseObject({ role: z.literal('user'), content: content(ImageUrlPart) }),
+  ],
+  { error: (issue) => (isPlainObject(issue.input) ? `must be one of ${ROLES.join(', ')}` : 'must be an object with role and content') },
+);
+
+const messages = z
+  .array(Message, { error: (issue) => (absent(issue.input) ? 'required: an array whose user message carries the prompt' : MESSAGES_RULE) })
+  .min(1, MESSAGES_RULE)
+  .max(MAX_MESSAGES, MESSAGES_RULE)
   .meta({
     description: `the conversation: the prompt is the text of the last user message; image_url parts (at most ${MAX_IMAGE_PARTS}) make the call image-to-image; at most ${MAX_CONVERSATION_CHARS} characters of text in all`,
   });
-
-/** A zod schema as the document shows it (to document a field that is checked otherwise). */
-function documentedAs(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' });
-  return json;
-}
-
-/**
- * `messages`, checked by the rules' own reader (messages.ts): a message is judged whole (its
- * role decides which parts it may hold, its content is a string or a list of parts), which no
- * zod union reports in the reader's words and order; so each refusal keeps its path and words.
- */
-const messages = z
-  .custom<unknown>(() => true)
-  .superRefine((value, ctx) => {
-    const read = planned(() => readMessages({ messages: value }));
-    if (read.ok) return;
-    ctx.addIssue({ code: 'custom', message: read.message.slice(read.param.length + 2), path: read.param.split('.').slice(1) });
-  })
-  .meta(documentedAs(MessagesDoc));
 
 // ---- bodies -------------------------------------------------------------------------------------
 
@@ -109,6 +130,12 @@ export const ImagesBody = jsonBody({
   response_format: oneOf(RESPONSE_FORMATS).meta({ description: 'default url for std-image, b64_json for pro-image' }),
   ...options,
 });
+
+export type ChatRequest = z.output<typeof ChatBody>;
+export type ImagesRequest = z.output<typeof ImagesBody>;
+/** The options both routes take, as parsed. */
+export type ImageOptions = Pick<ChatRequest, keyof typeof options>;
+export type ChatMessageIn = ChatRequest['messages'][number];
 
 // ---- answers ------------------------------------------------------------------------------------
 
@@ -152,3 +179,6 @@ export const ChatAnswer = z.strictObject({
   ),
   usage: z.strictObject({ prompt_tokens: count(), completion_tokens: count(), total_tokens: count() }),
 });
+
+export type ImagesAnswerBody = z.infer<typeof ImagesAnswer>;
+export type ChatAnswerBody = z.infer<typeof ChatAnswer>;
