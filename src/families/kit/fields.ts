@@ -1,9 +1,10 @@
 /**
- * The field readers every family's request rules use: they refuse with `{param, message}`
- * (message = `<param>: <reason>`), check reference syntax, and redact Base64 for the recorded
- * request. Pure: no I/O, no clock.
- *
- * Readers throw a `RuleRefusal`; `planned` (plan.ts) turns the first one into a result.
+ * What the families' plans share beyond their schemas: the refusal a plan throws for a rule that
+ * spans fields or depends on the model (`refuse`, a `RuleRefusal` whose message starts with the
+ * field: `<param>: <reason>`), the value checks the schemas use (URLs, image data URIs, pixel
+ * sizes), the bounds of objects forwarded as given, reference counts, and the redaction of Base64
+ * for the recorded request. Pure: no I/O, no clock. Each field's own rule is declared once, in
+ * zod (kit/schema.ts and the family's schema.ts); `planned` (plan.ts) turns a refusal into a result.
  * An own field holding JSON `null` counts as omitted.
  */
 export type Body = Readonly<Record<string, unknown>>;
@@ -48,10 +49,6 @@ export function field(body: Body, key: string): unknown {
   return value === null ? undefined : value;
 }
 
-export function has(body: Body, key: string): boolean {
-  return field(body, key) !== undefined;
-}
-
 // ---- free text --------------------------------------------------------------------------------
 
 /**
@@ -60,20 +57,6 @@ export function has(body: Body, key: string): boolean {
  * what anyone types, and keeps a prompt from filling the events (docs/decisions/0049-free-text-bounds.md).
  */
 export const MAX_PROMPT_CHARS = 32_000;
-
-/** Refuses a string longer than `max` characters. */
-export function checkLength(text: string, param: string, max: number): void {
-  if (text.length > max) refuse(param, `must be at most ${max} characters, got ${text.length}`);
-}
-
-export function readPrompt(body: Body): string {
-  const prompt = field(body, 'prompt');
-  if (prompt === undefined) refuse('prompt', 'required, a non-empty string');
-  if (typeof prompt !== 'string') refuse('prompt', 'must be a string');
-  if (prompt.trim() === '') refuse('prompt', 'must not be empty');
-  checkLength(prompt, 'prompt', MAX_PROMPT_CHARS);
-  return prompt;
-}
 
 /** Objects forwarded upstream as given (e.g. `metadata`): at most this much JSON, this deep. */
 export const MAX_FORWARDED_OBJECT_CHARS = 65_536;
@@ -92,115 +75,10 @@ export function checkForwarded(value: unknown, param: string): void {
   if (size > MAX_FORWARDED_OBJECT_CHARS) refuse(param, `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}`);
 }
 
-/** An optional integer within [min, max]; `"2"`, `2.5` and `true` are refused. */
-export function readInt(body: Body, key: string, min: number, max: number, param = key): number | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    refuse(param, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}
-
-export function readEnum<T extends string>(body: Body, key: string, values: readonly T[]): T | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (!isOneOf(values, value)) refuse(key, `must be one of ${values.join(', ')}`);
-  return value;
-}
-
-export function readString(body: Body, key: string, limits: { minLength: number; maxLength: number }): string | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') refuse(key, 'must be a string');
-  if (value.length < limits.minLength || value.length > limits.maxLength) {
-    refuse(key, limits.minLength > 0 ? `must be ${limits.minLength} to ${limits.maxLength} characters` : `must be at most ${limits.maxLength} characters`);
-  }
-  return value;
-}
-
-/** Refuses a field that this route does not take at all (any non-null value). */
-export function forbid(body: Body, key: string, reason: string): void {
-  if (has(body, key)) refuse(key, reason);
-}
-
-/** An optional string that is not blank, at most `max` characters. */
-export function readText(body: Body, key: string, max: number): string | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') refuse(key, 'must be a string');
-  if (value.trim() === '') refuse(key, 'must not be empty');
-  if (value.length > max) refuse(key, `must be at most ${max} characters`);
-  return value;
-}
-
-export function readBool(body: Body, key: string, param = key): boolean | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') refuse(param, 'must be true or false');
-  return value;
-}
-
-/** An optional number from `min` to `max` inclusive (strings refused). */
-export function readNumber(body: Body, key: string, min: number, max: number): number | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) refuse(key, `must be a number from ${min} to ${max}`);
-  return value;
-}
-
 /** Longest completion callback address; the spec shows none (docs/decisions/0047-callback-url-bounds.md). */
 export const CALLBACK_URL_MAX = 2048;
 
-/** An optional completion callback address (spec 6.2): an absolute http/https URL the gateway posts to itself. */
-export function readCallbackUrl(body: Body, key: string, param = key): string | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length > CALLBACK_URL_MAX || !isHttpUrl(value)) {
-    refuse(param, `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`);
-  }
-  return value;
-}
-
 // ---- video fields ------------------------------------------------------------------------
-
-export function readBody(body: unknown): Body {
-  if (!isPlainObject(body)) refuse('body', 'must be a JSON object');
-  return body;
-}
-
-/**
- * Whole seconds given as an integer or as a numeric string (`"5"`; multipart forms and the
- * common clients send strings). Decimals, signs and blanks are refused.
- */
-export function readWholeSeconds(value: unknown, param: string, min: number, max: number): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(n) || n < min || n > max) refuse(param, `must be a whole number of seconds from ${min} to ${max} (an integer or a numeric string)`);
-  return n;
-}
-
-export function readHttpUrl(value: unknown, param: string): string {
-  if (typeof value !== 'string' || !isHttpUrl(value)) refuse(param, 'must be an http or https URL');
-  return value;
-}
-
-/** An optional string of at most `max` characters (default: the prompt limit; the spec shows none). */
-export function readOptionalString(body: Body, key: string, param = key, max = MAX_PROMPT_CHARS): string | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') refuse(param, 'must be a string');
-  checkLength(value, param, max);
-  return value;
-}
-
-/** An optional plain object field, e.g. `metadata`. */
-export function readObject(body: Body, key: string, param = key): Body | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (!isPlainObject(value)) refuse(param, 'must be an object');
-  return value;
-}
 
 /** One value from several fields that mean the same (e.g. the first frame); different values are refused. */
 export function oneOf(param: string, what: string, values: ReadonlyArray<string | undefined>): string | undefined {
@@ -260,36 +138,6 @@ export function isImageDataUri(text: string): boolean {
   if (payload === undefined) return false;
   if (payload.endsWith('=')) return payload.length % 4 === 0;
   return payload.length % 4 !== 1;
-}
-
-function refDescription(kind: RefKind): string {
-  return kind === 'url' ? 'a public http/https URL' : 'an http/https URL or a data:image/<format>;base64,<data> URI';
-}
-
-function isRef(kind: RefKind, text: string): boolean {
-  return isHttpUrl(text) || (kind === 'url-or-data' && isImageDataUri(text));
-}
-
-/** An optional single reference given as one string. */
-export function readRef(body: Body, key: string, kind: RefKind): string | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !isRef(kind, value)) refuse(key, `must be ${refDescription(kind)}`);
-  return value;
-}
-
-/** An optional non-empty array of references; `max` undefined leaves the count to the caller. */
-export function readRefList(body: Body, key: string, kind: RefKind, max: number | undefined): string[] | undefined {
-  const value = field(body, key);
-  if (value === undefined) return undefined;
-  const count = max === undefined ? 'at least 1' : `1 to ${max}`;
-  if (!Array.isArray(value) || value.length === 0 || (max !== undefined && value.length > max)) {
-    refuse(key, `must be an array of ${count} references, each ${refDescription(kind)}`);
-  }
-  return value.map((item: unknown, index) => {
-    if (typeof item !== 'string' || !isRef(kind, item)) refuse(key, `item ${index} must be ${refDescription(kind)}`);
-    return item;
-  });
 }
 
 // ---- recorded copy ------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * here once (the schemas of both routes spread them); `proImageDraft` decides what is left.
  */
 import { z } from 'zod';
-import { type Body, type FamilyDraft, parsePixelSize, readEnum, readInt, readRef, readRefList, readString, refuse, field } from './fields.js';
+import { type FamilyDraft, parsePixelSize, refuse } from './fields.js';
 import { boundedString, int, oneOf, ref, refList } from './schema.js';
 
 export const PRO_IMAGE_MAX_REFERENCES = 16;
@@ -66,33 +66,4 @@ export function proImageDraft(fields: ProImageFields, model: string, prompt: str
     if (value !== undefined) upstream[key] = value;
   }
   return { action: image !== undefined || images !== undefined ? 'edit' : 'generate', units: n, upstream };
-}
-
-function readSize(body: Body): string | undefined {
-  const size = field(body, 'size');
-  if (size === undefined) return undefined;
-  if (isProImageSize(size)) return size;
-  return refuse('size', PRO_IMAGE_SIZE_RULE);
-}
-
-/** The same rules over a raw body, field by field (the synchronous route, until its schema declares the fields). */
-export function proImageRules(body: Body, model: string, prompt: string): FamilyDraft {
-  const image = readRef(body, 'image', 'url-or-data');
-  const images = readRefList(body, 'images', 'url-or-data', PRO_IMAGE_MAX_REFERENCES);
-  if (image !== undefined && images !== undefined) refuse('image', 'give either image or images, not both');
-  return proImageDraft(
-    {
-      image,
-      images,
-      n: readInt(body, 'n', 1, PRO_IMAGE_MAX_N),
-      size: readSize(body),
-      quality: readEnum(body, 'quality', PRO_IMAGE_QUALITIES),
-      background: readEnum(body, 'background', PRO_IMAGE_BACKGROUNDS),
-      output_format: readEnum(body, 'output_format', PRO_IMAGE_OUTPUT_FORMATS),
-      moderation: readEnum(body, 'moderation', PRO_IMAGE_MODERATIONS),
-      user: readString(body, 'user', { minLength: 0, maxLength: PRO_IMAGE_USER_MAX }),
-    },
-    model,
-    prompt,
-  );
 }

@@ -1,10 +1,9 @@
 /**
- * Zod building blocks for the families' declared request schemas. Each says what the matching
- * reader of kit/fields.ts says, word for word, so a refusal reads the same whether the route's
- * schema or its rules catch it: the error mapper (src/http/errors.ts) prefixes the field's path
- * (`metadata.callback_url: must be …`). Optional fields accept JSON `null` as omitted, as the
- * readers do. The schemas check shape (types, ranges, enumerations); what depends on other
- * fields or on the model stays with the family's rules, which run after them.
+ * Zod building blocks for the families' request schemas, the only place a field's rule is
+ * declared: its type, range and the words a refusal uses. The error mapper (src/http/errors.ts)
+ * prefixes the field's path (`metadata.callback_url: must be …`). Optional fields accept JSON
+ * `null` as omitted. What depends on other fields or on the model in a way a schema cannot say
+ * stays with the family's plan (request.ts), which runs on the parsed body.
  */
 import { z } from 'zod';
 import {
@@ -26,14 +25,14 @@ export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
 
 const absent = (input: unknown) => input === undefined || input === null;
 
-/** `must be at most N characters, got M` (checkLength). */
+/** `must be at most N characters, got M`. */
 function atMost(max: number) {
   return (text: string, ctx: z.core.$RefinementCtx<string>) => {
     if (text.length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters, got ${text.length}` });
   };
 }
 
-/** A required prompt (readPrompt). */
+/** A required prompt. */
 export const prompt = z
   .string({ error: (issue) => (absent(issue.input) ? 'required, a non-empty string' : 'must be a string') })
   .refine((text) => text.trim() !== '', 'must not be empty')
@@ -50,14 +49,14 @@ export const requiredText = (required: string, max = MAX_PROMPT_CHARS) =>
     .superRefine(atMost(max))
     .refine((text) => text.trim() !== '', required);
 
-/** A string of at most `max` characters (checkLength), required where it stands: `.nullish()` makes a field optional. */
+/** A string of at most `max` characters, required where it stands: `.nullish()` makes a field optional. */
 export const limitedString = (max = MAX_PROMPT_CHARS) =>
   z.string({ error: 'must be a string' }).max(max, { error: (issue) => `must be at most ${max} characters, got ${String(issue.input).length}` });
 
-/** An optional string of at most `max` characters (readOptionalString). */
+/** An optional string of at most `max` characters. */
 export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).superRefine(atMost(max)).nullish();
 
-/** An optional non-blank string of at most `max` characters (readText). */
+/** An optional non-blank string of at most `max` characters. */
 export const text = (max: number) =>
   z
     .string({ error: 'must be a string' })
@@ -65,28 +64,28 @@ export const text = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .nullish();
 
-/** An optional string with a length range (readString). */
+/** An optional string with a length range. */
 export const boundedString = (limits: { minLength: number; maxLength: number }) => {
   const range = limits.minLength > 0 ? `must be ${limits.minLength} to ${limits.maxLength} characters` : `must be at most ${limits.maxLength} characters`;
   return z.string({ error: 'must be a string' }).min(limits.minLength, range).max(limits.maxLength, range).nullish();
 };
 
-/** An optional integer within [min, max] (readInt): `"2"`, `2.5` and `true` are refused. */
+/** An optional integer within [min, max]: `"2"`, `2.5` and `true` are refused. */
 export const int = (min: number, max: number) => {
   const message = `must be an integer from ${min} to ${max}`;
   return z.number({ error: message }).int(message).min(min, message).max(max, message).nullish();
 };
 
-/** An optional number within [min, max] (readNumber; strings refused). */
+/** An optional number within [min, max] (strings refused). */
 export const number = (min: number, max: number) => {
   const message = `must be a number from ${min} to ${max}`;
   return z.number({ error: message }).min(min, message).max(max, message).nullish();
 };
 
-/** An optional boolean (readBool). */
+/** An optional boolean. */
 export const bool = () => z.boolean({ error: 'must be true or false' }).nullish();
 
-/** An optional one of `values` (readEnum). */
+/** An optional one of `values`. */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` }).nullish();
 
 /** A required one of `values`, with the reader's `required, …` wording when missing. */
@@ -94,7 +93,7 @@ export const requiredOneOf = <const T extends readonly [string, ...string[]]>(va
   z.enum(values, { error: (issue) => (absent(issue.input) ? required : `must be one of ${values.join(', ')}`) });
 
 /**
- * A field this body does not take (forbid): any value but `null` is refused with `reason` (the
+ * A field this body does not take: any value but `null` is refused with `reason` (the
  * document says `null` only, which OpenAPI 3.0 writes as a nullable enum of `null`).
  */
 export const refused = (reason: string) =>
@@ -103,7 +102,7 @@ export const refused = (reason: string) =>
     .optional()
     .meta({ description: `not taken: ${reason}` });
 
-/** An optional completion callback address (readCallbackUrl). */
+/** An optional completion callback address. */
 export const callbackUrl = () => {
   const message = `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`;
   return z
@@ -114,7 +113,7 @@ export const callbackUrl = () => {
     .nullish();
 };
 
-/** An optional plain object (readObject); its fields are the rules' (or a nested schema's). */
+/** An optional plain object; its fields are the rules' (or a nested schema's). */
 export const object = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) => z.looseObject(shape, { error: 'must be an object' }).nullish();
 
 function deeperThan(value: unknown, levels: number): boolean {
@@ -124,7 +123,7 @@ function deeperThan(value: unknown, levels: number): boolean {
 }
 
 /**
- * An optional object forwarded upstream as given (readObject, then checkForwarded): its keys in
+ * An optional object forwarded upstream as given: its keys in
  * `shape` are checked first, then how deep it is nested and how long its JSON is.
  */
 export const forwardedObject = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) =>
@@ -147,7 +146,7 @@ function refDescription(kind: RefKind): string {
 
 const isRef = (kind: RefKind) => (text: string) => isHttpUrl(text) || (kind === 'url-or-data' && isImageDataUri(text));
 
-/** One reference given as a string (readRef); `asArray`: the words for a list given instead. */
+/** One reference given as a string; `asArray`: the words for a list given instead. */
 export const ref = (kind: RefKind, asArray?: string) => {
   const message = `must be ${refDescription(kind)}`;
   return z
@@ -156,7 +155,7 @@ export const ref = (kind: RefKind, asArray?: string) => {
     .nullish();
 };
 
-/** A non-empty array of references (readRefList); `max` undefined leaves the count to the rules. */
+/** A non-empty array of references; `max` undefined leaves the count to the rules. */
 export const refList = (kind: RefKind, max?: number) => {
   const count = max === undefined ? 'at least 1' : `1 to ${max}`;
   const message = `must be an array of ${count} references, each ${refDescription(kind)}`;
@@ -226,8 +225,8 @@ export const submitHeaders = z.looseObject({
 // ---- video fields (vidgen, Vid-H3, clip, motion) -----------------------------------------------
 
 /**
- * Optional whole seconds from `min` to `max`, as an integer or a numeric string (readWholeSeconds:
- * forms and the common clients send `"5"`); decimals, signs and blanks are refused.
+ * Optional whole seconds from `min` to `max`, as an integer or a numeric string
+ * (forms and the common clients send `"5"`); decimals, signs and blanks are refused.
  */
 export const wholeSeconds = (min: number, max: number) => {
   const message = `must be a whole number of seconds from ${min} to ${max} (an integer or a numeric string)`;
@@ -271,7 +270,7 @@ export const withAlias = <T extends z.ZodType>(name: string, alias: string, fiel
 
 const HTTP_URL = 'must be an http or https URL';
 
-/** One http/https URL (readHttpUrl), required where it stands: `.nullish()` makes a field optional. */
+/** One http/https URL, required where it stands: `.nullish()` makes a field optional. */
 export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta({ format: 'uri' });
 
 /**
