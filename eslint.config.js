@@ -11,6 +11,69 @@ const familyFolders = readdirSync(new URL('./src/families/', import.meta.url), {
   .filter((entry) => entry.isDirectory() && entry.name !== 'kit')
   .map((entry) => entry.name);
 
+/**
+ * The source's layers, lowest first: each layer's files and the import patterns that reach it.
+ * A file imports its own layer and those below it, never one above: the engine knows nothing of
+ * HTTP, the domain knows only the ports. The projections are the read models the engine consults
+ * (accounts, tokens, channels), so they sit under it; metrics and the audit read both and serve
+ * the HTTP edge. The simulator stands beside the families: it may read a family's upstream
+ * protocol, and no family reaches the simulator.
+ */
+const layers = [
+  { name: 'config', files: ['src/config.ts', 'src/config/**/*.ts'], reach: ['**/config.js', '**/config/**'] },
+  { name: 'lib', files: ['src/lib/**/*.ts'], reach: ['**/lib/**'] },
+  { name: 'ports', files: ['src/ports/**/*.ts'], reach: ['**/ports/**'] },
+  { name: 'domain', files: ['src/domain/**/*.ts'], reach: ['**/domain/**'] },
+  { name: 'projections', files: ['projections/**/*.ts'], reach: ['**/projections/**'] },
+  { name: 'adapters', files: ['src/adapters/**/*.ts'], reach: ['**/adapters/**'] },
+  { name: 'engine', files: ['src/engine/**/*.ts'], reach: ['**/engine/**'] },
+  { name: 'metrics and audit', files: ['src/metrics/**/*.ts', 'src/audit/**/*.ts'], reach: ['**/metrics/**', '**/audit/**'] },
+  { name: 'http', files: ['src/http/**/*.ts'], reach: ['**/http/**'] },
+  { name: 'families', files: ['src/families/**/*.ts'], reach: ['**/families/**'] },
+  { name: 'simulator', files: ['src/simulator/**/*.ts'], reach: ['**/simulator/**'] },
+  { name: 'bootstrap', files: ['src/bootstrap/**/*.ts'], reach: ['**/bootstrap/**'] },
+  { name: 'gateway', files: ['src/gateway.ts', 'src/main.ts'], reach: ['**/gateway.js', '**/main.js'] },
+];
+
+/** What a layer's files may not import: every layer above it, but the families beside the simulator. */
+function forbiddenFor(name) {
+  const index = layers.findIndex((layer) => layer.name === name);
+  return layers
+    .slice(index + 1)
+    .filter((above) => !(name === 'simulator' && above.name === 'families'))
+    .map((above) => ({ group: above.reach, message: `${name} must not depend on ${above.name}, a layer above it` }));
+}
+
+/**
+ * One `no-restricted-imports` entry per file set (a later entry would replace an earlier one, so
+ * each set gets all of its patterns at once). Inside the families: no family imports another —
+ * what two families share lives in src/families/kit/ — and the kit imports no family.
+ */
+function layerRules() {
+  const restrict = (files, patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+  const families = forbiddenFor('families');
+  return [
+    ...layers.filter((layer) => layer.name !== 'families').map((layer) => restrict(layer.files, forbiddenFor(layer.name))),
+    restrict(['src/families/*.ts'], families),
+    ...familyFolders.map((family) =>
+      restrict(
+        [`src/families/${family}/**/*.ts`],
+        [
+          ...families,
+          {
+            regex: `^(\\.\\./)+(${familyFolders.filter((other) => other !== family).join('|')})/`,
+            message: 'a family imports no other family: move what they share to src/families/kit/',
+          },
+        ],
+      ),
+    ),
+    restrict(
+      ['src/families/kit/**/*.ts'],
+      [...families, { regex: `^\\.\\./(${familyFolders.join('|')})/`, message: 'the kit serves every family and imports none' }],
+    ),
+  ];
+}
+
 export default defineConfig(
   globalIgnores(['node_modules/', 'dist/', '.tmp/', 'data/', 'bench/results/', 'console/dist/', 'test/console/output/']),
   {
@@ -56,83 +119,8 @@ export default defineConfig(
       eqeqeq: 'error',
     },
   },
-  {
-    // The layers: the engine, the domain, the adapters and the projections know nothing of HTTP
-    // (errors get their status at the edge, src/http/errors.ts); the domain knows nothing else.
-    files: ['src/engine/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/http/*', '**/http/**'], message: 'the engine, adapters and projections must not depend on the HTTP edge' }] },
-      ],
-    },
-  },
-  {
-    // Below the engine (lowest first: config, lib, ports, domain, adapters) and the projections
-    // beside it: neither the HTTP edge nor the engine.
-    files: ['src/config.ts', 'src/lib/**/*.ts', 'src/ports/**/*.ts', 'src/domain/**/*.ts', 'src/adapters/**/*.ts', 'projections/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['**/http/*', '**/http/**'], message: 'the engine, adapters and projections must not depend on the HTTP edge' },
-            { group: ['**/engine/*', '**/engine/**'], message: 'config, lib, ports, domain, adapters and projections must not depend on the engine' },
-          ],
-        },
-      ],
-    },
-  },
-  // No family imports another: what two families share lives in src/families/kit/, and paths
-  // several families serve are dispatched there (kit/shared-paths.ts). The kit imports no family.
-  ...familyFolders.map((family) => ({
-    files: [`src/families/${family}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^(\\.\\./)+(${familyFolders.filter((f) => f !== family).join('|')})/`,
-              message: 'a family imports no other family: move what they share to src/families/kit/',
-            },
-            { group: ['**/bootstrap/**'], message: "a family's models and prices are its own catalog.ts" },
-            { group: ['**/simulator/**'], message: 'the simulator is a layer beside the families (src/simulator/families/): no family imports it' },
-          ],
-        },
-      ],
-    },
-  })),
-  {
-    files: ['src/families/kit/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { regex: `^\\.\\./(${familyFolders.join('|')})/`, message: 'the kit serves every family and imports none' },
-            { group: ['**/simulator/**'], message: 'the simulator is a layer beside the families: the kit imports none of it' },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['src/domain/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/http/**', '**/engine/**', '**/adapters/**', '**/families/**', '**/projections/**'],
-              message: 'the domain is pure: events, deciders, pricing',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // The layers, lowest first (see `layers` above). A file imports its own layer and those below it.
+  ...layerRules(),
   {
     // Tests read JSON replies off the wire: an untyped (`any`) body asserted field by field with
     // `expect` is the point of a black-box test, and hand-written reply types would only restate

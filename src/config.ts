@@ -2,8 +2,8 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './lib/channel-keys-secret.js';
-import { parseAllowedDestinations, type AllowedDestinations } from './lib/allowed-destinations.js';
+import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './config/channel-keys-secret.js';
+import { parseAllowedDestinations, type AllowedDestinations } from './config/allowed-destinations.js';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 /** A limit: a whole number, 0 for none (the default). */

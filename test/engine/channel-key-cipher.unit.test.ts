@@ -12,7 +12,7 @@ import {
   isEncryptedChannelKey,
   keyIdOfStoredKey,
 } from '../../src/engine/channels/channel-key-cipher.js';
-import { parseChannelKeysSecret } from '../../src/lib/channel-keys-secret.js';
+import { parseChannelKeysSecret } from '../../src/config/channel-keys-secret.js';
 
 const secretA = randomBytes(32);
 const secretB = randomBytes(32);

@@ -8,7 +8,7 @@
  * clear text (written before encryption existed); the empty key ("no key") stays empty.
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { CHANNEL_KEYS_SECRET_BYTES as SECRET_BYTES } from '../../lib/channel-keys-secret.js';
+import { CHANNEL_KEYS_SECRET_BYTES as SECRET_BYTES } from '../../config/channel-keys-secret.js';
 
 const PREFIX = 'enc:';
 const VERSION = 'v1';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
-import { parseChannelKeysSecret } from '../../lib/channel-keys-secret.js';
+import { parseChannelKeysSecret } from '../../config/channel-keys-secret.js';
 import { channelKeyIdOf, createChannelKeyCipher, type ChannelKeyCipher } from './channel-key-cipher.js';
 
 export const GENERATED_SECRET_FILE = 'channel-keys.secret';

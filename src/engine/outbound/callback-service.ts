@@ -10,7 +10,7 @@ import type { BackgroundProcess } from '../../lib/background.js';
 import { createCallbackConsumer } from './callback-consumer.js';
 import type { ViewStore } from '../../ports/view-store.js';
 import { createCallbackDeliverer, type CallbackBody } from './callbacks.js';
-import type { AllowedDestinations } from '../../lib/allowed-destinations.js';
+import type { AllowedDestinations } from '../../config/allowed-destinations.js';
 import { callbackPolicy, guardedPost } from './outbound-guard.js';
 import { periodicProcess, type Periodic } from '../upkeep/periodic.js';
 

@@ -19,7 +19,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { AllowedDestinations } from '../../lib/allowed-destinations.js';
+import type { AllowedDestinations } from '../../config/allowed-destinations.js';
 
 export interface OutboundPolicy {
   allowLoopback: boolean;
