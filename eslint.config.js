@@ -104,6 +104,27 @@ export default defineConfig(
     },
   })),
   {
+    // The toy family a test adds from docs/adding-a-family.md (test/support/toy-family/) keeps a
+    // family folder's rules; its simulator.ts is the simulator's step, beside the family.
+    files: ['test/support/toy-family/**/*.ts'],
+    ignores: ['test/support/toy-family/simulator.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `/src/families/(${familyFolders.join('|')})/`,
+              message: 'a family imports no other family: move what they share to src/families/kit/',
+            },
+            { group: ['**/bootstrap/**'], message: "a family's models and prices are its own catalog.ts" },
+            { group: ['**/simulator/**', './simulator.js'], message: 'the simulator is a layer beside the families: no family imports it' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/families/kit/**/*.ts'],
     rules: {
       'no-restricted-imports': [
