@@ -122,6 +122,27 @@ export default defineConfig(
   // The layers, lowest first (see `layers` above). A file imports its own layer and those below it.
   ...layerRules(),
   {
+    // The toy family a test adds from docs/adding-a-family.md (test/support/toy-family/) keeps a
+    // family folder's rules; its simulator.ts is the simulator's step, beside the family.
+    files: ['test/support/toy-family/**/*.ts'],
+    ignores: ['test/support/toy-family/simulator.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `/src/families/(${familyFolders.join('|')})/`,
+              message: 'a family imports no other family: move what they share to src/families/kit/',
+            },
+            { group: ['**/bootstrap/**'], message: "a family's models and prices are its own catalog.ts" },
+            { group: ['**/simulator/**', './simulator.js'], message: 'the simulator is a layer beside the families: no family imports it' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read JSON replies off the wire: an untyped (`any`) body asserted field by field with
     // `expect` is the point of a black-box test, and hand-written reply types would only restate
     // the spec and turn a wrong shape into a compile error instead of a failing assertion.

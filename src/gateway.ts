@@ -20,7 +20,9 @@ import { projectionProcess } from '../projections/process.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/media/assets.js';
 import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/dispatch/task-engine.js';
-import { familyProjections, familyCallbackBodies, familyRoutes, upstreamAdapters } from './families/index.js';
+import { composeFamilies, families } from './families/index.js';
+import type { FamilyModule } from './families/family.js';
+import { modelCatalogOf } from './bootstrap/model-catalog.js';
 import { createCallbackService, type CallbackService } from './engine/outbound/callback-service.js';
 import { createPublisher } from './engine/outbound/publisher.js';
 import { createOwnership } from './engine/dispatch/ownership.js';
@@ -36,6 +38,7 @@ import type { EventStore } from './ports/event-store.js';
 import type { ViewStore } from './ports/view-store.js';
 import { coreProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
+import type { SimFamily } from './simulator/context.js';
 import { createProjectionRunner } from '../projections/runner.js';
 import { withViewCache } from '../projections/view-cache.js';
 import { createGatewayMetrics } from './metrics/registry.js';
@@ -67,6 +70,13 @@ export interface GatewayOptions {
   wrapViewStore?: (store: ViewStore) => ViewStore;
   extraRoutes?: readonly RoutePlugin[];
   extraProjections?: readonly Projection[];
+  /**
+   * Families after the built-in ones (src/families/index.ts), composed with them in one list:
+   * routes, views, upstream adapters, callback bodies, and the catalog the embedded default seeds.
+   */
+  extraFamilies?: readonly FamilyModule[];
+  /** Their simulated upstreams, mounted after the built-in ones (src/simulator/families/index.ts) when the simulator is. */
+  extraSimulatorFamilies?: readonly SimFamily[];
 }
 
 /** Where the built-in simulator lives, relative to the gateway itself (see docs/decisions/0008-simulator-channels-at-sim.md). */
@@ -93,6 +103,8 @@ export function createLogger(config: Config): Logger {
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config);
+  const allFamilies = [...families, ...(options.extraFamilies ?? [])];
+  const composed = composeFamilies(allFamilies);
   const clock = options.clock ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
   // Before any store is opened: a secret that cannot be read stops the start with nothing open.
@@ -112,12 +124,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const cachedViews = runsProjections
     ? withViewCache(
         adapters.views,
-        familyProjections.map((p) => p.view),
+        composed.projections.map((p) => p.view),
       )
     : adapters.views;
   const views = options.wrapViewStore ? options.wrapViewStore(cachedViews) : cachedViews;
 
-  const projections = [...coreProjections, ...familyProjections, ...(options.extraProjections ?? [])];
+  const projections = [...coreProjections, ...composed.projections, ...(options.extraProjections ?? [])];
   const runner = runsProjections
     ? createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) })
     : createCheckpointFollower(views, projections);
@@ -168,7 +180,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const admin = servesApi ? await seedAdmin(deps, metadata) : { created: false };
   if (servesApi && config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
-  else if (servesApi && config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL), metadata);
+  else if (servesApi && config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL, modelCatalogOf(allFamilies)), metadata);
 
   const simulator: RoutePlugin = () => async (sim) => {
     sim.addHook('onRoute', (route) => {
@@ -176,10 +188,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     });
     // Loaded only when it is mounted: the simulator is no part of a production gateway.
     const { simulatorPlugin } = await import('./simulator/plugin.js');
-    await sim.register(simulatorPlugin, { prefix: '/_sim', stepMs: config.simStepMs, assetRetentionMs: config.assetRetentionSeconds * 1000 });
+    await sim.register(simulatorPlugin, {
+      prefix: '/_sim',
+      stepMs: config.simStepMs,
+      assetRetentionMs: config.assetRetentionSeconds * 1000,
+      extraFamilies: options.extraSimulatorFamilies ?? [],
+    });
   };
   const app = servesApi
-    ? await buildServer(deps, [(d) => assetRoutes({ ...d, signer }), ...familyRoutes, ...(config.simulator ? [simulator] : []), ...(options.extraRoutes ?? [])])
+    ? await buildServer(deps, [
+        (d) => assetRoutes({ ...d, signer }),
+        ...composed.routes,
+        ...(config.simulator ? [simulator] : []),
+        ...(options.extraRoutes ?? []),
+      ])
     : await buildHealthServer(deps);
   const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
@@ -190,7 +212,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const callbacks = createCallbackService({
     ...deps,
     owns: (taskId) => ownership.owns(taskId),
-    bodies: familyCallbackBodies(deps),
+    bodies: composed.callbackBodies(deps),
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
     timeoutMs: config.callbackTimeoutMs,
     checkMs: config.callbackCheckMs,
@@ -202,7 +224,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const publisher = createPublisher(deps);
   const engine = createTaskEngine({
     ...deps,
-    upstreams: instrumentUpstreams(new Map(upstreamAdapters.map((a) => [a.family, a])), metrics),
+    upstreams: instrumentUpstreams(new Map(composed.upstreams.map((a) => [a.family, a])), metrics),
     log,
     assetRetentionSeconds: config.assetRetentionSeconds,
     channelConcurrency: config.channelConcurrency,
@@ -228,7 +250,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     catalog,
     health: channelHealth,
     // The adapters themselves, not the engine's: a health check is no task traffic.
-    upstreams: new Map(upstreamAdapters.map((a) => [a.family, a])),
+    upstreams: new Map(composed.upstreams.map((a) => [a.family, a])),
     selfUrl: deps.selfUrl,
     log: log.child({ processor: 'channel-health' }),
   });

@@ -14,7 +14,7 @@ import { registerUser } from '../engine/accounts/users.js';
 import { isRefusal } from '../domain/refusal.js';
 import { hashPassword } from '../http/auth/password.js';
 import type { GatewayDeps } from '../http/deps.js';
-import { channelFamilies, modelCatalog } from './model-catalog.js';
+import { channelFamiliesOf, type ModelEntry } from './model-catalog.js';
 import { VIEWS } from '../../projections/views.js';
 
 export const BootstrapFile = z.object({
@@ -30,18 +30,18 @@ export const BootstrapFile = z.object({
 });
 export type BootstrapFile = z.infer<typeof BootstrapFile>;
 
-/** The embedded default: every model of the spec on the built-in simulator. */
-export function simulatorSeed(simulatorBaseUrl: string): BootstrapFile {
+/** The embedded default: every model of the gateway's families (`modelCatalogOf`) on the built-in simulator. */
+export function simulatorSeed(simulatorBaseUrl: string, catalog: readonly ModelEntry[]): BootstrapFile {
   return {
-    channels: channelFamilies.map((family) => ({
+    channels: channelFamiliesOf(catalog).map((family) => ({
       id: `sim-${family}`,
       name: `simulator (${family})`,
       family,
       baseUrl: simulatorBaseUrl,
       key: 'simulator',
-      models: modelCatalog.filter((m) => m.family === family).map((m) => m.model),
+      models: catalog.filter((m) => m.family === family).map((m) => m.model),
     })),
-    prices: Object.fromEntries(modelCatalog.map((m) => [m.model, m.price])),
+    prices: Object.fromEntries(catalog.map((m) => [m.model, m.price])),
     groupRatios: { default: 1000 },
   };
 }

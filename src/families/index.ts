@@ -1,6 +1,13 @@
-/** Every generation family's contribution: routes, query views and upstream adapters. */
+/**
+ * Every generation family's contribution: routes, query views and upstream adapters. The list
+ * below is the built-in one; `composeFamilies` turns any list into what the gateway registers,
+ * so a family added by `GatewayOptions.extraFamilies` (src/gateway.ts) is composed the same way.
+ */
 import type { CallbackBody } from '../engine/outbound/callbacks.js';
+import type { UpstreamAdapter } from '../engine/channels/upstream.js';
 import type { GatewayDeps } from '../http/deps.js';
+import type { RoutePlugin } from '../http/server.js';
+import type { Projection } from '../../projections/projection.js';
 import type { FamilyModule } from './family.js';
 import { imageGenerationsRoute, syncResultRoutes } from './kit/shared-paths.js';
 import { artFamily } from './art/index.js';
@@ -25,16 +32,29 @@ export const families: readonly FamilyModule[] = [
   motionFamily,
 ];
 
-/** Every family's routes, then the paths several families share, registered once each. */
-export const familyRoutes = [
-  ...families.flatMap((f) => f.routes),
-  imageGenerationsRoute(families.flatMap((f) => f.imageGenerators ?? [])),
-  syncResultRoutes(families.flatMap((f) => f.syncResults ?? [])),
-];
+/** What a list of families contributes to one gateway. */
+export interface ComposedFamilies {
+  /** Every family's routes, then the paths several families share, registered once each. */
+  routes: readonly RoutePlugin[];
+  projections: readonly Projection[];
+  upstreams: readonly UpstreamAdapter[];
+  /** Callback bodies of every family, by TaskSubmitted family name (each folds the task's events). */
+  callbackBodies(deps: GatewayDeps): ReadonlyMap<string, CallbackBody>;
+}
+
+export function composeFamilies(list: readonly FamilyModule[]): ComposedFamilies {
+  return {
+    routes: [
+      ...list.flatMap((f) => f.routes),
+      imageGenerationsRoute(list.flatMap((f) => f.imageGenerators ?? [])),
+      syncResultRoutes(list.flatMap((f) => f.syncResults ?? [])),
+    ],
+    projections: list.flatMap((f) => f.projections),
+    upstreams: list.flatMap((f) => f.upstreams),
+    callbackBodies: (deps) => new Map(list.flatMap((f) => Object.entries(f.callbackBodies?.(deps) ?? {}))),
+  };
+}
+
+/** The built-in families' views and adapters (scripts and tests that need no gateway). */
 export const familyProjections = families.flatMap((f) => f.projections);
 export const upstreamAdapters = families.flatMap((f) => f.upstreams);
-
-/** Callback bodies of every family, by TaskSubmitted family name (each folds the task's events). */
-export function familyCallbackBodies(deps: GatewayDeps): ReadonlyMap<string, CallbackBody> {
-  return new Map(families.flatMap((f) => Object.entries(f.callbackBodies?.(deps) ?? {})));
-}

@@ -8,7 +8,7 @@
  * Each simulated family is a module of families/ (one per family folder), listed in families/index.ts.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { SimContext } from './context.js';
+import type { SimContext, SimFamily } from './context.js';
 import { simulatorFamilies } from './families/index.js';
 import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
@@ -26,6 +26,8 @@ export type SimulatorOptions = {
   now?: () => number;
   /** How long result files stay reachable after a task finished; default 2 hours. */
   assetRetentionMs?: number;
+  /** Simulated families after the built-in ones (families/index.ts); a gateway's `extraSimulatorFamilies`. */
+  extraFamilies?: readonly SimFamily[];
 };
 
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
@@ -40,6 +42,7 @@ export const SIMULATOR_BODY_LIMIT = 600 * 1024 * 1024;
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);
+  const families = [...simulatorFamilies, ...(options.extraFamilies ?? [])];
   const submits = createSubmitLog();
   const ctx: SimContext = {
     stepMs: resolveStepMs(options.stepMs),
@@ -47,7 +50,7 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
     now: options.now ?? Date.now,
     assetRetentionMs: options.assetRetentionMs ?? DEFAULT_ASSET_RETENTION_MS,
     prefix: app.prefix,
-    imageGenerators: simulatorFamilies.flatMap((f) => (f.imageGenerator ? [f.imageGenerator] : [])),
+    imageGenerators: families.flatMap((f) => (f.imageGenerator ? [f.imageGenerator] : [])),
   };
 
   app.addHook('onRoute', (route) => {
@@ -58,12 +61,12 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
     throw notFound('not_found', `the simulator has no route ${request.method} ${request.url.split('?')[0]}`);
   });
 
-  for (const family of simulatorFamilies) {
+  for (const family of families) {
     await app.register(async (scope) => {
       logSubmits(scope, family.name, submits, ctx);
       await family.routes(scope, ctx);
     });
   }
   submitLogRoute(app, submits);
-  await app.register(async (scope) => fileRoutes(scope, ctx, simulatorFamilies));
+  await app.register(async (scope) => fileRoutes(scope, ctx, families));
 };
