@@ -8,6 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confinedPath, consoleRoutes, defaultConsoleDir } from '../../src/http/console.js';
+import type { GatewayDeps } from '../../src/http/deps.js';
+import { applyRouteConfig } from '../../src/http/route-config.js';
 import { tempDir } from '../support/tmp.js';
 
 const INDEX = '<!doctype html><title>console</title><script type="module" src="/console/assets/index-abc123.js"></script>';
@@ -16,8 +18,10 @@ const dist = join(dir.path, 'dist');
 let app: FastifyInstance;
 
 async function serverFor(root: string): Promise<FastifyInstance> {
-  // No error handler of its own: the route answers its refusals in the plain shape itself.
+  // As the gateway assembles it: the one onRoute hook applies the route's declared error shape
+  // (src/http/route-config.ts). No console route authenticates, so no key store is needed.
   const server = Fastify();
+  applyRouteConfig(server, { tokens: {} as GatewayDeps['tokens'], clock: () => new Date() });
   await server.register(consoleRoutes(root));
   return server;
 }
