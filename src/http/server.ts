@@ -96,7 +96,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'gw_session' } } },
     },
     // Each route's own schema plus operationId, summary, security and error answers (openapi.ts).
-    transform: documentRoutes(app),
+    transform: documentRoutes(),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(cookie);
