@@ -16,6 +16,14 @@ import type { FastifyInstance } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { GatewayError, sendError, shapeOfUrl } from './errors.js';
 
+/**
+ * A match that names a resource: every path parameter non-empty. The router also matches
+ * `/api/token/` to `DELETE /api/token/:id` (an empty id, refused by the route), which is no
+ * method of the collection `/api/token/`.
+ */
+const names = (match: { params: Record<string, string | undefined> } | null): boolean =>
+  match !== null && Object.values(match.params).every((value) => value !== '');
+
 export function answerUndeclaredMethods(app: FastifyInstance): void {
   // fastify's router defaults (case-sensitive, trailing slash significant, 100-character parameters).
   const declared = FindMyWay({ maxParamLength: 100 });
@@ -29,7 +37,7 @@ export function answerUndeclaredMethods(app: FastifyInstance): void {
   });
   app.addHook('onRequest', async (request, reply) => {
     if (!request.is404) return;
-    const allowed = [...methods].filter((method) => method !== request.method && declared.find(method, request.url) !== null).sort();
+    const allowed = [...methods].filter((method) => method !== request.method && names(declared.find(method, request.url))).sort();
     if (allowed.length === 0) return;
     const path = request.url.split('?')[0];
     const error = new GatewayError(
