@@ -41,6 +41,10 @@ describe('an undeclared method on a declared path is 405 with Allow', () => {
     expect(trace.status).toBe(405);
     // Not DELETE: `DELETE /api/token/:id` with an empty id names no token.
     expect(trace.allow).toBe('GET, HEAD, POST, PUT');
+    // DELETE /api/token/:id with an empty id names no token: DELETE is not a method of the collection.
+    const remove = await send('DELETE', '/api/token/?p=0');
+    expect(remove.status).toBe(405);
+    expect(remove.allow).toBe('GET, HEAD, POST, PUT');
     const patch = await send('PATCH', '/api/token/', { 'content-type': 'application/json' }, '{not json');
     expect(patch.status).toBe(405);
     expect(patch.allow).toBe('GET, HEAD, POST, PUT');
