@@ -90,7 +90,7 @@ echo "running schemathesis (max $MAX_EXAMPLES examples per operation, seed $SEED
 status=0
 # From .tmp: schemathesis keeps its example database (what `st replay` reads) in ./.schemathesis.
 cd "$REPO_DIR/.tmp"
-"$VENV/bin/st" run "$BASE/openapi.json" \
+"$VENV/bin/st" --config-file "$REPO_DIR/schemathesis.toml" run "$BASE/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --max-examples "$MAX_EXAMPLES" \
   --seed "$SEED" \
