@@ -17,7 +17,7 @@ const SESSION_OR_KEY = ['/api/callbacks/', '/api/events/stream'];
 export function securityOf(method: string, url: string): Array<Record<string, string[]>> {
   if (PUBLIC.has(`${method} ${url}`)) return [];
   if (SESSION_OR_KEY.some((p) => url.startsWith(p))) return [{ bearer: [] }, { session: [] }];
-  if (url.startsWith('/api/') && !url.startsWith('/api/user/pricing')) return [{ session: [] }];
+  if (url.startsWith('/api/')) return [{ session: [] }];
   return [{ bearer: [] }];
 }
 
