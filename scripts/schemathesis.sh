@@ -3,19 +3,22 @@
 # this checkout: `npm start` on a free loopback port with a fresh temporary DATA_DIR and the
 # built-in simulator, an administrator whose account gets credit and an API key (as README.md
 # shows), then `st run http://127.0.0.1:PORT/openapi.json` with the default checks and that key
-# as a bearer header. Exits with schemathesis's status; the gateway and its data go away.
+# as a bearer header, configured by schemathesis.toml (read it: what it allows and why). Exits
+# with schemathesis's status (any finding fails it); the gateway and its data go away. CI
+# (.ci/run) runs it after the tests.
 #
-#   bash scripts/schemathesis.sh                       # default budget (about 3 minutes on 2 cores)
-#   SCHEMATHESIS_MAX_EXAMPLES=50 bash scripts/schemathesis.sh --phases fuzzing
+#   npm run schemathesis                               # default budget (1 to 3 minutes on 2 cores)
+#   SCHEMATHESIS_MAX_EXAMPLES=20 bash scripts/schemathesis.sh --phases fuzzing
 #
 # Extra arguments go to `st run`. Settings (environment): SCHEMATHESIS_MAX_EXAMPLES (per
 # operation, default 50), SCHEMATHESIS_SEED (default 1, for a repeatable run),
-# SCHEMATHESIS_WORKERS (default 2), SCHEMATHESIS_PYTHON (the interpreter of the venv, default
-# python3; CPython 3.11.7 fails some of schemathesis's cases with `SystemError: AST constructor
-# recursion depth mismatch` from hypothesis, 3.12 and 3.13 do not). The venv (schemathesis
-# 4.32.5) is cached in .tmp/schemathesis-venv; the gateway's log is .tmp/schemathesis-gateway.log and the reports
+# SCHEMATHESIS_WORKERS (default 2), SCHEMATHESIS_PYTHON (the interpreter of the venv; default
+# pyenv's newest 3.13 or 3.12 when there is one, else python3: CPython 3.11.7 fails some of
+# schemathesis's cases with `SystemError: AST constructor recursion depth mismatch` from
+# hypothesis, 3.12 and 3.13 do not). The venv (schemathesis 4.32.5, from PyPI) is cached in
+# .tmp/schemathesis-venv; the gateway's log is .tmp/schemathesis-gateway.log and the reports
 # (JUnit, NDJSON) go to .tmp/schemathesis-report, its example database to .tmp/.schemathesis
-# (`cd .tmp && schemathesis-venv/bin/st replay <id>`). Not part of CI (yet).
+# (`cd .tmp && schemathesis-venv/bin/st replay <id>`).
 set -euo pipefail
 
 VERSION=4.32.5
@@ -26,7 +29,19 @@ LOG="$REPO_DIR/.tmp/schemathesis-gateway.log"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-50}"
 SEED="${SCHEMATHESIS_SEED:-1}"
 WORKERS="${SCHEMATHESIS_WORKERS:-2}"
-PYTHON="${SCHEMATHESIS_PYTHON:-python3}"
+# The newest 3.13, else 3.12, that pyenv has; else python3.
+default_python() {
+  local found
+  for minor in 13 12; do
+    found="$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3."$minor".*/bin/python3 2>/dev/null | sort -V | tail -n 1)"
+    if [[ -n "$found" ]]; then
+      echo "$found"
+      return
+    fi
+  done
+  echo python3
+}
+PYTHON="${SCHEMATHESIS_PYTHON:-$(default_python)}"
 
 die() {
   echo "schemathesis.sh: $*" >&2
@@ -90,7 +105,7 @@ echo "running schemathesis (max $MAX_EXAMPLES examples per operation, seed $SEED
 status=0
 # From .tmp: schemathesis keeps its example database (what `st replay` reads) in ./.schemathesis.
 cd "$REPO_DIR/.tmp"
-"$VENV/bin/st" run "$BASE/openapi.json" \
+"$VENV/bin/st" --config-file "$REPO_DIR/schemathesis.toml" run "$BASE/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --max-examples "$MAX_EXAMPLES" \
   --seed "$SEED" \

@@ -1,41 +1,23 @@
 /**
- * What the OpenAPI document says beyond each route's own request schema, derived in one place
- * from the route (method, path, the error shape of the plugin that registered it) so no route
- * can be left out: an `operationId`, a summary, the security it requires, and the error answers
- * in its family's error shape. Document only: none of this reaches the route's validation or
- * serialisation, so a refusal's body can never be turned into a 500 by a response schema.
+ * What the OpenAPI document says beyond each route's own schema, derived in one place from the
+ * route (method, path, config) so no route can be left out: an `operationId`, a summary, the
+ * security it requires; its error answers as JSON (they are in its `schema.response`, added by
+ * route-config.ts in its family's error shape), and its event stream (`config.eventStream`).
  */
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { FastifySchema, RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { shapeOfUrl, type ErrorShape } from './errors.js';
 
 type JsonSchema = Record<string, unknown>;
-
-const str = { type: 'string' } as const;
-const openaiError = { type: 'object', required: ['message', 'type', 'param', 'code'], properties: { message: str, type: str, param: str, code: str } };
-
-/** The error body of each shape (src/http/errors.ts renderError), as the document shows it. */
-const ERROR_BODIES: Readonly<Record<ErrorShape, JsonSchema>> = {
-  plain: { type: 'object', required: ['code', 'message'], properties: { code: str, message: str, error: openaiError } },
-  submit: { type: 'object', required: ['code', 'message'], properties: { code: str, reason: str, message: str, error: openaiError } },
-  openai: { type: 'object', required: ['error'], properties: { error: openaiError } },
-  api: { type: 'object', required: ['success', 'message'], properties: { success: { type: 'boolean', enum: [false] }, message: str, code: str } },
-  art: {
-    type: 'object',
-    required: ['code', 'description'],
-    properties: { code: { type: 'integer', description: '4 refused or not found, 9 server error' }, description: str, result: { type: 'null' } },
-  },
-};
 
 /** Routes that need no credentials. */
 const PUBLIC = new Set(['POST /api/user/login', 'POST /api/user/logout']);
 /** Session routes that also take an API key. */
 const SESSION_OR_KEY = ['/api/callbacks/', '/api/events/stream'];
 
-function securityOf(method: string, url: string): Array<Record<string, string[]>> {
+export function securityOf(method: string, url: string): Array<Record<string, string[]>> {
   if (PUBLIC.has(`${method} ${url}`)) return [];
   if (SESSION_OR_KEY.some((p) => url.startsWith(p))) return [{ bearer: [] }, { session: [] }];
-  if (url.startsWith('/api/') && !url.startsWith('/api/user/pricing')) return [{ session: [] }];
+  if (url.startsWith('/api/')) return [{ session: [] }];
   return [{ bearer: [] }];
 }
 
@@ -63,19 +45,27 @@ function summaryOf(method: string, url: string): string {
   return `${VERBS[method] ?? method.toLowerCase()} ${resource}${one ? ' (one)' : ''}`.trim();
 }
 
-function errorResponses(shape: ErrorShape, secured: boolean, hasParams: boolean): Record<string, JsonSchema> {
-  const body = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_BODIES[shape] } } });
-  return {
-    400: body('Refused: the message names the field at fault'),
-    ...(secured ? { 401: body('No valid credentials'), 403: body('Not allowed for these credentials') } : {}),
-    ...(hasParams ? { 404: body('No such resource for this caller') } : {}),
-    429: body('Too many requests'),
-    500: body('Server error'),
-  };
+/**
+ * An answer in its own media type: errors are JSON whatever the route's success answer is (a
+ * route's `produces`, such as the MP4 download's, names the latter only).
+ */
+const asJson = (schema: JsonSchema) => ({ description: schema.description ?? 'Error', content: { 'application/json': { schema } } });
+const EVENT_STREAM = { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events' } } };
+
+/** The responses of a route: its declared ones (error answers included, route-config.ts), completed. */
+function responsesOf(declared: Record<string, JsonSchema>, eventStream: 'always' | 'when-asked' | undefined): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(declared)) responses[status] = Number(status) >= 400 ? asJson(schema) : schema;
+  const ok = declared['200'];
+  if (eventStream === 'always') responses['200'] = { description: ok?.description ?? 'An event stream', content: EVENT_STREAM };
+  else if (eventStream === 'when-asked' && ok)
+    responses['200'] = { description: ok.description ?? 'Success', content: { 'application/json': { schema: ok }, ...EVENT_STREAM } };
+  else if (!Object.keys(declared).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', type: 'object' };
+  return responses;
 }
 
 /** The swagger `transform`: each route's own schema (zod → JSON schema), completed as above. */
-export function documentRoutes(app: FastifyInstance) {
+export function documentRoutes() {
   return (input: Parameters<typeof jsonSchemaTransform>[0]): { schema: FastifySchema; url: string } => {
     const { schema, url } = jsonSchemaTransform(input);
     const route: RouteOptions = input.route;
@@ -83,8 +73,6 @@ export function documentRoutes(app: FastifyInstance) {
     const declared = (schema ?? {}) as Record<string, unknown>;
     if (declared.hide) return { schema, url };
     const security = securityOf(method, route.url);
-    const responses = (declared.response ?? {}) as Record<string, unknown>;
-    const errors = errorResponses(shapeOfUrl(app, route.url), security.length > 0, route.url.includes(':'));
     return {
       url,
       schema: {
@@ -92,11 +80,7 @@ export function documentRoutes(app: FastifyInstance) {
         operationId: (declared.operationId as string | undefined) ?? operationIdOf(method, route.url),
         summary: (declared.summary as string | undefined) ?? summaryOf(method, route.url),
         security,
-        response: {
-          ...errors,
-          ...responses,
-          ...(Object.keys(responses).some((s) => s.startsWith('2')) ? {} : { 200: { description: 'Success', type: 'object' } }),
-        },
+        response: responsesOf((declared.response ?? {}) as Record<string, JsonSchema>, route.config?.eventStream),
       },
     };
   };

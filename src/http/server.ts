@@ -21,6 +21,7 @@ import { userRoutes } from './api/users.js';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError, renderError, sendError, shapeOfUrl } from './errors.js';
 import { applyRouteConfig } from './route-config.js';
+import { answerUndeclaredMethods } from './allowed-methods.js';
 import { limitJsonDepth } from './json-depth.js';
 import { clientErrorHandler } from './client-errors.js';
 import { healthRoutes } from './health.js';
@@ -72,6 +73,8 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   app.setSerializerCompiler(responseSerializer(app.log, deps.config.responseSchemas));
   // Each route's `config`: its authentication and its error shape (route-config.ts).
   applyRouteConfig(app, deps);
+  // A declared path asked with a method none of its routes take: 405 with Allow (allowed-methods.ts).
+  answerUndeclaredMethods(app);
   // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
   limitJsonDepth(app);
   // Prometheus: every answer counted by route pattern, and GET /metrics (with METRICS_TOKEN).
@@ -93,7 +96,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: 'gw_session' } } },
     },
     // Each route's own schema plus operationId, summary, security and error answers (openapi.ts).
-    transform: documentRoutes(app),
+    transform: documentRoutes(),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(cookie);

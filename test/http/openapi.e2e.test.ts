@@ -53,6 +53,8 @@ describe('the OpenAPI document', () => {
     // The generation routes need an API key; signing in needs nothing.
     expect(doc.paths['/v1/images/async/generations']!.post!.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/api/user/login']!.post!.security).toEqual([]);
+    // The user's price list takes a session only (its key-side twin is GET /v1/pricing).
+    expect(doc.paths['/api/user/pricing']!.get!.security).toEqual([{ session: [] }]);
   });
 
   it('Redocly lint (recommended rules) finds no error but the trailing slashes the spec asks for', () => {

@@ -19,6 +19,7 @@ import type { SyncResultDoc } from '../../../projections/sync-result.js';
 import { succeededCall, syncRecordFor, type SucceededSyncCall } from '../../engine/tasks/sync-record.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
+import type { RouteConfig } from '../../http/route-config.js';
 import { isPlainObject } from './fields.js';
 import { jsonBody, submitHeaders } from './schema.js';
 
@@ -41,6 +42,8 @@ export interface ImageGenerator {
   answer?: z.ZodType;
   /** What the path's description says of it beyond the answer (e.g. a streamed answer). */
   description?: string;
+  /** It answers `text/event-stream` when the body asks for a stream (the document says so). */
+  streams?: boolean;
   /** Runs the call and answers it (sync-call.ts, which authenticates the caller). */
   generate(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
@@ -109,7 +112,8 @@ export function imageGenerationsRoute(generators: readonly ImageGenerator[]) {
   ].join('\n\n');
   return (deps: GatewayDeps): FastifyPluginAsyncZod =>
     async (app) => {
-      const config = { auth: 'bearer', errorShape: 'plain' } as const;
+      const streams = generators.some((g) => g.streams);
+      const config: RouteConfig = { auth: 'bearer', errorShape: 'plain', ...(streams ? { eventStream: 'when-asked' as const } : {}) };
       const schema = {
         tags: ['images'],
         summary,

@@ -42,7 +42,8 @@ function chatStream(reply: FastifyReply): SyncStream {
 
 export function chatRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   return async (app) => {
-    const config = { auth: 'bearer', errorShape: 'plain' } as const;
+    // `stream: true` answers text/event-stream (the document says so).
+    const config = { auth: 'bearer', errorShape: 'plain', eventStream: 'when-asked' } as const;
 
     app.post(
       CHAT_PATH,

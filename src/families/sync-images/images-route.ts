@@ -48,6 +48,7 @@ export const stdImageGenerator: ImageGenerator = {
   label: 'std-image, pro-image',
   models: SYNC_IMAGE_MODELS,
   default: true,
+  streams: true,
   body: ImagesBody,
   answer: ImagesAnswer,
   description:

@@ -60,7 +60,8 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       `${VID_H3_PATH}/:task_id/content`,
       {
-        config,
+        // Not completed yet (409), expired (410), a Range beyond the file (416).
+        config: { ...config, errorStatuses: [409, 410, 416] },
         schema: {
           tags: ['video'],
           summary: 'Download a completed Vid-H3 video (MP4, range requests)',

@@ -65,7 +65,7 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
 
     app.get(
       '/api/events/stream',
-      { config: API_ROUTE, schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } },
+      { config: { ...API_ROUTE, eventStream: 'always' }, schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } },
       async (request, reply) => {
         const scope = await scopeOf(request);
         // Everything is checked before the 200: once the stream is open an error cannot be told.

@@ -8,12 +8,18 @@ import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
 import { API_ROUTE, ok } from '../api-response.js';
 
+/**
+ * A record keyed by names, never empty. The key rule is the key schema's (`propertyNames` in
+ * JSON Schema), which OpenAPI 3.0 lacks: the document says it as "no property named ''".
+ */
+const byName = <V extends z.ZodType>(value: V) => z.record(z.string().min(1), value).meta({ properties: { '': { not: {} } } });
+
 const PricingBody = z
   .object({
     /** Prices to set; `null` removes a model's price. */
-    models: z.record(z.string().min(1), ModelPrice.strict().nullable()).default({}),
+    models: byName(ModelPrice.strict().nullable()).default({}),
     /** Group ratios in permille (1000 = 1.0); `null` removes a group's ratio. */
-    group_ratios: z.record(z.string().min(1), z.number().int().min(0).nullable()).default({}),
+    group_ratios: byName(z.number().int().min(0).nullable()).default({}),
   })
   .strict();
 

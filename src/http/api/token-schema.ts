@@ -5,10 +5,24 @@ import { isValidAllowEntry } from '../auth/ip-allow-list.js';
 import { maskKey } from '../auth/secrets.js';
 
 /** A list given as an array, or as one comma/newline separated string (the common clients' form). */
-const stringList = (item: z.ZodString) =>
-  z.union([z.array(item), z.string()]).transform((v) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter(Boolean));
+const listOf = (v: string | string[]) => (Array.isArray(v) ? v : v.split(/[,\n]/)).map((s) => s.trim()).filter(Boolean);
+const stringList = (item: z.ZodString) => z.union([z.array(item), z.string()]).transform(listOf);
 
 const allowIp = z.string().refine(isValidAllowEntry, { message: 'must be an IP address or CIDR range' });
+
+/**
+ * The rule of an allow-list entry as the document states it: an IPv4 or IPv6 address, with or
+ * without a CIDR prefix (zod's own patterns). The check itself is Node's (ip-allow-list.ts),
+ * which also takes a few spellings these do not (IPv4-mapped IPv6, a prefix with leading zeros).
+ */
+const source = (re: RegExp) => re.source.replace(/^\^/, '').replace(/\$$/, '');
+const ENTRY = `(?:${[z.regexes.ipv4, z.regexes.ipv6, z.regexes.cidrv4, z.regexes.cidrv6].map(source).join('|')})`;
+/** One string of entries separated by commas or new lines (spaces and empty entries aside). */
+const SEP = '[ \\t,\\n]*';
+const allowIpList = z.union([
+  z.array(z.string().meta({ pattern: `^${ENTRY}$` })),
+  z.string().meta({ pattern: `^${SEP}(?:${ENTRY}(?:[ \\t]*[,\\n]${SEP}${ENTRY})*)?${SEP}$` }),
+]);
 
 export const TokenFields = z.object({
   name: z.string().max(64, 'must be at most 64 characters'),
@@ -18,7 +32,7 @@ export const TokenFields = z.object({
   unlimited_quota: z.boolean(),
   model_limits: stringList(z.string().min(1).max(128)),
   group: z.string().max(32),
-  allow_ips: stringList(z.string()).pipe(z.array(allowIp)),
+  allow_ips: allowIpList.transform(listOf).pipe(z.array(allowIp)),
   channel_id: z.string().min(1).nullable(),
   /** null: the gateway's default (RATE_LIMIT_PER_MINUTE); 0: no limit. */
   rate_limit_per_minute: z.number().int().min(0).max(1_000_000).nullable(),

@@ -42,7 +42,8 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     const throttle = await loginThrottle(app, deps.config);
 
     const loginRoute = {
-      config: API_ROUTE,
+      // A wrong username or password is 401 (invalid_credentials).
+      config: { ...API_ROUTE, errorStatuses: [401] },
       schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } },
       bodyLimit: LOGIN_BODY_LIMIT,
       onRequest: throttle.byAddress,
