@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confinedPath, consoleRoutes, defaultConsoleDir } from '../../src/http/console.js';
 import type { GatewayDeps } from '../../src/http/deps.js';
 import { applyRouteConfig } from '../../src/http/route-config.js';
+import { responseSerializer } from '../../src/http/response-serializer.js';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import { tempDir } from '../support/tmp.js';
 
 const INDEX = '<!doctype html><title>console</title><script type="module" src="/console/assets/index-abc123.js"></script>';
@@ -18,9 +20,11 @@ const dist = join(dir.path, 'dist');
 let app: FastifyInstance;
 
 async function serverFor(root: string): Promise<FastifyInstance> {
-  // As the gateway assembles it: the one onRoute hook applies the route's declared error shape
+  // As the gateway assembles it: the zod compilers and the one onRoute hook that applies the route's declared error shape
   // (src/http/route-config.ts). No console route authenticates, so no key store is needed.
   const server = Fastify();
+  server.setValidatorCompiler(validatorCompiler);
+  server.setSerializerCompiler(responseSerializer(server.log, 'strict'));
   applyRouteConfig(server, { tokens: {} as GatewayDeps['tokens'], clock: () => new Date() });
   await server.register(consoleRoutes(root));
   return server;
