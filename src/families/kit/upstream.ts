@@ -6,10 +6,23 @@
 import { failureOf, upstreamJson, type UpstreamReply } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type UpstreamContext, type UpstreamStatus } from '../../engine/channels/upstream.js';
 
+export interface PostSubmitOptions {
+  /** What the call is, in a failure's message (default: submit). */
+  what?: string;
+  /** Deadline for the call (default DEFAULT_UPSTREAM_TIMEOUT_MS; a synchronous call's is longer). */
+  timeoutMs?: number;
+}
+
 /** POSTs a submit with the task's client reference; an answer other than 200 is the upstream's failure. Resolves with its body. */
-export async function postSubmit(ctx: UpstreamContext, url: string, body: unknown): Promise<unknown> {
-  const reply = await upstreamJson('POST', url, { key: ctx.channel.key, body, signal: ctx.signal, idempotencyKey: ctx.idempotencyKey });
-  if (reply.status !== 200) throw failureOf(reply, 'submit');
+export async function postSubmit(ctx: UpstreamContext, url: string, body: unknown, options: PostSubmitOptions = {}): Promise<unknown> {
+  const reply = await upstreamJson('POST', url, {
+    key: ctx.channel.key,
+    body,
+    timeoutMs: options.timeoutMs,
+    signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
+  });
+  if (reply.status !== 200) throw failureOf(reply, options.what ?? 'submit');
   return reply.body;
 }
 
