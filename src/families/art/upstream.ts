@@ -5,7 +5,7 @@
  * A CHANGE goes to the channel that ran the task it changes (only that upstream knows the job).
  */
 import { upstreamMessage } from '../../engine/channels/upstream-http.js';
-import { getStatus, percent, postSubmit, submittedAs, text, unknownStatus } from '../kit/upstream.js';
+import { getStatus, postSubmit, recordStatus, submittedAs, text } from '../kit/upstream.js';
 import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
 
 /** Answer codes of this family: 1 accepted, 22 queued (accepted), 4 refused, 9/23 failure/busy. */
@@ -61,21 +61,10 @@ function succeeded(task: SubmittedTaskData, record: UpstreamArtRecord): Upstream
 const recordOf = (body: unknown): UpstreamArtRecord & { code?: unknown } => body ?? {};
 
 /** What a poll answered. */
-function statusOf(body: UpstreamArtRecord, task: SubmittedTaskData): UpstreamStatus {
-  const snapshot = { status: body.status, progress: body.progress };
-  switch (body.status) {
-    case 'NOT_START':
-    case 'SUBMITTED':
-      return { state: 'queued', progress: percent(body.progress), snapshot };
-    case 'IN_PROGRESS':
-      return { state: 'in_progress', progress: percent(body.progress), snapshot };
-    case 'SUCCESS':
-      return succeeded(task, body);
-    case 'FAILURE':
-      return { state: 'failed', code: 'upstream_failed', reason: text(body.failReason) || 'the upstream task failed', snapshot };
-    default:
-      throw unknownStatus(body.status);
-  }
+function statusOf(record: UpstreamArtRecord, task: SubmittedTaskData): UpstreamStatus {
+  return recordStatus({ status: record.status, progress: record.progress, failReason: record.failReason }, ['NOT_START', 'SUBMITTED'], () =>
+    succeeded(task, record),
+  );
 }
 
 export const artUpstream: UpstreamAdapter = {

@@ -64,6 +64,32 @@ export function unknownStatus(status: unknown): UpstreamError {
   return new UpstreamError(`poll: unknown upstream status ${String(status)}`, true);
 }
 
+/** A task record of the spec's own interfaces (art, tune): its status, progress and failure reason as reported. */
+export interface TaskRecordStatus {
+  status: unknown;
+  progress: unknown;
+  failReason: unknown;
+}
+
+/**
+ * What a task record says: the `waiting` statuses are queued, IN_PROGRESS in progress, SUCCESS
+ * what `succeeded` reads, FAILURE failed with the record's reason; any other status unknown.
+ */
+export function recordStatus(record: TaskRecordStatus, waiting: readonly string[], succeeded: () => UpstreamStatus): UpstreamStatus {
+  const snapshot = { status: record.status, progress: record.progress };
+  if (typeof record.status === 'string' && waiting.includes(record.status)) return { state: 'queued', progress: percent(record.progress), snapshot };
+  switch (record.status) {
+    case 'IN_PROGRESS':
+      return { state: 'in_progress', progress: percent(record.progress), snapshot };
+    case 'SUCCESS':
+      return succeeded();
+    case 'FAILURE':
+      return { state: 'failed', code: 'upstream_failed', reason: text(record.failReason) || 'the upstream task failed', snapshot };
+    default:
+      throw unknownStatus(record.status);
+  }
+}
+
 /** A progress as reported, a number or a numeric string ('42', '42%'); 0 for anything else. */
 export function percent(p: unknown): number {
   const n = typeof p === 'number' ? p : Number.parseFloat(String(p ?? '0'));

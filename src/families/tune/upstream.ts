@@ -6,7 +6,7 @@
  */
 import { upstreamMessage } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
-import { getStatus, percent, postSubmit, submittedAs, taskNotExist, text, unknownStatus } from '../kit/upstream.js';
+import { getStatus, postSubmit, recordStatus, submittedAs, taskNotExist, text } from '../kit/upstream.js';
 
 interface UpstreamRecord {
   status?: unknown;
@@ -56,21 +56,8 @@ function lyricsOutcome(record: UpstreamRecord): UpstreamStatus {
 /** What a poll answered. */
 function statusOf(body: unknown, task: SubmittedTaskData): UpstreamStatus {
   const record = recordOf(body);
-  const snapshot = { status: record.status, progress: record.progress };
-  switch (record.status) {
-    case 'NOT_START':
-    case 'SUBMITTED':
-    case 'QUEUED':
-      return { state: 'queued', progress: percent(record.progress), snapshot };
-    case 'IN_PROGRESS':
-      return { state: 'in_progress', progress: percent(record.progress), snapshot };
-    case 'SUCCESS':
-      return task.action === 'LYRICS' ? lyricsOutcome(record) : musicOutcome(record);
-    case 'FAILURE':
-      return { state: 'failed', code: 'upstream_failed', reason: text(record.fail_reason) || 'the upstream task failed', snapshot };
-    default:
-      throw unknownStatus(record.status);
-  }
+  const succeeded = () => (task.action === 'LYRICS' ? lyricsOutcome(record) : musicOutcome(record));
+  return recordStatus({ status: record.status, progress: record.progress, failReason: record.fail_reason }, ['NOT_START', 'SUBMITTED', 'QUEUED'], succeeded);
 }
 
 export const tuneUpstream: UpstreamAdapter = {
