@@ -12,9 +12,9 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from './context.js';
 import { fileUrl, requestMarkers, requestOrigin, type SimErrorRenderer } from './http.js';
-import { markersFromFlags, markersToFlags, type SimMarkers } from './markers.js';
+import type { SimMarkers } from './markers.js';
 import { makeMp4 } from './media.js';
-import { timeline, type TimelineState } from './timeline.js';
+import { resultsExpired, taskState, TIMED_FIELDS, timedNow } from './sim-task.js';
 
 export const VIDEO_FILE_NAME = 'video.mp4';
 const MAX_RENDER_SECONDS = 3600;
@@ -49,12 +49,7 @@ const VideoTaskPayload = z.object({
   d: z.number().min(0),
   /** resolution (tier) rendered */
   r: z.string(),
-  /** marker flags (markers.ts) */
-  k: z.string(),
-  /** submit time, epoch ms */
-  t: z.number(),
-  /** step ms at submit */
-  s: z.number().min(0),
+  ...TIMED_FIELDS,
   /** family-specific extra: clip's submit path, motion's prompt echoed as orig_prompt */
   a: z.string().optional(),
 });
@@ -69,9 +64,7 @@ export function mintVideoTask(ctx: SimContext, family: string, spec: VideoTaskSp
     m: spec.model,
     d: spec.render.seconds ?? spec.seconds,
     r: spec.render.resolution ?? spec.resolution,
-    k: markersToFlags(spec.markers),
-    t: ctx.now(),
-    s: ctx.stepMs,
+    ...timedNow(spec.markers, ctx),
     ...(spec.extra !== undefined ? { a: spec.extra } : {}),
   };
   return { id: ctx.codec.encode(task), task };
@@ -81,11 +74,6 @@ export function mintVideoTask(ctx: SimContext, family: string, spec: VideoTaskSp
 export function decodeVideoTask(ctx: SimContext, family: string, id: string): VideoTaskPayload | undefined {
   const task = ctx.codec.decode(id, VideoTaskPayload);
   return task?.f === family ? task : undefined;
-}
-
-export function videoTaskState(task: VideoTaskPayload, ctx: SimContext): { markers: SimMarkers; state: TimelineState } {
-  const markers = markersFromFlags(task.k);
-  return { markers, state: timeline({ submittedAt: task.t, stepMs: task.s, markers, now: ctx.now() }) };
 }
 
 export function videoFileUrl(request: FastifyRequest, ctx: SimContext, id: string): string {
@@ -110,8 +98,8 @@ export function videoFileOf(family: string): NonNullable<SimFamily['file']> {
     if (name !== VIDEO_FILE_NAME) return undefined;
     const task = decodeVideoTask(ctx, family, id);
     if (!task) return undefined;
-    const { markers, state } = videoTaskState(task, ctx);
-    if (state.status !== 'completed' || markers.lostOnPoll || ctx.now() >= state.finishedAt + ctx.assetRetentionMs) return undefined;
+    const { markers, state } = taskState(task, ctx);
+    if (state.status !== 'completed' || markers.lostOnPoll || resultsExpired(state.finishedAt, ctx)) return undefined;
     return { contentType: 'video/mp4', body: videoBytes(id, task) };
   };
 }

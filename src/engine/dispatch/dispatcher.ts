@@ -16,11 +16,8 @@
  * the dispatch instead of a second submit; every submit carries the task's client reference
  * (`Idempotency-Key`), the same on a submit made again after memory was lost.
  */
-import type { Logger } from 'pino';
-import type { AssetStore } from '../../ports/asset-store.js';
-import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import type { EventMetadata } from '../../ports/event-store.js';
 import { InvalidTaskTransitionError, SubmitFencedError, UpstreamSubmitClaimedError, type KnownTask } from '../../domain/task.js';
-import type { Catalog } from '../channels/catalog.js';
 import type { ChannelHealth } from '../channels/channel-health.js';
 import { exhaustedReason, failover, failoverChannels, type FailoverOutcome } from '../channels/failover.js';
 import { beforeDeadline, TaskDeadlineError, taskDeadline } from '../tasks/deadline.js';
@@ -28,9 +25,10 @@ import { InputUnavailableError, resolveInlineInputs } from '../media/inline-inpu
 import type { HeldAnswer, SubmitLeaseMemory } from './submit-lease-memory.js';
 import { executeTask, readTask, type KnownTaskState } from '../commands/task-commands.js';
 import { NEVER_SUBMITTED } from '../upkeep/reconciler.js';
-import { resolveBaseUrl, submitReference, UpstreamError, upstreamModelOf, type UpstreamRegistry } from '../channels/upstream.js';
+import { resolveBaseUrl, submitReference, UpstreamError, upstreamModelOf } from '../channels/upstream.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from '../channels/upstream-http.js';
 import { nowSeconds } from '../../lib/time.js';
+import type { UpstreamDeps } from '../engine-deps.js';
 
 /**
  * How long a dispatcher's claim on submitting a task upstream holds (UpstreamSubmitClaimed): an
@@ -44,19 +42,9 @@ import { nowSeconds } from '../../lib/time.js';
  */
 export const SUBMIT_LEASE_SECONDS = Math.ceil(DEFAULT_UPSTREAM_TIMEOUT_MS / 1000) + 60;
 
-export interface DispatcherDeps {
-  events: EventStore;
-  /** Where the submit stored the task's large inline inputs. */
-  assets: AssetStore;
-  catalog: Catalog;
-  upstreams: UpstreamRegistry;
-  log: Logger;
-  selfUrl: () => string;
-  clock: () => Date;
+export interface DispatcherDeps extends UpstreamDeps {
   /** This instance, as the owner of its submit leases. */
   instanceId: string;
-  /** Overrides every family's maximum task age (TASK_MAX_AGE_SECONDS). */
-  maxAgeSeconds?: number;
   /** Called when a task is running upstream, so the poller follows it. */
   onDispatched(task: KnownTask, revision: number): void;
   /**

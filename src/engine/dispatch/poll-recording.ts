@@ -5,28 +5,20 @@
  * deadline passed fail it. Each append is conditional on the revision the poller last saw.
  */
 import type { KnownTask } from '../../domain/task.js';
-import type { AssetStore } from '../../ports/asset-store.js';
-import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import type { EventMetadata } from '../../ports/event-store.js';
 import { isPermanentRehostFailure } from '../media/assets.js';
 import { rehostCompletion, type CompletionData } from '../media/rehost.js';
 import { TaskDeadlineError, taskDeadline, type TaskDeadline } from '../tasks/deadline.js';
 import type { OutboundPolicy } from '../outbound/outbound-guard.js';
-import type { Catalog } from '../channels/catalog.js';
-import { resolveBaseUrl, type UpstreamRegistry, type UpstreamStatus } from '../channels/upstream.js';
+import { resolveBaseUrl, type UpstreamStatus } from '../channels/upstream.js';
 import { executeTask } from '../commands/task-commands.js';
 import type { Tracked } from './poll-schedule.js';
 import { asCall } from './poll-calls.js';
 import { nowSeconds } from '../../lib/time.js';
+import type { UpstreamDeps } from '../engine-deps.js';
 
-export interface PollRecordingDeps {
-  events: EventStore;
-  assets: AssetStore;
-  catalog: Catalog;
-  upstreams: UpstreamRegistry;
-  selfUrl: () => string;
-  clock: () => Date;
+export interface PollRecordingDeps extends UpstreamDeps {
   assetRetentionSeconds: number;
-  maxAgeSeconds?: number;
   outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Still the poller's to follow: an entry that is not any more records nothing further. */
   followed(entry: Tracked): boolean;

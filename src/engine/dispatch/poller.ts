@@ -10,33 +10,18 @@
  * (poll-schedule.ts), polls in flight per channel the poll slots' (poll-slots.ts), and what an
  * answer records the poll recording's (poll-recording.ts).
  */
-import type { Logger } from 'pino';
 import type { KnownTask } from '../../domain/task.js';
-import type { AssetStore } from '../../ports/asset-store.js';
-import type { EventStore } from '../../ports/event-store.js';
 import { remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from '../tasks/deadline.js';
-import type { OutboundPolicy } from '../outbound/outbound-guard.js';
-import type { Catalog } from '../channels/catalog.js';
-import { resolveBaseUrl, type UpstreamRegistry, type UpstreamStatus } from '../channels/upstream.js';
+import { resolveBaseUrl, type UpstreamStatus } from '../channels/upstream.js';
 import { createPollSchedule, type Tracked } from './poll-schedule.js';
 import { createPollSlots } from './poll-slots.js';
-import { createPollRecording } from './poll-recording.js';
+import { createPollRecording, type PollRecordingDeps } from './poll-recording.js';
 import { pollUpstream } from './poll-calls.js';
 
-export interface PollerDeps {
-  events: EventStore;
-  assets: AssetStore;
-  catalog: Catalog;
-  upstreams: UpstreamRegistry;
-  log: Logger;
-  selfUrl: () => string;
-  clock: () => Date;
-  assetRetentionSeconds: number;
+/** What the poll recording needs, but what the poller itself tells it (which tasks it follows). */
+export interface PollerDeps extends Omit<PollRecordingDeps, 'followed' | 'ended'> {
   pollIntervalMs?: number;
-  maxAgeSeconds?: number;
   channelConcurrency: number;
-  /** The outbound URL policy for result downloads from a channel (its origin is trusted). */
-  outbound: (channelBaseUrl: string) => OutboundPolicy;
 }
 
 export interface Poller {

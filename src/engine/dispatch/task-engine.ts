@@ -6,14 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import type { AssetStore } from '../../ports/asset-store.js';
-import type { EventStore } from '../../ports/event-store.js';
-import type { ViewStore } from '../../ports/view-store.js';
 import type { KnownTask } from '../../domain/task.js';
-import type { AccountService } from '../accounts/account-service.js';
-import type { AssetSigner } from '../media/assets.js';
-import type { Catalog } from '../channels/catalog.js';
 import type { ChannelHealth } from '../channels/channel-health.js';
 import { SUBMIT_LEASE_SECONDS } from './dispatcher.js';
 import { taskIdOfStream } from '../../domain/events.js';
@@ -22,32 +15,17 @@ import { createAdoption } from './adoption.js';
 import { createExpirer, type Expirer } from '../upkeep/expirer.js';
 import { createDeadlineSweeper } from '../upkeep/deadline-sweeper.js';
 import { deleteInputsOfEndedTask } from '../upkeep/input-cleanup.js';
-import { createPoller, type Poller } from './poller.js';
+import { createPoller, type Poller, type PollerDeps } from './poller.js';
 import { createProcessor, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
 import { createOwnedProcessor, type OwnedProcessor } from './owned-processor.js';
 import { periodicProcess } from '../upkeep/periodic.js';
 import { startAll, stopAll, type BackgroundProcess } from '../../lib/background.js';
 import { settleTask } from '../upkeep/settler.js';
 import { createSubmitLeaseMemory, type SubmitWindowCounts } from './submit-lease-memory.js';
-import type { UpstreamRegistry } from '../channels/upstream.js';
 import type { Ownership } from './ownership.js';
-import type { OutboundPolicy } from '../outbound/outbound-guard.js';
+import type { RequestDeps } from '../tasks/request-deps.js';
 
-export interface TaskEngineDeps {
-  events: EventStore;
-  views: ViewStore;
-  assets: AssetStore;
-  accounts: AccountService;
-  catalog: Catalog;
-  signer: AssetSigner;
-  upstreams: UpstreamRegistry;
-  log: Logger;
-  clock: () => Date;
-  selfUrl: () => string;
-  assetRetentionSeconds: number;
-  pollIntervalMs?: number;
-  maxAgeSeconds?: number;
-  channelConcurrency: number;
+export interface TaskEngineDeps extends PollerDeps, Pick<RequestDeps, 'views' | 'accounts' | 'signer'> {
   expiryCheckMs?: number;
   ownership: Ownership;
   /**
@@ -64,7 +42,6 @@ export interface TaskEngineDeps {
    * replaces at once instead of waiting them out.
    */
   instanceId?: string;
-  outbound: (channelBaseUrl: string) => OutboundPolicy;
   /** Resolves once the views show everything written so far (before reading the in-flight set). */
   viewsReachHead: () => Promise<void>;
   /** Circuit breakers per channel (channel-health.ts): the dispatcher skips open channels. */

@@ -3,13 +3,10 @@
  * callback-consumer.ts) and the deliverer posts them through the outbound guard (no trusted
  * origin; loopback and operator-allowed destinations only as configured).
  */
-import type { Logger } from 'pino';
 import type { Bus } from '../../ports/bus.js';
-import type { EventStore } from '../../ports/event-store.js';
 import type { BackgroundProcess } from '../../lib/background.js';
 import { createCallbackConsumer } from './callback-consumer.js';
-import type { ViewStore } from '../../ports/view-store.js';
-import { createCallbackDeliverer, type CallbackBody } from './callbacks.js';
+import { createCallbackDeliverer, type CallbackDeps } from './callbacks.js';
 import type { AllowedDestinations } from '../../config/allowed-destinations.js';
 import { callbackPolicy, guardedPost } from './outbound-guard.js';
 import { periodicProcess, type Periodic } from '../upkeep/periodic.js';
@@ -21,21 +18,15 @@ export interface CallbackService {
   processes: readonly BackgroundProcess[];
 }
 
-export function createCallbackService(deps: {
+/** What the deliverer needs but the post (the service posts through the outbound guard), and what the scheduler adds. */
+export interface CallbackServiceDeps extends Omit<CallbackDeps, 'post'> {
   config: { allowLoopbackOutbound: boolean; callbackAllowedDestinations?: AllowedDestinations };
-  events: EventStore;
-  views: ViewStore;
   bus: Bus;
-  log: Logger;
-  clock: () => Date;
-  bodies: ReadonlyMap<string, CallbackBody>;
-  retryScheduleSeconds: readonly number[];
-  timeoutMs: number;
+  /** Milliseconds between the deliverer's passes. */
   checkMs: number;
-  checkUrl: (url: string) => Promise<void>;
-  viewsReach: (position: bigint) => Promise<void>;
-  owns?: (taskId: string) => boolean;
-}): CallbackService {
+}
+
+export function createCallbackService(deps: CallbackServiceDeps): CallbackService {
   const log = deps.log.child({ processor: 'callbacks' });
   const scheduler = createCallbackConsumer({ ...deps, log });
   const policy = callbackPolicy(deps.config, { timeoutMs: deps.timeoutMs });

@@ -4,7 +4,8 @@
  * answers `{code: 1, result: <job id>}`; `GET /art/task/{id}/fetch` answers the 2.7 record.
  * A CHANGE goes to the channel that ran the task it changes (only that upstream knows the job).
  */
-import { failureOf, upstreamJson, upstreamMessage } from '../../engine/channels/upstream-http.js';
+import { upstreamMessage } from '../../engine/channels/upstream-http.js';
+import { getStatus, postSubmit, recordStatus, submittedAs, text } from '../kit/upstream.js';
 import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
 
 /** Answer codes of this family: 1 accepted, 22 queued (accepted), 4 refused, 9/23 failure/busy. */
@@ -23,12 +24,6 @@ interface UpstreamArtRecord {
   seed?: unknown;
 }
 
-const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-const percent = (p: unknown): number => {
-  const n = typeof p === 'number' ? p : Number.parseFloat(String(p ?? '0'));
-  return Number.isFinite(n) ? n : 0;
-};
-
 function submitPathOf(action: string): string {
   if (action === 'IMAGINE' || action === 'DESCRIBE' || action === 'BLEND') return action.toLowerCase();
   return 'change';
@@ -39,7 +34,7 @@ function submitBody(task: SubmittedTaskData, channelId: string): Record<string, 
   const r = task.request;
   if (submitPathOf(task.action) !== 'change') return r;
   if (r.parentChannelId !== channelId)
-    throw new UpstreamError(`submit: the task ${str(r.taskId)} was made on channel ${str(r.parentChannelId)}; only it can change it`, true);
+    throw new UpstreamError(`submit: the task ${text(r.taskId)} was made on channel ${text(r.parentChannelId)}; only it can change it`, true);
   return {
     taskId: r.parentUpstreamTaskId,
     action: r.action,
@@ -51,16 +46,25 @@ function submitBody(task: SubmittedTaskData, channelId: string): Record<string, 
 function succeeded(task: SubmittedTaskData, record: UpstreamArtRecord): UpstreamStatus {
   const snapshot = { status: 'SUCCESS', width: record.width, height: record.height, seed: record.seed };
   if (task.action === 'DESCRIBE') {
-    const prompts = str(record.prompt);
+    const prompts = text(record.prompt);
     if (!prompts) return { state: 'failed', code: 'empty_result', reason: 'the upstream described nothing' };
     return { state: 'succeeded', results: [{ kind: 'text', text: prompts }], usage: { units: 1 }, snapshot };
   }
-  const main = str(record.imageUrl);
-  const images = Array.isArray(record.images) ? record.images.map(str).filter(Boolean) : [];
+  const main = text(record.imageUrl);
+  const images = Array.isArray(record.images) ? record.images.map(text).filter(Boolean) : [];
   const urls = main && !(images.length === 1 && images[0] === main) ? [main, ...images] : images.length ? images : [main].filter(Boolean);
   if (urls.length === 0) return { state: 'failed', code: 'empty_result', reason: 'the upstream finished without images' };
   const results: UpstreamResult[] = urls.map((url) => ({ kind: 'image', url }));
   return { state: 'succeeded', results, usage: { units: 1 }, snapshot };
+}
+
+const recordOf = (body: unknown): UpstreamArtRecord & { code?: unknown } => body ?? {};
+
+/** What a poll answered. */
+function statusOf(record: UpstreamArtRecord, task: SubmittedTaskData): UpstreamStatus {
+  return recordStatus({ status: record.status, progress: record.progress, failReason: record.failReason }, ['NOT_START', 'SUBMITTED'], () =>
+    succeeded(task, record),
+  );
 }
 
 export const artUpstream: UpstreamAdapter = {
@@ -69,35 +73,17 @@ export const artUpstream: UpstreamAdapter = {
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, task, signal, idempotencyKey }) {
-    const body = submitBody(task, channel.channelId);
-    const reply = await upstreamJson('POST', `${baseUrl}/art/submit/${submitPathOf(task.action)}`, { key: channel.key, body, signal, idempotencyKey });
-    if (reply.status !== 200) throw failureOf(reply, 'submit');
-    const answer = (reply.body ?? {}) as { code?: unknown; result?: unknown };
+  async submit(ctx) {
+    const { task } = ctx;
+    const body = await postSubmit(ctx, `${ctx.baseUrl}/art/submit/${submitPathOf(task.action)}`, submitBody(task, ctx.channel.channelId));
+    const answer = (body ?? {}) as { code?: unknown; result?: unknown };
     const code = typeof answer.code === 'number' ? answer.code : -1;
-    if (!ACCEPTED.includes(code)) throw new UpstreamError(`submit: upstream answered code ${code}: ${upstreamMessage(reply.body)}`, RETRYABLE.includes(code));
-    if (typeof answer.result !== 'string' || !answer.result) throw new UpstreamError('submit: upstream answered without a job id', true);
-    return { upstreamTaskId: answer.result };
+    if (!ACCEPTED.includes(code)) throw new UpstreamError(`submit: upstream answered code ${code}: ${upstreamMessage(body)}`, RETRYABLE.includes(code));
+    return submittedAs(answer.result, 'job id');
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/art/task/${encodeURIComponent(upstreamTaskId)}/fetch`, { key: channel.key, signal });
-    const body = (reply.body ?? {}) as UpstreamArtRecord & { code?: unknown };
-    if (reply.status === 404 || body.code === 4) return { state: 'lost', reason: 'the upstream no longer knows the task' };
-    if (reply.status !== 200) throw failureOf(reply, 'poll');
-    const snapshot = { status: body.status, progress: body.progress };
-    switch (body.status) {
-      case 'NOT_START':
-      case 'SUBMITTED':
-        return { state: 'queued', progress: percent(body.progress), snapshot };
-      case 'IN_PROGRESS':
-        return { state: 'in_progress', progress: percent(body.progress), snapshot };
-      case 'SUCCESS':
-        return succeeded(task, body);
-      case 'FAILURE':
-        return { state: 'failed', code: 'upstream_failed', reason: str(body.failReason) || 'the upstream task failed', snapshot };
-      default:
-        throw new UpstreamError(`poll: unknown upstream status ${String(body.status)}`, true);
-    }
+  async poll(ctx) {
+    const url = `${ctx.baseUrl}/art/task/${encodeURIComponent(ctx.upstreamTaskId)}/fetch`;
+    return getStatus(ctx, url, (body) => statusOf(recordOf(body), ctx.task), { lost: (reply) => reply.status === 404 || recordOf(reply.body).code === 4 });
   },
 };

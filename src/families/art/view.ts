@@ -11,9 +11,9 @@
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
 import { taskIdOfStream, type EventDataOf, type TaskResultItem } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
 import type { z } from 'zod';
 import type { ArtTaskAnswer } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export const ART_FAMILY = 'art';
 
@@ -134,18 +134,14 @@ function expired(record: ArtTaskRecord, retentionSeconds: number): ArtTaskRecord
   return { ...record, imageUrl: '', cdnImage: '', images: [], assetRetentionNotice: expiredNotice(retentionSeconds) };
 }
 
-export const artTaskProjection: Projection<ArtTaskDoc> = {
+export const artTaskProjection = taskView<ArtTaskDoc>({
   name: 'art-tasks',
-  view: 'art-tasks',
+  family: ART_FAMILY,
   handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
   // The settlement lives on the account stream; it names its task.
   documentId: (e) => (e.type === 'QuotaSettled' || e.type === 'QuotaReleased' ? e.data.taskId : taskIdOfStream(e.streamName)),
+  submitted: (e) => ({ accountId: e.data.accountId, body: submittedArtRecord(e.data, msOf(e.metadata.at)) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== ART_FAMILY) return undefined;
-      return { accountId: e.data.accountId, body: submittedArtRecord(e.data, msOf(e.metadata.at)) };
-    }
-    if (!doc) return undefined;
     const record = doc.body;
     const update = (body: ArtTaskRecord): ArtTaskDoc => ({ ...doc, body });
     if (e.type === 'QuotaSettled') return update({ ...record, quota: String(e.data.charged) });
@@ -166,4 +162,4 @@ export const artTaskProjection: Projection<ArtTaskDoc> = {
         return undefined;
     }
   },
-};
+});

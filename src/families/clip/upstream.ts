@@ -3,10 +3,10 @@
  * on. The upstream reports no progress, so `processing` is recorded as 50 %; the delivered
  * duration is what settlement charges, at the reserved mode (the upstream does not echo it).
  */
-import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
+import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
-import { reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
+import { getStatus, postSubmit, submittedAs, unknownStatus } from '../kit/upstream.js';
+import { reportedNumber, VIDEO_UPSTREAM, videoSucceeded } from '../kit/video.js';
 export const CLIP_PATH = '/clip/v1/videos';
 const PROCESSING_PROGRESS = 50;
 
@@ -24,45 +24,37 @@ function firstVideo(data: Record<string, unknown>): { url: string; duration: unk
   return isPlainObject(video) && typeof video.url === 'string' && video.url ? { url: video.url, duration: video.duration } : undefined;
 }
 
+/** What a poll answered, from its `data`. */
+function statusOf(data: Record<string, unknown>, task: SubmittedTaskData): UpstreamStatus {
+  const snapshot = { task_status: data.task_status, task_status_msg: data.task_status_msg };
+  switch (data.task_status) {
+    case 'submitted':
+      return { state: 'queued', progress: 0, snapshot };
+    case 'processing':
+      return { state: 'in_progress', progress: PROCESSING_PROGRESS, snapshot };
+    case 'succeed': {
+      const video = firstVideo(data);
+      if (!video) return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video' };
+      return videoSucceeded({ url: video.url }, { seconds: reportedNumber(video.duration), tier: undefined }, task.basis.units, snapshot);
+    }
+    case 'failed':
+      return { state: 'failed', code: 'upstream_failed', reason: String(data.task_status_msg || 'the upstream task failed'), snapshot };
+    default:
+      throw unknownStatus(data.task_status);
+  }
+}
+
 export const clipUpstream: UpstreamAdapter = {
   family: 'clip',
-  delivery: () => 'url',
-  pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
-  maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
+  ...VIDEO_UPSTREAM,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${CLIP_PATH}/${task.action}`, {
-      key: channel.key,
-      body: { ...task.request, model_name: upstreamModel },
-      signal,
-      idempotencyKey,
-    });
-    if (reply.status !== 200) throw failureOf(reply, 'submit');
-    const id = dataOf(reply.body, 'submit').task_id;
-    if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
-    return { upstreamTaskId: id };
+  async submit(ctx) {
+    const body = await postSubmit(ctx, `${ctx.baseUrl}${CLIP_PATH}/${ctx.task.action}`, { ...ctx.task.request, model_name: ctx.upstreamModel });
+    return submittedAs(dataOf(body, 'submit').task_id);
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}${CLIP_PATH}/${task.action}/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
-    if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the task' };
-    if (reply.status !== 200) throw failureOf(reply, 'poll');
-    const data = dataOf(reply.body, 'poll');
-    const snapshot = { task_status: data.task_status, task_status_msg: data.task_status_msg };
-    switch (data.task_status) {
-      case 'submitted':
-        return { state: 'queued', progress: 0, snapshot };
-      case 'processing':
-        return { state: 'in_progress', progress: PROCESSING_PROGRESS, snapshot };
-      case 'succeed': {
-        const video = firstVideo(data);
-        if (!video) return { state: 'failed', code: 'empty_result', reason: 'the upstream succeeded without a video' };
-        return videoSucceeded({ url: video.url }, { seconds: reportedNumber(video.duration), tier: undefined }, task.basis.units, snapshot);
-      }
-      case 'failed':
-        return { state: 'failed', code: 'upstream_failed', reason: String(data.task_status_msg || 'the upstream task failed'), snapshot };
-      default:
-        throw new UpstreamError(`poll: unknown upstream status ${String(data.task_status)}`, true);
-    }
+  async poll(ctx) {
+    const url = `${ctx.baseUrl}${CLIP_PATH}/${ctx.task.action}/${encodeURIComponent(ctx.upstreamTaskId)}`;
+    return getStatus(ctx, url, (body) => statusOf(dataOf(body, 'poll'), ctx.task));
   },
 };

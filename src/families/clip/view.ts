@@ -7,10 +7,10 @@
  * seconds billed. `request_id` is the submit's request id; the query route answers its own.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf, type PriceBasis } from '../../domain/events.js';
+import type { EventDataOf, PriceBasis } from '../../domain/events.js';
 import { settlementOf } from '../../domain/pricing.js';
-import type { Projection } from '../../../projections/projection.js';
 import type { ClipSubmitBody, ClipTaskBody } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export const CLIP_FAMILY = 'clip';
 
@@ -54,17 +54,11 @@ export function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId:
   };
 }
 
-export const clipTaskProjection: Projection<ClipTaskDoc> = {
+export const clipTaskProjection = taskView<ClipTaskDoc>({
   name: 'clip-tasks',
-  view: 'clip-tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: CLIP_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, action: e.data.action, basis: e.data.basis, body: submittedClipBody(e.data, e.metadata.requestId ?? '') }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== CLIP_FAMILY) return undefined;
-      return { accountId: e.data.accountId, action: e.data.action, basis: e.data.basis, body: submittedClipBody(e.data, e.metadata.requestId ?? '') };
-    }
-    if (!doc) return undefined;
     const data = doc.body.data;
     const next = (changes: Partial<ClipTaskData>): ClipTaskDoc => ({
       ...doc,
@@ -93,4 +87,4 @@ export const clipTaskProjection: Projection<ClipTaskDoc> = {
         return undefined;
     }
   },
-};
+});

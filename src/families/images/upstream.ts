@@ -2,9 +2,11 @@
  * The async image upstream protocol: the spec's own 4.9/4.10 interface (a gateway may front
  * another gateway of this kind; the built-in simulator speaks it too).
  */
-import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
+import type { UpstreamAdapter, UpstreamResult, UpstreamStatus } from '../../engine/channels/upstream.js';
+import { getStatus, percent, postSubmit, submittedAs, taskNotExist, unknownStatus } from '../kit/upstream.js';
 import { subfamilyOf } from './view.js';
+
+const PATH = '/v1/images/async/generations';
 
 interface UpstreamImageTask {
   id?: unknown;
@@ -14,11 +16,6 @@ interface UpstreamImageTask {
   error?: { code?: unknown; message?: unknown };
   usage?: unknown;
 }
-
-const percent = (p: unknown): number => {
-  const n = typeof p === 'number' ? p : Number.parseFloat(String(p ?? '0'));
-  return Number.isFinite(n) ? n : 0;
-};
 
 function resultsOf(data: unknown): UpstreamResult[] {
   if (!Array.isArray(data)) return [];
@@ -32,46 +29,38 @@ function resultsOf(data: unknown): UpstreamResult[] {
   });
 }
 
+/** What a poll answered. */
+function statusOf(body: unknown): UpstreamStatus {
+  const t = (body ?? {}) as UpstreamImageTask;
+  const snapshot = { status: t.status, progress: t.progress };
+  switch (t.status) {
+    case 'queued':
+    case 'in_progress':
+      return { state: t.status, progress: percent(t.progress), snapshot };
+    case 'completed': {
+      const results = resultsOf(t.data);
+      if (results.length === 0) return { state: 'failed', code: 'empty_result', reason: 'the upstream completed without images' };
+      return { state: 'succeeded', results, usage: { units: results.length }, snapshot: { ...snapshot, usage: t.usage } };
+    }
+    case 'failed':
+      return { state: 'failed', code: String(t.error?.code ?? 'upstream_failed'), reason: String(t.error?.message ?? 'the upstream task failed'), snapshot };
+    default:
+      throw unknownStatus(t.status);
+  }
+}
+
 export const asyncImagesUpstream: UpstreamAdapter = {
   family: 'images',
   delivery: (task) => (subfamilyOf(task.action) === 'pro-image' ? 'b64' : 'url'),
   pollIntervalMs: 1000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
-    const reply = await upstreamJson('POST', `${baseUrl}/v1/images/async/generations`, {
-      key: channel.key,
-      body: { ...task.request, model: upstreamModel },
-      signal,
-      idempotencyKey,
-    });
-    if (reply.status !== 200) throw failureOf(reply, 'submit');
-    const id = (reply.body as UpstreamImageTask | undefined)?.id;
-    if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a task id', true);
-    return { upstreamTaskId: id };
+  async submit(ctx) {
+    const body = await postSubmit(ctx, `${ctx.baseUrl}${PATH}`, { ...ctx.task.request, model: ctx.upstreamModel });
+    return submittedAs((body as UpstreamImageTask | undefined)?.id);
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, signal }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/v1/images/async/generations/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
-    if (reply.status === 404 || (reply.status === 400 && JSON.stringify(reply.body).includes('task_not_exist'))) {
-      return { state: 'lost', reason: 'the upstream no longer knows the task' };
-    }
-    if (reply.status !== 200) throw failureOf(reply, 'poll');
-    const t = (reply.body ?? {}) as UpstreamImageTask;
-    const snapshot = { status: t.status, progress: t.progress };
-    switch (t.status) {
-      case 'queued':
-      case 'in_progress':
-        return { state: t.status, progress: percent(t.progress), snapshot };
-      case 'completed': {
-        const results = resultsOf(t.data);
-        if (results.length === 0) return { state: 'failed', code: 'empty_result', reason: 'the upstream completed without images' };
-        return { state: 'succeeded', results, usage: { units: results.length }, snapshot: { ...snapshot, usage: t.usage } };
-      }
-      case 'failed':
-        return { state: 'failed', code: String(t.error?.code ?? 'upstream_failed'), reason: String(t.error?.message ?? 'the upstream task failed'), snapshot };
-      default:
-        throw new UpstreamError(`poll: unknown upstream status ${String(t.status)}`, true);
-    }
+  async poll(ctx) {
+    return getStatus(ctx, `${ctx.baseUrl}${PATH}/${encodeURIComponent(ctx.upstreamTaskId)}`, statusOf, { lost: taskNotExist });
   },
 };

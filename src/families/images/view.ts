@@ -5,10 +5,10 @@
  * instance answering signs on its own base.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
+import type { EventDataOf } from '../../domain/events.js';
 import type { StoredImageTask } from './schema.js';
 import type { z } from 'zod';
+import { taskView } from '../kit/view.js';
 
 export const IMAGE_FAMILY = 'image';
 
@@ -39,17 +39,11 @@ export function submittedImageBody(data: EventDataOf<'TaskSubmitted'>): ImageTas
   };
 }
 
-export const imageTaskProjection: Projection<ImageTaskDoc> = {
+export const imageTaskProjection = taskView<ImageTaskDoc>({
   name: 'image-tasks',
-  view: 'image-tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: IMAGE_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, subfamily: subfamilyOf(e.data.action), body: submittedImageBody(e.data) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== IMAGE_FAMILY) return undefined;
-      return { accountId: e.data.accountId, subfamily: subfamilyOf(e.data.action), body: submittedImageBody(e.data) };
-    }
-    if (!doc) return undefined;
     const body = doc.body;
     switch (e.type) {
       case 'TaskProgressed':
@@ -87,4 +81,4 @@ export const imageTaskProjection: Projection<ImageTaskDoc> = {
         return undefined;
     }
   },
-};
+});

@@ -3,7 +3,7 @@
  * readers: the plan their rules produce (seconds × tier) and the succeeded status their upstream
  * adapters report (seconds and resolution delivered).
  */
-import type { UpstreamStatus } from '../../engine/channels/upstream.js';
+import type { UpstreamAdapter, UpstreamStatus } from '../../engine/channels/upstream.js';
 import type { PlanResult } from './plan.js';
 import type { TaskPlan } from './submit.js';
 
@@ -19,9 +19,12 @@ export type VideoPlanResult = PlanResult<VideoPlan>;
 
 // ---- upstream adapters -----------------------------------------------------------------------
 
-/** Video generation takes minutes: poll gently, give up after two hours. */
-export const VIDEO_POLL_INTERVAL_MS = 5_000;
-export const VIDEO_MAX_AGE_SECONDS = 2 * 3600;
+/** What every video adapter declares alike: results as URLs; video generation takes minutes, so poll gently and give up after two hours. */
+export const VIDEO_UPSTREAM: Pick<UpstreamAdapter, 'delivery' | 'pollIntervalMs' | 'maxAgeSeconds'> = {
+  delivery: () => 'url',
+  pollIntervalMs: 5_000,
+  maxAgeSeconds: 2 * 3600,
+};
 
 /** A finite non-negative number from a number or numeric string the upstream reported. */
 export function reportedNumber(value: unknown): number | undefined {

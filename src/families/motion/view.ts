@@ -7,9 +7,9 @@
  * resolution delivered) on success. `request_id` is the submit's; the query route answers its own.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
+import type { EventDataOf } from '../../domain/events.js';
 import type { MotionSubmitBody, MotionTaskBody } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export const MOTION_FAMILY = 'motion';
 
@@ -39,17 +39,11 @@ const srOf = (tier: string | undefined): number | undefined => {
   return Number.isFinite(n) ? n : undefined;
 };
 
-export const motionTaskProjection: Projection<MotionTaskDoc> = {
+export const motionTaskProjection = taskView<MotionTaskDoc>({
   name: 'motion-tasks',
-  view: 'motion-tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: MOTION_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, body: submittedMotionBody(e.data, e.metadata.requestId ?? '', Date.parse(e.metadata.at)) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== MOTION_FAMILY) return undefined;
-      return { accountId: e.data.accountId, body: submittedMotionBody(e.data, e.metadata.requestId ?? '', Date.parse(e.metadata.at)) };
-    }
-    if (!doc) return undefined;
     const output = doc.body.output;
     const at = motionTime(Date.parse(e.metadata.at));
     const next = (changes: Partial<MotionTaskOutput>, usage?: MotionTaskBody['usage']): MotionTaskDoc => ({
@@ -82,4 +76,4 @@ export const motionTaskProjection: Projection<MotionTaskDoc> = {
         return undefined;
     }
   },
-};
+});

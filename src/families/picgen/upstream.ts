@@ -7,10 +7,10 @@
  */
 import type { SyncCallResult } from '../../engine/tasks/sync-task.js';
 import { resultLimitOf } from '../../engine/media/assets.js';
-import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
+import { postSubmit } from '../kit/upstream.js';
 import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type ImageSlot } from '../kit/sync-results.js';
 
 export const PICGEN_GENERATIONS_PATH = '/v1/images/generations';
@@ -19,20 +19,17 @@ export const PICGEN_EDITS_PATH = '/v1/images/edits';
 export type PicgenCallResult = SyncCallResult & { slots: ImageSlot[] };
 
 export async function callPicgen(deps: GatewayDeps, ctx: UpstreamContext, path: string, upstream: Record<string, unknown>): Promise<PicgenCallResult> {
-  const body = { ...upstream, model: ctx.upstreamModel };
-  const reply = await upstreamJson('POST', ctx.baseUrl + path, {
-    key: ctx.channel.key,
-    body,
-    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
-    signal: ctx.signal,
-    idempotencyKey: ctx.idempotencyKey,
-  });
-  if (reply.status !== 200) throw failureOf(reply, 'picgen');
-  const images = itemsOf(reply.body);
+  const answered = await postSubmit(
+    ctx,
+    ctx.baseUrl + path,
+    { ...upstream, model: ctx.upstreamModel },
+    { what: 'picgen', timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS },
+  );
+  const images = itemsOf(answered);
   if (images.length === 0) throw new UpstreamError('picgen: the upstream answered without an image', false, 502);
   // Images beyond those asked for (`max_images`) are neither fetched nor charged.
   const { results, slots } = await fetchImages(deps, ctx, images.slice(0, resultLimitOf(ctx.task.basis)), 'keep-url');
-  const answer = isPlainObject(reply.body) ? reply.body : {};
+  const answer = isPlainObject(answered) ? answered : {};
   const unhosted = slots.filter((s): s is Extract<ImageSlot, { url: string }> => 'url' in s);
   return {
     results,

@@ -6,10 +6,11 @@
  */
 import type { SyncCallResult } from '../../engine/tasks/sync-task.js';
 import { resultLimitOf } from '../../engine/media/assets.js';
-import { failureOf, MAX_UPSTREAM_ANSWER_BYTES, upstreamJson } from '../../engine/channels/upstream-http.js';
+import { failureOf, MAX_UPSTREAM_ANSWER_BYTES } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
+import { postSubmit } from '../kit/upstream.js';
 import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from '../kit/sync-results.js';
 import { readSse } from './sse.js';
 
@@ -35,32 +36,18 @@ function body(ctx: UpstreamContext, upstream: Record<string, unknown>, extra: Re
 }
 
 export async function callImages(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + IMAGES_PATH, {
-    key: ctx.channel.key,
-    body: body(ctx, upstream),
-    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
-    signal: ctx.signal,
-    idempotencyKey: ctx.idempotencyKey,
-  });
-  if (reply.status !== 200) throw failureOf(reply, 'images');
-  const images = itemsOf(reply.body);
+  const answered = await postSubmit(ctx, ctx.baseUrl + IMAGES_PATH, body(ctx, upstream), { what: 'images', timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  const images = itemsOf(answered);
   if (images.length === 0) throw new UpstreamError('images: the upstream answered without an image', false, 502);
   // Images beyond those asked for are neither fetched nor charged (settlement caps the units).
   const { results } = await fetchImages(deps, ctx, images.slice(0, resultLimitOf(ctx.task.basis)), 'fail');
-  const answer = isPlainObject(reply.body) ? reply.body : {};
+  const answer = isPlainObject(answered) ? answered : {};
   return { results, usage: { units: images.length }, snapshot: { created: answer.created, usage: answer.usage } };
 }
 
 export async function callChat(deps: GatewayDeps, ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<SyncCallResult> {
-  const reply = await upstreamJson('POST', ctx.baseUrl + CHAT_PATH, {
-    key: ctx.channel.key,
-    body: body(ctx, upstream),
-    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
-    signal: ctx.signal,
-    idempotencyKey: ctx.idempotencyKey,
-  });
-  if (reply.status !== 200) throw failureOf(reply, 'chat');
-  const answer = isPlainObject(reply.body) ? reply.body : {};
+  const answered = await postSubmit(ctx, ctx.baseUrl + CHAT_PATH, body(ctx, upstream), { what: 'chat', timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS });
+  const answer = isPlainObject(answered) ? answered : {};
   const choices = Array.isArray(answer.choices) ? answer.choices.filter(isPlainObject) : [];
   const text = choices.map((c) => (isPlainObject(c.message) ? (str(c.message.content) ?? '') : '')).join('\n\n');
   const found = markdownImages(text);

@@ -4,8 +4,9 @@
  * `{code: "success", data: <id>}`; `GET /tune/fetch/{id}` answers `{code, message, data: record}`.
  * A channel that maps `tune_music` to a version sends that version as `mv`.
  */
-import { failureOf, upstreamJson, upstreamMessage } from '../../engine/channels/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
+import { upstreamMessage } from '../../engine/channels/upstream-http.js';
+import { UpstreamError, type SubmittedTaskData, type UpstreamAdapter, type UpstreamResult, type UpstreamStatus } from '../../engine/channels/upstream.js';
+import { getStatus, postSubmit, recordStatus, submittedAs, taskNotExist, text } from '../kit/upstream.js';
 
 interface UpstreamRecord {
   status?: unknown;
@@ -15,12 +16,6 @@ interface UpstreamRecord {
   data?: unknown;
 }
 
-const percent = (p: unknown): number => {
-  const n = typeof p === 'number' ? p : Number.parseFloat(String(p ?? '0'));
-  return Number.isFinite(n) ? n : 0;
-};
-
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 function recordOf(body: unknown): UpstreamRecord {
@@ -58,43 +53,29 @@ function lyricsOutcome(record: UpstreamRecord): UpstreamStatus {
   return { state: 'succeeded', results: [{ kind: 'text', text: lyrics }], usage: { units: 1 }, snapshot: { status: 'SUCCESS' } };
 }
 
+/** What a poll answered. */
+function statusOf(body: unknown, task: SubmittedTaskData): UpstreamStatus {
+  const record = recordOf(body);
+  const succeeded = () => (task.action === 'LYRICS' ? lyricsOutcome(record) : musicOutcome(record));
+  return recordStatus({ status: record.status, progress: record.progress, failReason: record.fail_reason }, ['NOT_START', 'SUBMITTED', 'QUEUED'], succeeded);
+}
+
 export const tuneUpstream: UpstreamAdapter = {
   family: 'tune',
   delivery: () => 'url',
   pollIntervalMs: 2000,
   maxAgeSeconds: 30 * 60,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
-    const body = task.action === 'MUSIC' && upstreamModel !== task.model ? { ...task.request, mv: upstreamModel } : task.request;
-    const reply = await upstreamJson('POST', `${baseUrl}/tune/submit/${task.action}`, { key: channel.key, body, signal, idempotencyKey });
-    if (reply.status !== 200) throw failureOf(reply, 'submit');
-    const answer = (reply.body ?? {}) as { code?: unknown; data?: unknown };
-    if (answer.code !== 'success') throw new UpstreamError(`submit: upstream refused: ${upstreamMessage(reply.body)}`, false);
-    if (typeof answer.data !== 'string' || !answer.data) throw new UpstreamError('submit: upstream answered without a task id', true);
-    return { upstreamTaskId: answer.data };
+  async submit(ctx) {
+    const { upstreamModel, task } = ctx;
+    const request = task.action === 'MUSIC' && upstreamModel !== task.model ? { ...task.request, mv: upstreamModel } : task.request;
+    const body = await postSubmit(ctx, `${ctx.baseUrl}/tune/submit/${task.action}`, request);
+    const answer = (body ?? {}) as { code?: unknown; data?: unknown };
+    if (answer.code !== 'success') throw new UpstreamError(`submit: upstream refused: ${upstreamMessage(body)}`, false);
+    return submittedAs(answer.data);
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
-    const reply = await upstreamJson('GET', `${baseUrl}/tune/fetch/${encodeURIComponent(upstreamTaskId)}`, { key: channel.key, signal });
-    if (reply.status === 404 || (reply.status === 400 && JSON.stringify(reply.body).includes('task_not_exist'))) {
-      return { state: 'lost', reason: 'the upstream no longer knows the task' };
-    }
-    if (reply.status !== 200) throw failureOf(reply, 'poll');
-    const record = recordOf(reply.body);
-    const snapshot = { status: record.status, progress: record.progress };
-    switch (record.status) {
-      case 'NOT_START':
-      case 'SUBMITTED':
-      case 'QUEUED':
-        return { state: 'queued', progress: percent(record.progress), snapshot };
-      case 'IN_PROGRESS':
-        return { state: 'in_progress', progress: percent(record.progress), snapshot };
-      case 'SUCCESS':
-        return task.action === 'LYRICS' ? lyricsOutcome(record) : musicOutcome(record);
-      case 'FAILURE':
-        return { state: 'failed', code: 'upstream_failed', reason: text(record.fail_reason) || 'the upstream task failed', snapshot };
-      default:
-        throw new UpstreamError(`poll: unknown upstream status ${String(record.status)}`, true);
-    }
+  async poll(ctx) {
+    return getStatus(ctx, `${ctx.baseUrl}/tune/fetch/${encodeURIComponent(ctx.upstreamTaskId)}`, (body) => statusOf(body, ctx.task), { lost: taskNotExist });
   },
 };

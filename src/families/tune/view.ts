@@ -11,9 +11,9 @@
  */
 import { z } from 'zod';
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf, type TaskResultItem } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
+import type { EventDataOf, TaskResultItem } from '../../domain/events.js';
 import type { TaskAnswer } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export const TUNE_FAMILY = 'tune';
 
@@ -88,17 +88,12 @@ function expired(record: TuneTaskRecord): TuneTaskRecord {
 
 const FINAL: readonly TuneStatus[] = ['SUCCESS', 'FAILURE'];
 
-export const tuneTaskProjection: Projection<TuneTaskDoc> = {
+export const tuneTaskProjection = taskView<TuneTaskDoc>({
   name: 'tune-tasks',
-  view: 'tune-tasks',
+  family: TUNE_FAMILY,
   handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  submitted: (e) => ({ accountId: e.data.accountId, body: submittedTuneBody(e.data) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== TUNE_FAMILY) return undefined;
-      return { accountId: e.data.accountId, body: submittedTuneBody(e.data) };
-    }
-    if (!doc) return undefined;
     const record = doc.body.data;
     const update = (next: TuneTaskRecord): TuneTaskDoc => ({ ...doc, body: { ...doc.body, data: next } });
     if (e.type === 'AssetsExpired') return update(expired(record));
@@ -120,4 +115,4 @@ export const tuneTaskProjection: Projection<TuneTaskDoc> = {
         return undefined;
     }
   },
-};
+});

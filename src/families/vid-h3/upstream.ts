@@ -4,55 +4,47 @@
  * result is that URL marked `withChannelKey`: the engine streams it into the asset store with
  * the channel key (never holding the video whole).
  */
-import { failureOf, upstreamJson } from '../../engine/channels/upstream-http.js';
-import { UpstreamError, type UpstreamAdapter, type UpstreamStatus } from '../../engine/channels/upstream.js';
+import type { SubmittedTaskData, UpstreamAdapter, UpstreamStatus } from '../../engine/channels/upstream.js';
 import { isPlainObject } from '../kit/fields.js';
-import { knownTier, reportedNumber, VIDEO_MAX_AGE_SECONDS, VIDEO_POLL_INTERVAL_MS, videoSucceeded } from '../kit/video.js';
+import { getStatus, postSubmit, submittedAs, unknownStatus } from '../kit/upstream.js';
+import { knownTier, reportedNumber, VIDEO_UPSTREAM, videoSucceeded } from '../kit/video.js';
 import { VID_H3_RESOLUTIONS } from './request.js';
 
 const PATH = '/v1/videos';
 
+/** What a poll of the video at `url` answered. */
+function statusOf(body: unknown, url: string, task: SubmittedTaskData): UpstreamStatus {
+  const video = isPlainObject(body) ? body : {};
+  const snapshot = { status: video.status, progress: video.progress, seconds: video.seconds, size: video.size };
+  const progress = reportedNumber(video.progress) ?? 0;
+  switch (video.status) {
+    case 'queued':
+    case 'in_progress':
+      return { state: video.status, progress, snapshot };
+    case 'completed': {
+      const delivered = { seconds: reportedNumber(video.seconds), tier: knownTier(video.size, VID_H3_RESOLUTIONS) };
+      return videoSucceeded({ url: `${url}/content`, withChannelKey: true }, delivered, task.basis.units, snapshot);
+    }
+    case 'failed': {
+      const error = isPlainObject(video.error) ? video.error : {};
+      return { state: 'failed', code: String(error.code ?? 'upstream_failed'), reason: String(error.message ?? 'the upstream video failed'), snapshot };
+    }
+    default:
+      throw unknownStatus(video.status);
+  }
+}
+
 export const vidH3Upstream: UpstreamAdapter = {
   family: 'vid-h3',
-  delivery: () => 'url',
-  pollIntervalMs: VIDEO_POLL_INTERVAL_MS,
-  maxAgeSeconds: VIDEO_MAX_AGE_SECONDS,
+  ...VIDEO_UPSTREAM,
 
-  async submit({ baseUrl, channel, upstreamModel, task, signal, idempotencyKey }) {
-    const reply = await upstreamJson('POST', `${baseUrl}${PATH}`, {
-      key: channel.key,
-      body: { ...task.request, model: upstreamModel },
-      signal,
-      idempotencyKey,
-    });
-    if (reply.status !== 200) throw failureOf(reply, 'submit');
-    const id = isPlainObject(reply.body) ? reply.body.id : undefined;
-    if (typeof id !== 'string' || !id) throw new UpstreamError('submit: upstream answered without a video id', true);
-    return { upstreamTaskId: id };
+  async submit(ctx) {
+    const body = await postSubmit(ctx, `${ctx.baseUrl}${PATH}`, { ...ctx.task.request, model: ctx.upstreamModel });
+    return submittedAs(isPlainObject(body) ? body.id : undefined, 'video id');
   },
 
-  async poll({ baseUrl, channel, upstreamTaskId, task, signal }): Promise<UpstreamStatus> {
-    const url = `${baseUrl}${PATH}/${encodeURIComponent(upstreamTaskId)}`;
-    const reply = await upstreamJson('GET', url, { key: channel.key, signal });
-    if (reply.status === 404) return { state: 'lost', reason: 'the upstream no longer knows the video' };
-    if (reply.status !== 200) throw failureOf(reply, 'poll');
-    const video = isPlainObject(reply.body) ? reply.body : {};
-    const snapshot = { status: video.status, progress: video.progress, seconds: video.seconds, size: video.size };
-    const progress = reportedNumber(video.progress) ?? 0;
-    switch (video.status) {
-      case 'queued':
-      case 'in_progress':
-        return { state: video.status, progress, snapshot };
-      case 'completed': {
-        const delivered = { seconds: reportedNumber(video.seconds), tier: knownTier(video.size, VID_H3_RESOLUTIONS) };
-        return videoSucceeded({ url: `${url}/content`, withChannelKey: true }, delivered, task.basis.units, snapshot);
-      }
-      case 'failed': {
-        const error = isPlainObject(video.error) ? video.error : {};
-        return { state: 'failed', code: String(error.code ?? 'upstream_failed'), reason: String(error.message ?? 'the upstream video failed'), snapshot };
-      }
-      default:
-        throw new UpstreamError(`poll: unknown upstream status ${String(video.status)}`, true);
-    }
+  async poll(ctx) {
+    const url = `${ctx.baseUrl}${PATH}/${encodeURIComponent(ctx.upstreamTaskId)}`;
+    return getStatus(ctx, url, (body) => statusOf(body, url, ctx.task), { what: 'video' });
   },
 };

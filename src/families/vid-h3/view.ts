@@ -6,9 +6,9 @@
  * the requested values until the delivered ones are known. The document also keeps the
  * asset key the content endpoint streams, and whether the assets expired.
  */
-import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
+import type { EventDataOf } from '../../domain/events.js';
 import type { VidH3VideoBody } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export type { VidH3VideoBody } from './schema.js';
 
@@ -39,17 +39,11 @@ export function submittedVidH3Body(task: EventDataOf<'TaskSubmitted'>): VidH3Vid
   };
 }
 
-export const vidH3VideoProjection: Projection<VidH3VideoDoc> = {
+export const vidH3VideoProjection = taskView<VidH3VideoDoc>({
   name: 'vid-h3-videos',
-  view: 'vid-h3-videos',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: VID_H3_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, body: submittedVidH3Body(e.data) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== VID_H3_FAMILY) return undefined;
-      return { accountId: e.data.accountId, body: submittedVidH3Body(e.data) };
-    }
-    if (!doc) return undefined;
     const body = doc.body;
     switch (e.type) {
       case 'TaskProgressed':
@@ -79,4 +73,4 @@ export const vidH3VideoProjection: Projection<VidH3VideoDoc> = {
         return undefined;
     }
   },
-};
+});

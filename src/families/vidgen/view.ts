@@ -6,9 +6,9 @@
  * instance that answers) and `data.data` the upstream's own task result.
  */
 import { resultUrlRef } from '../../domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf } from '../../domain/events.js';
-import type { Projection } from '../../../projections/projection.js';
+import type { EventDataOf } from '../../domain/events.js';
 import type { VidgenEnvelope, VidgenSubmitBody } from './schema.js';
+import { taskView } from '../kit/view.js';
 
 export const VIDGEN_FAMILY = 'vidgen';
 
@@ -63,17 +63,11 @@ export function submittedVidgenEnvelope(task: EventDataOf<'TaskSubmitted'>, posi
   };
 }
 
-export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
+export const vidgenTaskProjection = taskView<VidgenTaskDoc>({
   name: 'vidgen-tasks',
-  view: 'vidgen-tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: VIDGEN_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, body: submittedVidgenEnvelope(e.data, e.position) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== VIDGEN_FAMILY) return undefined;
-      return { accountId: e.data.accountId, body: submittedVidgenEnvelope(e.data, e.position) };
-    }
-    if (!doc) return undefined;
     const data = doc.body.data;
     const at = secondsOf(e.metadata.at);
     const next = (changes: Partial<VidgenTaskData>): VidgenTaskDoc => ({ ...doc, body: { ...doc.body, data: { ...data, ...changes, updated_at: at } } });
@@ -106,4 +100,4 @@ export const vidgenTaskProjection: Projection<VidgenTaskDoc> = {
         return undefined;
     }
   },
-};
+});

@@ -24,9 +24,9 @@ import {
   useSimErrorShape,
   wildcardParam,
 } from '../http.js';
-import { markersFromFlags, markersToFlags, type SimMarkers } from '../markers.js';
+import { markersFromFlags, type SimMarkers } from '../markers.js';
 import { makePng, seedColour, type Rgb } from '../media.js';
-import { timeline, type TimelineState } from '../timeline.js';
+import { resultsExpired, taskState, TIMED_FIELDS, timedNow } from '../sim-task.js';
 
 const DATA_URI = z.string().regex(/^data:image\/[\w.+-]+;base64,/);
 const Common = { state: z.string().optional() };
@@ -51,9 +51,7 @@ const GRID_SIDES = { SQUARE: [1024, 1024], PORTRAIT: [896, 1344], LANDSCAPE: [13
 const ArtPayload = z.object({
   f: z.literal('art'),
   a: z.enum(['I', 'D', 'B', 'U', 'V', 'R']),
-  k: z.string(),
-  t: z.number(),
-  s: z.number().min(0),
+  ...TIMED_FIELDS,
   /** main image size (grid, or the upscaled image) */
   w: z.number().int().min(1),
   h: z.number().int().min(1),
@@ -101,13 +99,8 @@ export function describePrompts(id: string): string {
     .join('\n\n');
 }
 
-function stateOf(task: ArtPayload, ctx: SimContext): { markers: SimMarkers; s: TimelineState } {
-  const markers = markersFromFlags(task.k);
-  return { markers, s: timeline({ submittedAt: task.t, stepMs: task.s, markers, now: ctx.now() }) };
-}
-
 function record(id: string, task: ArtPayload, ctx: SimContext, origin: string) {
-  const { s } = stateOf(task, ctx);
+  const { state: s } = taskState(task, ctx);
   const finished = s.status === 'completed' || s.status === 'failed';
   const base = {
     id,
@@ -128,7 +121,7 @@ function record(id: string, task: ArtPayload, ctx: SimContext, origin: string) {
   };
   if (s.status !== 'completed') return base;
   if (task.a === 'D') return { ...base, prompt: describePrompts(id) };
-  const expired = ctx.now() >= s.finishedAt + ctx.assetRetentionMs;
+  const expired = resultsExpired(s.finishedAt, ctx);
   const url = (name: string) => (expired ? '' : fileUrl(origin, ctx.prefix, id, name));
   const images = expired ? [] : isGrid(task) ? [0, 1, 2, 3].map((i) => url(`${i}.png`)) : [url('0.png')];
   return { ...base, imageUrl: isGrid(task) ? url('grid.png') : url('0.png'), images, width: task.w, height: task.h };
@@ -139,7 +132,7 @@ function parentOf(taskId: string, ctx: SimContext): ArtPayload & { id: string } 
   const parent = ctx.codec.decode(taskId, ArtPayload);
   if (!parent) throw notFound('task_no_found', 'taskId: task_no_found');
   if (!isGrid(parent)) throw new SimHttpError(400, 'invalid_request', `taskId: a ${ACTIONS[parent.a]} result cannot be changed`);
-  if (stateOf(parent, ctx).s.status !== 'completed') throw new SimHttpError(400, 'invalid_request', 'taskId: the task is not finished');
+  if (taskState(parent, ctx).state.status !== 'completed') throw new SimHttpError(400, 'invalid_request', 'taskId: the task is not finished');
   return { ...parent, id: taskId };
 }
 
@@ -148,7 +141,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
   app.addHook('onRequest', requireBearer);
   const mint = (markers: SimMarkers, rest: Pick<ArtPayload, 'a' | 'w' | 'h'> & Partial<ArtPayload>) => {
     refuseByMarkers(markers);
-    const id = ctx.codec.encode({ f: 'art', k: markersToFlags(markers), t: ctx.now(), s: ctx.stepMs, ...rest });
+    const id = ctx.codec.encode({ f: 'art', ...timedNow(markers, ctx), ...rest });
     return { code: 1, description: 'Submit success', result: id, properties: {} };
   };
 
@@ -192,8 +185,8 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   const task = ctx.codec.decode(id, ArtPayload);
   if (!task || task.a === 'D') return undefined;
-  const { s } = stateOf(task, ctx);
-  if (s.status !== 'completed' || ctx.now() >= s.finishedAt + ctx.assetRetentionMs) return undefined;
+  const { state: s } = taskState(task, ctx);
+  if (s.status !== 'completed' || resultsExpired(s.finishedAt, ctx)) return undefined;
   const seeds = [0, 1, 2, 3].map((i) => cellSeed(id, i));
   if (isGrid(task) && name === 'grid.png') return { contentType: 'image/png', body: makeGridPng(task.w, task.h, seeds) };
   const match = /^([0-3])\.png$/.exec(name);

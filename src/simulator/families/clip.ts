@@ -9,17 +9,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
-import {
-  decodeVideoTask,
-  mintVideoTask,
-  openaiErrorBody,
-  videoFileOf,
-  videoFileUrl,
-  videoMarkers,
-  videoTaskState,
-  type VideoTaskPayload,
-} from '../video-common.js';
+import { parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
+import { polledTask, taskState } from '../sim-task.js';
 
 const FAMILY = 'clip';
 const PATH = '/clip/v1/videos';
@@ -36,7 +28,7 @@ const SubmitBody = z.looseObject({
 const STATUS = { queued: 'submitted', in_progress: 'processing', completed: 'succeed', failed: 'failed' } as const;
 
 function taskBody(id: string, task: VideoTaskPayload, ctx: SimContext, url: string) {
-  const { state } = videoTaskState(task, ctx);
+  const { state } = taskState(task, ctx);
   const done = state.status === 'completed';
   const updated = state.status === 'completed' || state.status === 'failed' ? state.finishedAt : ctx.now();
   return {
@@ -80,9 +72,8 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
     app.get<{ Params: { '*': string } }>(`${PATH}/${action}/*`, async (request) => {
       const id = wildcardParam(request);
-      const task = decodeVideoTask(ctx, FAMILY, id);
-      if (!task || task.a !== action) throw notFound('task_not_exist', 'no such task');
-      if (videoTaskState(task, ctx).markers.lostOnPoll) throw notFound('task_not_exist', 'the upstream lost this task ([sim:4xx-poll])');
+      const decoded = decodeVideoTask(ctx, FAMILY, id);
+      const task = polledTask(decoded?.a === action ? decoded : undefined);
       return taskBody(id, task, ctx, videoFileUrl(request, ctx, id));
     });
   }

@@ -8,23 +8,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from '../context.js';
-import {
-  fileUrl,
-  notFound,
-  parseWith,
-  plainErrorBody,
-  refuseByMarkers,
-  requestMarkers,
-  requestOrigin,
-  requireBearer,
-  useSimErrorShape,
-  wildcardParam,
-} from '../http.js';
+import { fileUrl, parseWith, plainErrorBody, refuseByMarkers, requestMarkers, requestOrigin, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { parseImageSize } from '../image-size.js';
-import { markersFromFlags, markersToFlags, resultCount, stripMarkers, type SimMarkers } from '../markers.js';
+import { resultCount, stripMarkers } from '../markers.js';
 import { imagePngName, imageResultKind, parsePngName } from '../image-results.js';
 import { makePng } from '../media.js';
-import { timeline, toUnixSeconds, type TimelineState } from '../timeline.js';
+import { toUnixSeconds, type TimelineState } from '../timeline.js';
+import { polledTask, resultsExpired, taskState, TIMED_FIELDS, timedNow } from '../sim-task.js';
 
 export const ASYNC_IMAGES_PATH = '/v1/images/async/generations';
 const REVISED_PROMPT_CHARS = 64;
@@ -49,12 +39,7 @@ const ImageTaskPayload = z.object({
   h: z.number().int().min(1),
   /** result kind */
   r: z.enum(['url', 'b64']),
-  /** marker flags (markers.ts) */
-  k: z.string(),
-  /** submit time, epoch ms */
-  t: z.number(),
-  /** step ms at submit */
-  s: z.number().min(0),
+  ...TIMED_FIELDS,
   /** prompt excerpt for `revised_prompt` (b64 results only) */
   p: z.string().optional(),
 });
@@ -76,11 +61,6 @@ export type ImageTaskView = {
   usage?: { units: number };
   metadata?: { assetsExpireAt: number };
 };
-
-function taskState(task: ImageTaskPayload, ctx: SimContext): { markers: SimMarkers; state: TimelineState } {
-  const markers = markersFromFlags(task.k);
-  return { markers, state: timeline({ submittedAt: task.t, stepMs: task.s, markers, now: ctx.now() }) };
-}
 
 function view(id: string, task: ImageTaskPayload, ctx: SimContext, origin: string): ImageTaskView {
   const { markers, state } = taskState(task, ctx);
@@ -107,7 +87,7 @@ function view(id: string, task: ImageTaskPayload, ctx: SimContext, origin: strin
     const data = Array.from({ length: count }, (_, i) => ({ b64_json: makePng(task.w, task.h, `${id}:${i}`).toString('base64'), revised_prompt: revised }));
     return { ...done, data };
   }
-  const expired = ctx.now() >= expiresAt;
+  const expired = resultsExpired(state.finishedAt, ctx);
   const data = expired ? [] : Array.from({ length: count }, (_, i) => ({ url: fileUrl(origin, ctx.prefix, id, imagePngName(i)) }));
   return { ...done, data, metadata: { assetsExpireAt: toUnixSeconds(expiresAt) } };
 }
@@ -133,9 +113,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
       w: width,
       h: height,
       r: kind,
-      k: markersToFlags(markers),
-      t: ctx.now(),
-      s: ctx.stepMs,
+      ...timedNow(markers, ctx),
       ...(kind === 'b64' ? { p: stripMarkers(body.prompt).slice(0, REVISED_PROMPT_CHARS) } : {}),
     };
     const id = ctx.codec.encode(payload);
@@ -154,9 +132,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.get<{ Params: { '*': string } }>(`${ASYNC_IMAGES_PATH}/*`, async (request) => {
     const id = wildcardParam(request);
-    const task = decodeTask(id, ctx);
-    if (!task) throw notFound('task_not_exist', 'task_not_exist: no such task');
-    if (markersFromFlags(task.k).lostOnPoll) throw notFound('task_not_exist', 'task_not_exist: the upstream lost this task ([sim:4xx-poll])');
+    const task = polledTask(decodeTask(id, ctx), 'task_not_exist: ');
     return view(id, task, ctx, requestOrigin(request));
   });
 }
@@ -168,7 +144,7 @@ function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   if (!task || index === undefined || task.r !== 'url') return undefined;
   const { markers, state } = taskState(task, ctx);
   if (state.status !== 'completed' || markers.lostOnPoll) return undefined;
-  if (index >= resultCount(task.n, markers) || ctx.now() >= state.finishedAt + ctx.assetRetentionMs) return undefined;
+  if (index >= resultCount(task.n, markers) || resultsExpired(state.finishedAt, ctx)) return undefined;
   return { contentType: 'image/png', body: makePng(task.w, task.h, `${id}:${index}`) };
 }
 

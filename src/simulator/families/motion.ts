@@ -12,9 +12,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseMotionSize, tierName, tierOfPixels } from '../../families/motion/sizes.js';
 import type { SimContext, SimFamily } from '../context.js';
-import { notFound, parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { stripMarkers } from '../markers.js';
-import { decodeVideoTask, mintVideoTask, videoFileOf, videoFileUrl, videoMarkers, videoTaskState, type VideoTaskPayload } from '../video-common.js';
+import { decodeVideoTask, mintVideoTask, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
+import { polledTask, taskState } from '../sim-task.js';
 
 const FAMILY = 'motion';
 const API = '/vendor/api/v1';
@@ -38,7 +39,7 @@ function renderedResolution(parameters: z.infer<typeof SubmitBody>['parameters']
 }
 
 function taskBody(id: string, task: VideoTaskPayload, ctx: SimContext, url: string) {
-  const { state } = videoTaskState(task, ctx);
+  const { state } = taskState(task, ctx);
   const finished = state.status === 'completed' || state.status === 'failed';
   const output = {
     task_id: id,
@@ -72,9 +73,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.get<{ Params: { '*': string } }>(`${API}/tasks/*`, async (request) => {
     const id = wildcardParam(request);
-    const task = decodeVideoTask(ctx, FAMILY, id);
-    if (!task) throw notFound('task_not_exist', 'no such task');
-    if (videoTaskState(task, ctx).markers.lostOnPoll) throw notFound('task_not_exist', 'the upstream lost this task ([sim:4xx-poll])');
+    const task = polledTask(decodeVideoTask(ctx, FAMILY, id));
     return taskBody(id, task, ctx, videoFileUrl(request, ctx, id));
   });
 }

@@ -12,7 +12,6 @@ import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from '../context.js';
 import {
   fileUrl,
-  notFound,
   parseWith,
   plainErrorBody,
   refuseByMarkers,
@@ -23,9 +22,10 @@ import {
   useSimErrorShape,
   wildcardParam,
 } from '../http.js';
-import { markersFromFlags, markersToFlags, stripMarkers, type SimMarkers } from '../markers.js';
+import { stripMarkers, type SimMarkers } from '../markers.js';
 import { makeWav } from '../media.js';
-import { timeline, toUnixSeconds, type TimelineState } from '../timeline.js';
+import { toUnixSeconds, type TimelineState } from '../timeline.js';
+import { polledTask, resultsExpired, taskState, TIMED_FIELDS, timedNow } from '../sim-task.js';
 
 export const SIM_SONGS_PER_TASK = 2;
 export const SIM_SONG_SECONDS = 3;
@@ -47,9 +47,7 @@ const TunePayload = z.object({
   f: z.literal('tune'),
   /** L = lyrics, M = music */
   a: z.enum(['L', 'M']),
-  k: z.string(),
-  t: z.number(),
-  s: z.number().min(0),
+  ...TIMED_FIELDS,
   /** lyrics theme, or the song's lyrics (excerpts) */
   p: z.string(),
   /** music: description excerpt, title, tags, version, instrumental */
@@ -72,11 +70,6 @@ export function simLyrics(theme: string): string {
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
 
-function state(task: TunePayload, ctx: SimContext): { markers: SimMarkers; state: TimelineState } {
-  const markers = markersFromFlags(task.k);
-  return { markers, state: timeline({ submittedAt: task.t, stepMs: task.s, markers, now: ctx.now() }) };
-}
-
 function songs(id: string, task: TunePayload, origin: string, prefix: string, expired: boolean) {
   const title =
     task.ti ??
@@ -98,7 +91,7 @@ function songs(id: string, task: TunePayload, origin: string, prefix: string, ex
 }
 
 function record(id: string, task: TunePayload, ctx: SimContext, origin: string) {
-  const { state: s } = state(task, ctx);
+  const { state: s } = taskState(task, ctx);
   const finished = s.status === 'completed' || s.status === 'failed';
   const base = {
     task_id: id,
@@ -114,7 +107,7 @@ function record(id: string, task: TunePayload, ctx: SimContext, origin: string) 
   };
   if (s.status !== 'completed') return base;
   if (task.a === 'L') return { ...base, data: simLyrics(task.p) };
-  const list = songs(id, task, origin, ctx.prefix, ctx.now() >= s.finishedAt + ctx.assetRetentionMs);
+  const list = songs(id, task, origin, ctx.prefix, resultsExpired(s.finishedAt, ctx));
   return { ...base, data: list, result_url: list[0]?.audio_url ?? '' };
 }
 
@@ -125,7 +118,7 @@ function submitted(id: string) {
 function routes(app: FastifyInstance, ctx: SimContext): void {
   useSimErrorShape(app, plainErrorBody);
   app.addHook('onRequest', requireBearer);
-  const base = (markers: SimMarkers) => ({ f: 'tune' as const, k: markersToFlags(markers), t: ctx.now(), s: ctx.stepMs });
+  const base = (markers: SimMarkers) => ({ f: 'tune' as const, ...timedNow(markers, ctx) });
 
   app.post('/tune/submit/LYRICS', async (request) => {
     const body = parseWith(LyricsBody, request.body);
@@ -157,9 +150,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.get<{ Params: { '*': string } }>('/tune/fetch/*', async (request) => {
     const id = wildcardParam(request);
-    const task = ctx.codec.decode(id, TunePayload);
-    if (!task) throw notFound('task_not_exist', 'task_not_exist: no such task');
-    if (markersFromFlags(task.k).lostOnPoll) throw notFound('task_not_exist', 'task_not_exist: the upstream lost this task ([sim:4xx-poll])');
+    const task = polledTask(ctx.codec.decode(id, TunePayload), 'task_not_exist: ');
     return { code: 'success', message: '', data: record(id, task, ctx, requestOrigin(request)) };
   });
 }
@@ -170,8 +161,8 @@ function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   const match = /^(\d)\.wav$/.exec(name);
   if (!task || !match || task.a !== 'M') return undefined;
   const index = Number(match[1]);
-  const { state: s } = state(task, ctx);
-  if (s.status !== 'completed' || index >= SIM_SONGS_PER_TASK || ctx.now() >= s.finishedAt + ctx.assetRetentionMs) return undefined;
+  const { state: s } = taskState(task, ctx);
+  if (s.status !== 'completed' || index >= SIM_SONGS_PER_TASK || resultsExpired(s.finishedAt, ctx)) return undefined;
   return { contentType: 'audio/wav', body: makeWav(SIM_SONG_SECONDS, 8000, SONG_TONES_HZ[index] ?? 440) };
 }
 

@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
 import { notFound, parseWith, refuseByMarkers, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../http.js';
 import { toUnixSeconds } from '../timeline.js';
-import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoBytes, videoMarkers, videoTaskState, type VideoTaskPayload } from '../video-common.js';
+import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoBytes, videoMarkers, type VideoTaskPayload } from '../video-common.js';
+import { taskState } from '../sim-task.js';
 
 const FAMILY = 'vid-h3';
 const PATH = '/v1/videos';
@@ -27,7 +28,7 @@ const SubmitBody = z.looseObject({
 });
 
 function videoObject(id: string, task: VideoTaskPayload, ctx: SimContext) {
-  const { state } = videoTaskState(task, ctx);
+  const { state } = taskState(task, ctx);
   const finished = state.status === 'completed' || state.status === 'failed';
   return {
     id,
@@ -61,7 +62,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     const [id = '', part, ...rest] = wildcardParam(request).split('/');
     const task = decodeVideoTask(ctx, FAMILY, id);
     if (!task || rest.length > 0 || (part !== undefined && part !== 'content')) throw notFound('video_not_found', 'no such video');
-    const { markers, state } = videoTaskState(task, ctx);
+    const { markers, state } = taskState(task, ctx);
     if (markers.lostOnPoll) throw notFound('video_not_found', 'the upstream lost this video ([sim:4xx-poll])');
     if (part === undefined) return videoObject(id, task, ctx);
     if (state.status !== 'completed') throw new SimHttpError(409, 'video_not_ready', `the video is ${state.status}`);

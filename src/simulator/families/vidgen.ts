@@ -9,18 +9,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { toUnixSeconds } from '../timeline.js';
-import {
-  decodeVideoTask,
-  mintVideoTask,
-  openaiErrorBody,
-  videoFileOf,
-  videoFileUrl,
-  videoMarkers,
-  videoTaskState,
-  type VideoTaskPayload,
-} from '../video-common.js';
+import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
+import { polledTask, taskState } from '../sim-task.js';
 
 const FAMILY = 'vidgen';
 const PATH = '/v1/video/generations';
@@ -40,7 +32,7 @@ const NATIVE_STATUS = { queued: 'queued', in_progress: 'running', completed: 'su
 const ENVELOPE_STATUS = { queued: 'NOT_START', in_progress: 'IN_PROGRESS', completed: 'SUCCESS', failed: 'FAILURE' } as const;
 
 function envelope(id: string, task: VideoTaskPayload, ctx: SimContext, url: string) {
-  const { state } = videoTaskState(task, ctx);
+  const { state } = taskState(task, ctx);
   const created = toUnixSeconds(task.t);
   const finished = state.status === 'completed' || state.status === 'failed' ? toUnixSeconds(state.finishedAt) : 0;
   const done = state.status === 'completed';
@@ -93,9 +85,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.get<{ Params: { '*': string } }>(`${PATH}/*`, async (request) => {
     const id = wildcardParam(request);
-    const task = decodeVideoTask(ctx, FAMILY, id);
-    if (!task) throw notFound('task_not_exist', 'no such task');
-    if (videoTaskState(task, ctx).markers.lostOnPoll) throw notFound('task_not_exist', 'the upstream lost this task ([sim:4xx-poll])');
+    const task = polledTask(decodeVideoTask(ctx, FAMILY, id));
     return envelope(id, task, ctx, videoFileUrl(request, ctx, id));
   });
 }

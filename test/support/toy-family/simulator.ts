@@ -4,8 +4,9 @@
  * through `GatewayOptions.extraSimulatorFamilies`): the toy upstream as the simulator plays it,
  * a `SimFamily` (src/simulator/context.ts). It reads its family's protocol (upstream.ts); no
  * family imports it. Stateless: everything a poll needs is in the signed job id (ctx.codec), the
- * state a function of the clock (timeline.ts); `[sim:*]` markers in the prompt steer it
- * (markers.ts); the pictures are real PNGs (media.ts) at `{prefix}/files/<job>/<i>.png`.
+ * state a function of the clock (timeline.ts, read through sim-task.ts); `[sim:*]` markers in
+ * the prompt steer it (markers.ts); the pictures are real PNGs (media.ts) at
+ * `{prefix}/files/<job>/<i>.png`.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -22,24 +23,20 @@ import {
   useSimErrorShape,
   wildcardParam,
 } from '../../../src/simulator/http.js';
-import { markersFromFlags, markersToFlags, resultCount } from '../../../src/simulator/markers.js';
+import { resultCount } from '../../../src/simulator/markers.js';
 import { makePng } from '../../../src/simulator/media.js';
-import { timeline, type TimelineState } from '../../../src/simulator/timeline.js';
+import { resultsExpired, taskState, TIMED_FIELDS, timedNow } from '../../../src/simulator/sim-task.js';
+import type { TimelineState } from '../../../src/simulator/timeline.js';
 import { TOY_UPSTREAM_PATH } from './upstream.js';
 
 const SubmitBody = z.looseObject({ model: z.string().min(1), prompt: z.string().min(1), n: z.number().int().min(1).max(16), style: z.string().optional() });
 
 /** Everything a later poll needs, inside the job id (src/simulator/task-id.ts). */
-const ToyJob = z.object({ f: z.literal('toy'), m: z.string(), n: z.number().int().min(1), k: z.string(), t: z.number(), s: z.number().min(0) });
+const ToyJob = z.object({ f: z.literal('toy'), m: z.string(), n: z.number().int().min(1), ...TIMED_FIELDS });
 type ToyJob = z.infer<typeof ToyJob>;
 
 const STATE: Readonly<Record<TimelineState['status'], string>> = { queued: 'waiting', in_progress: 'drawing', completed: 'finished', failed: 'broken' };
 const sideOf = (model: string): number => (model.endsWith('-hd') ? 128 : 64);
-
-function stateOf(job: ToyJob, ctx: SimContext) {
-  const markers = markersFromFlags(job.k);
-  return { markers, state: timeline({ submittedAt: job.t, stepMs: job.s, markers, now: ctx.now() }) };
-}
 
 function routes(app: FastifyInstance, ctx: SimContext): void {
   useSimErrorShape(app, plainErrorBody);
@@ -49,7 +46,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     const body = parseWith(SubmitBody, request.body);
     const markers = requestMarkers(request, [body.prompt]);
     refuseByMarkers(markers);
-    const job = ctx.codec.encode({ f: 'toy', m: body.model, n: body.n, k: markersToFlags(markers), t: ctx.now(), s: ctx.stepMs });
+    const job = ctx.codec.encode({ f: 'toy', m: body.model, n: body.n, ...timedNow(markers, ctx) });
     return { job, state: 'waiting' };
   });
 
@@ -57,7 +54,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     const id = wildcardParam(request);
     const job = ctx.codec.decode(id, ToyJob);
     if (!job) throw notFound('job_not_found', 'no such job');
-    const { markers, state } = stateOf(job, ctx);
+    const { markers, state } = taskState(job, ctx);
     if (markers.lostOnPoll) throw notFound('job_not_found', 'the upstream lost this job ([sim:4xx-poll])');
     const done = state.status === 'completed';
     const count = resultCount(job.n, markers);
@@ -76,8 +73,8 @@ function file(id: string, name: string, ctx: SimContext): SimFile | undefined {
   const job = ctx.codec.decode(id, ToyJob);
   const index = /^(\d+)\.png$/.exec(name)?.[1];
   if (!job || index === undefined) return undefined;
-  const { markers, state } = stateOf(job, ctx);
-  if (state.status !== 'completed' || Number(index) >= resultCount(job.n, markers) || ctx.now() >= state.finishedAt + ctx.assetRetentionMs) return undefined;
+  const { markers, state } = taskState(job, ctx);
+  if (state.status !== 'completed' || Number(index) >= resultCount(job.n, markers) || resultsExpired(state.finishedAt, ctx)) return undefined;
   const side = sideOf(job.m);
   return { contentType: 'image/png', body: makePng(side, side, `${id}:${index}`) };
 }

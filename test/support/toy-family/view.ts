@@ -1,14 +1,14 @@
 /**
  * Step 5 of docs/adding-a-family.md, `view.ts`: the toy task's query view, a pure `Projection`
- * (projections/projection.ts) whose document holds the query answer in `body` (schema.ts's
- * `ToyTaskAnswer`), except that a sketch's URL is kept as an asset reference
- * (`resultUrlRef`, src/domain/asset-ref.ts) that the answering instance signs. The submit
- * answers with `submittedToyBody`, the view's first document.
+ * (projections/projection.ts) built by the kit's `taskView`, whose document holds the query
+ * answer in `body` (schema.ts's `ToyTaskAnswer`), except that a sketch's URL is kept as an
+ * asset reference (`resultUrlRef`, src/domain/asset-ref.ts) that the answering instance signs.
+ * The submit answers with `submittedToyBody`, the view's first document.
  */
 import { resultUrlRef } from '../../../src/domain/asset-ref.js';
-import { taskIdOfStream, type EventDataOf, type PriceBasis } from '../../../src/domain/events.js';
+import type { EventDataOf, PriceBasis } from '../../../src/domain/events.js';
 import { settlementOf } from '../../../src/domain/pricing.js';
-import type { Projection } from '../../../projections/projection.js';
+import { taskView } from '../../../src/families/kit/view.js';
 import type { ToyTaskBody } from './schema.js';
 
 /** The TaskSubmitted family: what the view recognises among every family's tasks. */
@@ -26,17 +26,11 @@ export function submittedToyBody(task: EventDataOf<'TaskSubmitted'>): ToyTaskBod
   return { id: task.taskId, object: 'toy.sketch', model: task.model, status: 'queued', progress: 0, created_at: task.createdAt, sketches: [], charged: 0 };
 }
 
-export const toyTaskProjection: Projection<ToyTaskDoc> = {
+export const toyTaskProjection = taskView<ToyTaskDoc>({
   name: 'toy-tasks',
-  view: 'toy-tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired'],
-  documentId: (e) => taskIdOfStream(e.streamName),
+  family: TOY_FAMILY,
+  submitted: (e) => ({ accountId: e.data.accountId, basis: e.data.basis, body: submittedToyBody(e.data) }),
   evolve(doc, e) {
-    if (e.type === 'TaskSubmitted') {
-      if (doc || e.data.family !== TOY_FAMILY) return undefined;
-      return { accountId: e.data.accountId, basis: e.data.basis, body: submittedToyBody(e.data) };
-    }
-    if (!doc) return undefined;
     const body = doc.body;
     const next = (changes: Partial<ToyTaskBody>): ToyTaskDoc => ({ ...doc, body: { ...body, ...changes } });
     switch (e.type) {
@@ -59,4 +53,4 @@ export const toyTaskProjection: Projection<ToyTaskDoc> = {
         return undefined;
     }
   },
-};
+});
