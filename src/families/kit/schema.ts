@@ -33,8 +33,8 @@ const absent = (input: unknown) => input === undefined || input === null;
 // by other engines than JavaScript's (Python's, Rust's), so they spell out what those read
 // differently: `\s` (JavaScript's white space is its own set), `\d` (ASCII digits only here).
 
-/** JavaScript's white space and line terminators (`\s`, what `trim()` removes), spelled out. */
-const WHITE_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/** JavaScript's white space and line terminators (`\s`, what `trim()` removes), spelled out for a character class. */
+export const WHITE_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 
 /** A string that is not blank: one character that is not white space (`text.trim() !== ''`). */
 export const NON_BLANK = new RegExp(`[^${WHITE_SPACE}]`);
@@ -59,6 +59,19 @@ function sameLengthRange(lo: string, hi: string): string[] {
   if (from <= to) out.push(`${from === to ? from : `[${from}-${to}]`}${anyTail}`);
   if (!lastFull) out.push(...sameLengthRange('0'.repeat(n), restHi).map((tail) => `${last}${tail}`));
   return out;
+}
+
+/** The decimal numbers from `min` to `max` without leading zeros, as a regex group (not anchored). */
+export function integerRangeSource(min: number, max: number): string {
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max)
+    throw new RangeError(`no pattern for the integers from ${min} to ${max}`);
+  const alternatives: string[] = [];
+  for (let length = String(min).length; length <= String(max).length; length++) {
+    const lo = length === String(min).length ? String(min) : `1${'0'.repeat(length - 1)}`;
+    const hi = length === String(max).length ? String(max) : '9'.repeat(length);
+    alternatives.push(...sameLengthRange(lo, hi));
+  }
+  return `(?:${alternatives.join('|')})`;
 }
 
 /**
@@ -106,6 +119,12 @@ export const IMAGE_DATA_URI_PATTERN = new RegExp(`^${IMAGE_DATA_URI_SOURCE}$`);
 
 /** An http/https URL (as HTTP_URL_PATTERN) or an image data URI; `more`: further alternatives (regex sources). */
 export const urlOrDataUriPattern = (...more: string[]) => `^(?:${[HTTP_URL_SOURCE, IMAGE_DATA_URI_SOURCE, ...more].join('|')})$`;
+
+/**
+ * For a document-only rule between fields (an `anyOf` in `.meta`, which the rules check in their
+ * own words): a field absent or `null` (which counts as omitted), as OpenAPI 3.0 writes `null`.
+ */
+export const ABSENT_OR_NULL = { type: 'string', nullable: true, enum: [null] } as const;
 
 /** `must be at most N characters, got M` (checkLength), as a `maxLength` the document shows. */
 const atMost = (max: number) => ({ error: (issue: { input?: unknown }) => `must be at most ${max} characters, got ${String(issue.input).length}` });
