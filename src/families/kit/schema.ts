@@ -277,7 +277,11 @@ export const taskIdParams = z.object({ task_id: z.string().meta({ description: '
  * of idempotency (src/engine/tasks/idempotency.ts), which names the header as clients spell it.
  */
 export const submitHeaders = z.looseObject({
+  // The length is the document's only: a value HTTP trims to nothing (blanks only) is no key.
   'idempotency-key': z.string().optional().meta({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '[^ \\t]',
     description: '1 to 255 characters: a retry with the same key and body answers the same task without charging again; another body is refused (409)',
   }),
 });
