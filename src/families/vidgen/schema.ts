@@ -131,7 +131,7 @@ const metadata = (model: keyof typeof VIDGEN_MODELS) =>
         .nullish()
         .meta({ items: contentItemsOf(model), description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video' }),
       callback_url: callbackUrl(),
-    }).meta({ description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
+    }).meta({ additionalProperties: false, description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
   );
 
 const bodyOf = <M extends keyof typeof VIDGEN_MODELS>(model: M) =>
