@@ -121,21 +121,23 @@ const Metadata = formObject(
   onlyKeys(
     'metadata',
     METADATA_KEYS,
-    z.looseObject(
-      {
-        resolution: resolution(),
-        first_frame_image: httpUrl().nullish(),
-        last_frame_image: httpUrl().nullish().meta({ description: 'needs a first frame' }),
-        content,
-        ratio: oneOf(VID_H3_RATIOS).meta({ description: 'default 16:9 for text only, else adaptive' }),
-        aigc_watermark: z
-          .union([z.boolean({ error: WATERMARK_RULE }), z.enum(['true', 'false'], { error: WATERMARK_RULE }), z.null()], { error: WATERMARK_RULE })
-          .optional()
-          .meta({ description: 'true or false (a form sends its text)' }),
-        callback_url: callbackUrl(),
-      },
-      { error: 'must be an object' },
-    ),
+    z
+      .looseObject(
+        {
+          resolution: resolution(),
+          first_frame_image: httpUrl().nullish(),
+          last_frame_image: httpUrl().nullish().meta({ description: 'needs a first frame' }),
+          content,
+          ratio: oneOf(VID_H3_RATIOS).meta({ description: 'default 16:9 for text only, else adaptive' }),
+          aigc_watermark: z
+            .union([z.boolean({ error: WATERMARK_RULE }), z.enum(['true', 'false'], { error: WATERMARK_RULE }), z.null()], { error: WATERMARK_RULE })
+            .optional()
+            .meta({ description: 'true or false (a form sends its text)' }),
+          callback_url: callbackUrl(),
+        },
+        { error: 'must be an object' },
+      )
+      .meta({ additionalProperties: false }),
   )
     .nullish()
     .meta({ description: `takes only ${METADATA_KEYS.join(', ')}` }),
