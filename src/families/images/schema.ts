@@ -13,7 +13,7 @@ import { ABSENT_OR_NULL, boundedString, forwardedObject, int, integerRangeSource
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
 import { ANIME_MAX_N, ANIME_MAX_SIDE, ANIME_MIN_SIDE, ANIME_SIZE_RULE, isAnimeSize } from './rules/anime.js';
 import { METADATA_RESERVED, NOT_ACCEPTED, NOT_SUPPORTED, PICGEN_ASYNC_MAX_REFERENCES, PICGEN_ASYNC_SIZE_MAX } from './rules/picgen.js';
-import { VIS_EDIT_N, VIS_MAX_N, VIS_QUALITIES, visRatiosOf, visSizeFault, visSizeRule } from './rules/vis.js';
+import { VIS_EDIT_MAX_REFERENCES, VIS_EDIT_N, VIS_MAX_N, VIS_QUALITIES, visRatiosOf, visSizeFault, visSizeRule } from './rules/vis.js';
 
 /** A pixel size as parsePixelSize reads it (kit/fields.ts). */
 const PIXELS = '[1-9][0-9]{0,4}x[1-9][0-9]{0,4}';
@@ -87,6 +87,15 @@ const GIVEN_REFERENCE = [
   { required: ['images'], properties: { images: { type: 'array' } } },
 ];
 
+/**
+ * At most 5 distinct references, image and images together (rules/vis.ts): the document says at
+ * most 5 in all, as a schema cannot count distinct values.
+ */
+const AT_MOST_5_REFERENCES = [
+  { properties: { image: ABSENT_OR_NULL, images: { type: 'array', nullable: true, maxItems: VIS_EDIT_MAX_REFERENCES } } },
+  { properties: { images: { type: 'array', nullable: true, maxItems: VIS_EDIT_MAX_REFERENCES - 1 } } },
+];
+
 /** A model that only edits (-edit): a reference image is required, one image comes back. */
 const visEditBody = <M extends string>(model: M) =>
   jsonBody({
@@ -96,7 +105,7 @@ const visEditBody = <M extends string>(model: M) =>
     n: z.literal(1, { error: VIS_EDIT_N }).nullish(),
     size: visSize(model),
     quality: visQuality,
-  }).meta({ anyOf: GIVEN_REFERENCE });
+  }).meta({ allOf: [{ anyOf: GIVEN_REFERENCE }, { anyOf: AT_MOST_5_REFERENCES }] });
 
 /** A model that does both: an edit when a reference image is given (then n must be 1). */
 const visBody = <M extends string>(model: M) =>
@@ -109,7 +118,12 @@ const visBody = <M extends string>(model: M) =>
     quality: visQuality,
   }).meta({
     // An edit (visEditN): n 1 once a reference image is given.
-    anyOf: [{ properties: { image: ABSENT_OR_NULL, images: ABSENT_OR_NULL } }, { properties: { n: { type: 'integer', nullable: true, enum: [1, null] } } }],
+    allOf: [
+      {
+        anyOf: [{ properties: { image: ABSENT_OR_NULL, images: ABSENT_OR_NULL } }, { properties: { n: { type: 'integer', nullable: true, enum: [1, null] } } }],
+      },
+      { anyOf: AT_MOST_5_REFERENCES },
+    ],
   });
 
 const generationOnly = visGenerationModels.filter((m) => !(visEditModels as readonly string[]).includes(m));
