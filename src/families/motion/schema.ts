@@ -168,12 +168,25 @@ const TEXT_PROMPT = [
   },
 ];
 
-/** Some image input (media.ts): a first frame in one of its fields, or media without a last frame. */
-const IMAGE_INPUT = [
+/** The fields a first frame may come in, and whether each holds one, as JSON Schema. */
+const FIRST_FRAME = [
   ...(['first_frame_url', 'img_url', 'image_url', 'image'] as const).map((key) => ({ required: [key], properties: { [key]: { type: 'string' } } })),
   { required: ['images'], properties: { images: { type: 'array', minItems: 1 } } },
-  { required: ['media'], properties: { media: { type: 'array', minItems: 1 }, last_frame_url: ABSENT_OR_NULL } },
 ];
+
+/**
+ * Each frame given once (media.ts refuses one given in two fields with different values): the
+ * document says in one field only, as a schema cannot compare values.
+ */
+const FRAMES_ONCE = [
+  ...FIRST_FRAME.flatMap((a, i) =>
+    FIRST_FRAME.slice(i + 1).map((b) => ({ required: [...a.required, ...b.required], properties: { ...a.properties, ...b.properties } })),
+  ),
+  { required: ['last_frame_url', 'images'], properties: { last_frame_url: { type: 'string' }, images: { type: 'array', minItems: 2 } } },
+];
+
+/** Some image input (media.ts): a first frame in one of its fields, or media without a last frame. */
+const IMAGE_INPUT = [...FIRST_FRAME, { required: ['media'], properties: { media: { type: 'array', minItems: 1 }, last_frame_url: ABSENT_OR_NULL } }];
 
 export const MotionTextBody = withAlias(
   'duration',
@@ -200,7 +213,7 @@ export const MotionImageBody = withAlias(
     negative_prompt: optionalString(),
     ...imageInputs,
     ...parameters,
-  }).meta({ allOf: [{ anyOf: SECONDS_ALIAS }, { anyOf: IMAGE_INPUT }] }),
+  }).meta({ allOf: [{ anyOf: SECONDS_ALIAS }, { anyOf: IMAGE_INPUT }, { not: { anyOf: FRAMES_ONCE } }] }),
 );
 
 export const MOTION_BODIES = { text: MotionTextBody, image: MotionImageBody } as const;
