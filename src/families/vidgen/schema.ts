@@ -98,6 +98,21 @@ function contentItemsOf(model: keyof typeof VIDGEN_MODELS) {
   };
 }
 
+/** An item with `role` (or of `type`), and a list holding one: OpenAPI 3.0 has no `contains`, so `not` all items lack it. */
+const withRole = (role: string) => ({ type: 'object', required: ['role'], properties: { role: { type: 'string', enum: [role] } } });
+const ofType = (type: string) => ({ type: 'object', required: ['type'], properties: { type: { type: 'string', enum: [type] } } });
+const holds = (item: object) => ({ not: { items: { not: item } } });
+
+/**
+ * What content.ts checks across the list that a schema can say: a last frame only with a first,
+ * audio only with an image or a video. (The counts, at most 9 images, 3 videos, 3 audio and one
+ * frame of each kind, need `maxContains`, which OpenAPI 3.0 does not have.)
+ */
+const CONTENT_RULES = [
+  { anyOf: [{ items: { not: withRole('last_frame') } }, holds(withRole('first_frame'))] },
+  { anyOf: [{ items: { not: ofType('audio_url') } }, holds(ofType('image_url')), holds(ofType('video_url'))] },
+];
+
 /** A resolution the model offers, in any case: `480p`, ` 720P `. */
 function resolution(model: keyof typeof VIDGEN_MODELS) {
   const tiers: readonly string[] = VIDGEN_MODELS[model].tiers;
@@ -129,7 +144,11 @@ const metadata = (model: keyof typeof VIDGEN_MODELS) =>
       content: z
         .array(ContentItem, { error: CONTENT_ARRAY_RULE })
         .nullish()
-        .meta({ items: contentItemsOf(model), description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video' }),
+        .meta({
+          items: contentItemsOf(model),
+          allOf: CONTENT_RULES,
+          description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video',
+        }),
       callback_url: callbackUrl(),
     }).meta({ additionalProperties: false, description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
   );
