@@ -5,8 +5,8 @@
  * none. What depends on the store (the task CHANGE works on) stays with the route.
  */
 import { z } from 'zod';
-import { isImageDataUri, isPlainObject } from '../kit/fields.js';
-import { boundedString, callbackUrl, int, jsonBody, oneOf } from '../kit/schema.js';
+import { isPlainObject } from '../kit/fields.js';
+import { boundedString, callbackUrl, IMAGE_DATA_URI_PATTERN, jsonBody, NON_BLANK, oneOf } from '../kit/schema.js';
 import type { ArtSubmit } from './request.js';
 
 export const CHANGE_ACTIONS = ['UPSCALE', 'VARIATION', 'REROLL'] as const;
@@ -42,10 +42,10 @@ function images(min: number, max: number, required?: string) {
     .min(min, message)
     .max(max, message)
     .superRefine((items, ctx) => {
-      const bad = items.findIndex((item) => typeof item !== 'string' || !isImageDataUri(item));
+      const bad = items.findIndex((item) => typeof item !== 'string' || !IMAGE_DATA_URI_PATTERN.test(item));
       if (bad >= 0) ctx.addIssue({ code: 'custom', message: `item ${bad} must be ${DATA_URI_HINT}` });
     })
-    .meta({ items: { type: 'string' }, description: `${min} to ${max} images, each ${DATA_URI_HINT}` });
+    .meta({ items: { type: 'string', pattern: IMAGE_DATA_URI_PATTERN.source }, description: `${min} to ${max} images, each ${DATA_URI_HINT}` });
   return required === undefined ? list.nullish() : list;
 }
 
@@ -57,7 +57,7 @@ const common = {
 
 const ImagineBody = jsonBody({
   prompt: requiredString('required, what to imagine')
-    .refine((text) => text.trim() !== '', 'must not be empty')
+    .regex(NON_BLANK, 'must not be empty')
     .max(ART_PROMPT_MAX, `must be at most ${ART_PROMPT_MAX} characters`)
     .meta({ description: 'what to imagine' }),
   base64Array: images(1, IMAGINE_MAX_IMAGES),
@@ -66,7 +66,7 @@ const ImagineBody = jsonBody({
 
 const DescribeBody = jsonBody({
   base64: requiredString(`required, the image to describe as ${DATA_URI_HINT}`, `must be ${DATA_URI_HINT}`)
-    .refine(isImageDataUri, `must be ${DATA_URI_HINT}`)
+    .regex(IMAGE_DATA_URI_PATTERN, `must be ${DATA_URI_HINT}`)
     .meta({ description: `the image to describe, ${DATA_URI_HINT}` }),
   ...common,
 });
@@ -99,11 +99,16 @@ const changeOneImage = <A extends 'UPSCALE' | 'VARIATION'>(action: A) =>
     ...common,
   });
 
-/** REROLL redoes the whole grid: an `index` (once it is one) is refused. */
+const isIndex = (value: unknown) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= GRID_SIZE;
+
+/** REROLL redoes the whole grid: an `index` is refused, as not used once it is one, else as no index. */
 const ChangeRerollBody = jsonBody({
   taskId,
   action: z.literal('REROLL'),
-  index: int(1, GRID_SIZE).refine(absent, 'not used by REROLL (it redoes the whole grid)').meta({ description: 'not taken: REROLL redoes the whole grid' }),
+  index: z
+    .null({ error: (issue) => (isIndex(issue.input) ? 'not used by REROLL (it redoes the whole grid)' : INDEX_RULE) })
+    .optional()
+    .meta({ description: 'not taken: REROLL redoes the whole grid' }),
   ...common,
 });
 

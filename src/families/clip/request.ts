@@ -13,11 +13,9 @@ import { given, parsedBody, secondsOf } from '../kit/schema.js';
 import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
 import { planned } from '../kit/plan.js';
 import type { clipModels } from './catalog.js';
-import { CLIP_BODIES, CLIP_DEFAULTS, type ClipAction, type ClipBody } from './schema.js';
+import { CLIP_BODIES, CLIP_DEFAULTS, CLIP_PRO_ONLY_MODELS, type ClipAction, type ClipBody } from './schema.js';
 
 export { CLIP_ACTIONS, type ClipAction } from './schema.js';
-
-const PRO_ONLY_MODELS: readonly string[] = ['clip-v2-master'];
 
 /** Every field naming a URL, for the URL policy; `metadata` is forwarded as given. */
 export const CLIP_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'image_tail' }, { path: 'metadata.**' }];
@@ -28,7 +26,7 @@ export const CLIP_BASE64_FIELDS: readonly string[] = ['image', 'image_tail'];
 function plan(body: ClipBody, action: ClipAction): VideoPlan {
   // The schema checked `model` as a clip model wherever `model_name` is absent.
   const model = (body.model_name ?? body.model) as (typeof clipModels)[number];
-  const proOnly = PRO_ONLY_MODELS.includes(model);
+  const proOnly = CLIP_PRO_ONLY_MODELS.includes(model);
   if (proOnly && body.mode === 'std') refuse('mode', `${model} only offers pro`);
   const mode = body.mode ?? (proOnly ? 'pro' : 'std');
   if (given(body.metadata)) checkForwarded(body.metadata, 'metadata');

@@ -8,7 +8,19 @@
  */
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri } from '../kit/fields.js';
-import { jsonBody, number, object, oneOf, optionalString, requiredOneOf, requiredText, withAlias, wholeSeconds } from '../kit/schema.js';
+import {
+  ABSENT_OR_NULL,
+  jsonBody,
+  number,
+  object,
+  oneOf,
+  optionalString,
+  requiredOneOf,
+  requiredText,
+  urlOrDataUriPattern,
+  withAlias,
+  wholeSeconds,
+} from '../kit/schema.js';
 import { clipModels } from './catalog.js';
 
 export type ClipAction = 'text2video' | 'image2video';
@@ -16,9 +28,12 @@ export const CLIP_ACTIONS: readonly ClipAction[] = ['text2video', 'image2video']
 export const CLIP_MODES = ['std', 'pro'] as const;
 export const CLIP_DEFAULTS = { duration: 5, aspect_ratio: '1:1', cfg_scale: 0.5 } as const;
 export const CLIP_MAX_DURATION = 3600;
+/** Models that offer only the pro mode. */
+export const CLIP_PRO_ONLY_MODELS: readonly string[] = ['clip-v2-master'];
 const ASPECT_RATIO = /^\d{1,2}:\d{1,2}$/;
 const ASPECT_RATIO_RULE = 'must be a ratio such as 16:9, 9:16 or 1:1';
-const RAW_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const RAW_BASE64_SOURCE = '[A-Za-z0-9+/]+={0,2}';
+const RAW_BASE64 = new RegExp(`^${RAW_BASE64_SOURCE}$`);
 const FRAME_RULE = 'must be an image: an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
 const FRAME_DESCRIPTION = 'an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
 
@@ -30,13 +45,14 @@ export function isFrameImage(text: string): boolean {
 const frame = (required?: string) =>
   z
     .string({ error: (issue) => (required !== undefined && (issue.input === undefined || issue.input === null) ? required : FRAME_RULE) })
-    .refine(isFrameImage, { message: FRAME_RULE, abort: true });
+    .refine(isFrameImage, { message: FRAME_RULE, abort: true })
+    .meta({ pattern: urlOrDataUriPattern(RAW_BASE64_SOURCE) });
 
-/** A frame image on text2video: a well-formed one is refused as belonging to image2video. */
+/** A frame image on text2video: refused, a well-formed one as belonging to image2video. */
 const notHere = () =>
-  frame()
-    .refine(() => false, 'frame images go to /clip/v1/videos/image2video')
-    .nullish()
+  z
+    .null({ error: (issue) => (typeof issue.input === 'string' && isFrameImage(issue.input) ? 'frame images go to /clip/v1/videos/image2video' : FRAME_RULE) })
+    .optional()
     .meta({ description: 'not taken here: frame images go to /clip/v1/videos/image2video' });
 
 /** `model_name`, or `model` when it is absent: refused as the rules refuse it. */
@@ -47,6 +63,21 @@ const head = {
   model: z.unknown().optional().meta({ type: 'string', description: 'the same as model_name, read only when model_name is absent' }),
   mode: oneOf(CLIP_MODES).meta({ description: 'default std; clip-v2-master only pro (its default)' }),
 };
+
+const standard = clipModels.filter((m) => !CLIP_PRO_ONLY_MODELS.includes(m));
+const proOnly = clipModels.filter((m) => CLIP_PRO_ONLY_MODELS.includes(m));
+const notStd = { type: 'string', nullable: true, enum: ['pro', null] };
+
+/**
+ * The model, as `model_name` or else `model`, and the mode it offers (request.ts refuses std on a
+ * pro-only model), for the document: withAlias and the plan check them in their own words.
+ */
+const MODEL_CHOSEN = [
+  { required: ['model_name'], properties: { model_name: { type: 'string', enum: standard } } },
+  { required: ['model_name'], properties: { model_name: { type: 'string', enum: proOnly }, mode: notStd } },
+  { required: ['model'], properties: { model_name: ABSENT_OR_NULL, model: { type: 'string', enum: standard } } },
+  { required: ['model'], properties: { model_name: ABSENT_OR_NULL, model: { type: 'string', enum: proOnly }, mode: notStd } },
+];
 
 const tail = {
   duration: wholeSeconds(1, CLIP_MAX_DURATION).meta({ description: `default ${CLIP_DEFAULTS.duration}` }),
@@ -70,7 +101,7 @@ export const ClipTextBody = withAlias(
     image: notHere(),
     image_tail: notHere(),
     ...tail,
-  }),
+  }).meta({ anyOf: MODEL_CHOSEN }),
 );
 
 export const ClipImageBody = withAlias(
@@ -86,7 +117,7 @@ export const ClipImageBody = withAlias(
       .nullish()
       .meta({ description: `the last frame: ${FRAME_DESCRIPTION}` }),
     ...tail,
-  }),
+  }).meta({ anyOf: MODEL_CHOSEN }),
 );
 
 export const CLIP_BODIES = { text2video: ClipTextBody, image2video: ClipImageBody } as const;

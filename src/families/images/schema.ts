@@ -9,11 +9,15 @@
 import { z } from 'zod';
 import { isOneOf, isPlainObject } from '../kit/fields.js';
 import { proImageOptions, proImageReferences } from '../kit/pro-image-rules.js';
-import { boundedString, forwardedObject, int, jsonBody, prompt, ref, refList, refused } from '../kit/schema.js';
+import { ABSENT_OR_NULL, boundedString, forwardedObject, int, integerRangeSource, jsonBody, prompt, ref, refList, refused } from '../kit/schema.js';
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
-import { ANIME_MAX_N, ANIME_SIZE_RULE, isAnimeSize } from './rules/anime.js';
+import { ANIME_MAX_N, ANIME_MAX_SIDE, ANIME_MIN_SIDE, ANIME_SIZE_RULE, isAnimeSize } from './rules/anime.js';
 import { METADATA_RESERVED, NOT_ACCEPTED, NOT_SUPPORTED, PICGEN_ASYNC_MAX_REFERENCES, PICGEN_ASYNC_SIZE_MAX } from './rules/picgen.js';
-import { VIS_EDIT_N, VIS_MAX_N, VIS_QUALITIES, visRatiosOf, visSizeFault, visSizeRule } from './rules/vis.js';
+import { VIS_EDIT_MAX_REFERENCES, VIS_EDIT_N, VIS_MAX_N, VIS_QUALITIES, visRatiosOf, visSizeFault, visSizeRule } from './rules/vis.js';
+
+/** A pixel size as parsePixelSize reads it (kit/fields.ts). */
+const PIXELS = '[1-9][0-9]{0,4}x[1-9][0-9]{0,4}';
+const animeSide = integerRangeSource(ANIME_MIN_SIDE, ANIME_MAX_SIDE);
 
 export const PRO_IMAGE_MODEL = 'pro-image';
 const MODEL_ECHO_MAX = 64;
@@ -28,7 +32,10 @@ export function notAsyncImageModel(model: string): string {
 
 // ---- pro-image ------------------------------------------------------------------------------------
 
-const ProImageBody = jsonBody({ model: z.literal(PRO_IMAGE_MODEL), prompt, ...proImageReferences, ...proImageOptions });
+/** One of `image` and `images` (proImageDraft refuses both). */
+const ProImageBody = jsonBody({ model: z.literal(PRO_IMAGE_MODEL), prompt, ...proImageReferences, ...proImageOptions }).meta({
+  anyOf: [{ properties: { image: ABSENT_OR_NULL } }, { properties: { images: ABSENT_OR_NULL } }],
+});
 
 // ---- anime ----------------------------------------------------------------------------------------
 
@@ -40,7 +47,11 @@ const AnimeBody = jsonBody({
     description: 'one reference image, which makes the task image-to-image: an http/https URL or a data:image/<format>;base64,<data> URI',
   }),
   n: int(1, ANIME_MAX_N).meta({ description: 'images to make, default 1' }),
-  size: z.string({ error: ANIME_SIZE_RULE }).refine(isAnimeSize, ANIME_SIZE_RULE).nullish().meta({ description: 'default 1024x1024' }),
+  size: z
+    .string({ error: ANIME_SIZE_RULE })
+    .refine(isAnimeSize, ANIME_SIZE_RULE)
+    .nullish()
+    .meta({ pattern: `^${animeSide}x${animeSide}$`, description: 'default 1024x1024' }),
 });
 
 // ---- vis ------------------------------------------------------------------------------------------
@@ -53,7 +64,11 @@ const visSize = (model: string) =>
       if (fault !== undefined) ctx.addIssue({ code: 'custom', message: fault });
     })
     .nullish()
-    .meta({ description: `one of ${visRatiosOf(model).join(', ')}, or a pixel size mapped to the nearest of them; default 1:1` });
+    .meta({
+      // What visSizeFault takes: a ratio of the model, `auto` where it is offered, a pixel size.
+      pattern: `^(?:${[...visRatiosOf(model), ...(visSizeFault(model, 'auto') === undefined ? ['auto'] : []), PIXELS].join('|')})$`,
+      description: `one of ${visRatiosOf(model).join(', ')}, or a pixel size mapped to the nearest of them; default 1:1`,
+    });
 
 const visQuality = z.enum(VIS_QUALITIES, { error: 'must be low or medium' }).nullish().meta({ description: 'forwarded by vis-imagine-image-2.0 only' });
 
@@ -66,6 +81,21 @@ const visReferences = {
 const visGenerationBody = <M extends string>(model: M) =>
   jsonBody({ model: z.literal(model), prompt, n: int(1, VIS_MAX_N).meta({ description: 'default 1' }), size: visSize(model), quality: visQuality });
 
+/** A reference image given, as JSON Schema (the rules refuse an edit without one). */
+const GIVEN_REFERENCE = [
+  { required: ['image'], properties: { image: { type: 'string' } } },
+  { required: ['images'], properties: { images: { type: 'array' } } },
+];
+
+/**
+ * At most 5 distinct references, image and images together (rules/vis.ts): the document says at
+ * most 5 in all, as a schema cannot count distinct values.
+ */
+const AT_MOST_5_REFERENCES = [
+  { properties: { image: ABSENT_OR_NULL, images: { type: 'array', nullable: true, maxItems: VIS_EDIT_MAX_REFERENCES } } },
+  { properties: { images: { type: 'array', nullable: true, maxItems: VIS_EDIT_MAX_REFERENCES - 1 } } },
+];
+
 /** A model that only edits (-edit): a reference image is required, one image comes back. */
 const visEditBody = <M extends string>(model: M) =>
   jsonBody({
@@ -75,7 +105,7 @@ const visEditBody = <M extends string>(model: M) =>
     n: z.literal(1, { error: VIS_EDIT_N }).nullish(),
     size: visSize(model),
     quality: visQuality,
-  });
+  }).meta({ allOf: [{ anyOf: GIVEN_REFERENCE }, { anyOf: AT_MOST_5_REFERENCES }] });
 
 /** A model that does both: an edit when a reference image is given (then n must be 1). */
 const visBody = <M extends string>(model: M) =>
@@ -86,6 +116,14 @@ const visBody = <M extends string>(model: M) =>
     n: int(1, VIS_MAX_N).meta({ description: 'default 1; an edit (a reference image given) takes only 1' }),
     size: visSize(model),
     quality: visQuality,
+  }).meta({
+    // An edit (visEditN): n 1 once a reference image is given.
+    allOf: [
+      {
+        anyOf: [{ properties: { image: ABSENT_OR_NULL, images: ABSENT_OR_NULL } }, { properties: { n: { type: 'integer', nullable: true, enum: [1, null] } } }],
+      },
+      { anyOf: AT_MOST_5_REFERENCES },
+    ],
   });
 
 const generationOnly = visGenerationModels.filter((m) => !(visEditModels as readonly string[]).includes(m));

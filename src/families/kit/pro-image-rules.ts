@@ -37,7 +37,7 @@ export const proImageOptions = {
     .string({ error: PRO_IMAGE_SIZE_RULE })
     .refine(isProImageSize, PRO_IMAGE_SIZE_RULE)
     .nullish()
-    .meta({ description: 'auto or <width>x<height>, e.g. 1024x1024, 1536x1024, 1024x1536' }),
+    .meta({ pattern: '^(?:auto|[1-9][0-9]{0,4}x[1-9][0-9]{0,4})$', description: 'auto or <width>x<height>, e.g. 1024x1024, 1536x1024, 1024x1536' }),
   quality: oneOf(PRO_IMAGE_QUALITIES),
   background: oneOf(PRO_IMAGE_BACKGROUNDS),
   output_format: oneOf(PRO_IMAGE_OUTPUT_FORMATS),

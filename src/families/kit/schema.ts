@@ -25,18 +25,114 @@ export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
 
 const absent = (input: unknown) => input === undefined || input === null;
 
-/** `must be at most N characters, got M`. */
-function atMost(max: number) {
-  return (text: string, ctx: z.core.$RefinementCtx<string>) => {
-    if (text.length > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters, got ${text.length}` });
-  };
+// ---- patterns: what the checks below say, in the words of JSON Schema ----------------------------
+//
+// A check written as a `pattern` (or `maxLength`, `minimum` …) reaches the OpenAPI document, so a
+// client or a generator (schemathesis) knows the rule; a `.refine` does not. The patterns are read
+// by other engines than JavaScript's (Python's, Rust's), so they spell out what those read
+// differently: `\s` (JavaScript's white space is its own set), `\d` (ASCII digits only here).
+
+/** JavaScript's white space and line terminators (`\s`, what `trim()` removes), spelled out for a character class. */
+export const WHITE_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+
+/** A string that is not blank: one character that is not white space (`text.trim() !== ''`). */
+export const NON_BLANK = new RegExp(`[^${WHITE_SPACE}]`);
+
+/** Same-length decimal strings from `lo` to `hi` (no sign, `lo <= hi`), as alternatives of a regex. */
+function sameLengthRange(lo: string, hi: string): string[] {
+  if (lo === hi) return [lo];
+  const [first, last] = [Number(lo[0]), Number(hi[0])];
+  const [restLo, restHi] = [lo.slice(1), hi.slice(1)];
+  const n = restLo.length;
+  if (first === last) return sameLengthRange(restLo, restHi).map((tail) => `${first}${tail}`);
+  const anyTail = n === 0 ? '' : n === 1 ? '[0-9]' : `[0-9]{${n}}`;
+  const out: string[] = [];
+  let from = first;
+  let to = last;
+  if (restLo !== '0'.repeat(n)) {
+    out.push(...sameLengthRange(restLo, '9'.repeat(n)).map((tail) => `${first}${tail}`));
+    from = first + 1;
+  }
+  const lastFull = restHi === '9'.repeat(n);
+  if (!lastFull) to = last - 1;
+  if (from <= to) out.push(`${from === to ? from : `[${from}-${to}]`}${anyTail}`);
+  if (!lastFull) out.push(...sameLengthRange('0'.repeat(n), restHi).map((tail) => `${last}${tail}`));
+  return out;
 }
 
-/** A required prompt. */
+/** The decimal numbers from `min` to `max` without leading zeros, as a regex group (not anchored). */
+export function integerRangeSource(min: number, max: number): string {
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max)
+    throw new RangeError(`no pattern for the integers from ${min} to ${max}`);
+  const alternatives: string[] = [];
+  for (let length = String(min).length; length <= String(max).length; length++) {
+    const lo = length === String(min).length ? String(min) : `1${'0'.repeat(length - 1)}`;
+    const hi = length === String(max).length ? String(max) : '9'.repeat(length);
+    alternatives.push(...sameLengthRange(lo, hi));
+  }
+  return `(?:${alternatives.join('|')})`;
+}
+
+/**
+ * A regex matching exactly the strings of 1 to `digits` ASCII digits (leading zeros allowed) whose
+ * value is from `min` to `max`: `/^\d{1,9}$/` and the range in one pattern JSON Schema can carry.
+ */
+export function integerRangePattern(min: number, max: number, digits = 9): RegExp {
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max || String(max).length > digits) {
+    throw new RangeError(`no pattern for the integers from ${min} to ${max} in ${digits} digits`);
+  }
+  const groups: string[] = [];
+  for (let length = String(min).length; length <= String(max).length; length++) {
+    const lo = length === String(min).length ? String(min) : `1${'0'.repeat(length - 1)}`;
+    const hi = length === String(max).length ? String(max) : '9'.repeat(length);
+    const zeros = digits - length === 0 ? '' : `0{0,${digits - length}}`;
+    groups.push(`${zeros}(?:${sameLengthRange(lo, hi).join('|')})`);
+  }
+  return new RegExp(`^(?:${groups.join('|')})$`);
+}
+
+/** Characters no URL may hold (kit/fields.ts FORBIDDEN_IN_URL): white space and controls. */
+const NOT_IN_URL = `${WHITE_SPACE}\\u0000-\\u001f\\u007f`;
+/** A host name: dot-separated labels of letters, digits and inner hyphens, the last one opening with a letter (no IP literal). */
+const HOST = '(?:[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*\\.?';
+
+/**
+ * http/https URLs the WHATWG parser reads with a host (isHttpUrl), in a form a pattern can say: a
+ * host name (not an IP literal, which the URL policy refuses in most forms anyway), a port of at
+ * most 4 digits, then any path, query and fragment. Narrower than isHttpUrl: the document admits
+ * only URLs the gateway takes (the URL policy's checks of where a name resolves stay its own).
+ */
+const HTTP_URL_SOURCE = `[Hh][Tt][Tt][Pp][Ss]?://${HOST}(?::[0-9]{1,4})?(?:[/?#][^${NOT_IN_URL}]*)?`;
+
+/** The Base64 of a data URI whose length is whole (isImageDataUri): no single leftover character, padding only to a multiple of 4. */
+const BASE64_SOURCE = '(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2,4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)';
+
+/** A `data:image/<format>;base64,<data>` URI exactly as isImageDataUri takes it. */
+const IMAGE_DATA_URI_SOURCE = `data:image/[a-z0-9][a-z0-9.+-]*;base64,${BASE64_SOURCE}`;
+
+/** The document's pattern of an http/https URL (see HTTP_URL_SOURCE); the refinement beside it checks it fully. */
+export const HTTP_URL_PATTERN = `^${HTTP_URL_SOURCE}$`;
+
+/** A `data:image/<format>;base64,<data>` URI, exactly isImageDataUri. */
+export const IMAGE_DATA_URI_PATTERN = new RegExp(`^${IMAGE_DATA_URI_SOURCE}$`);
+
+/** An http/https URL (as HTTP_URL_PATTERN) or an image data URI; `more`: further alternatives (regex sources). */
+export const urlOrDataUriPattern = (...more: string[]) => `^(?:${[HTTP_URL_SOURCE, IMAGE_DATA_URI_SOURCE, ...more].join('|')})$`;
+
+/**
+ * For a document-only rule between fields (an `anyOf` in `.meta`, which the rules check in their
+ * own words): a field absent or `null` (which counts as omitted), as OpenAPI 3.0 writes `null`.
+ */
+export const ABSENT_OR_NULL = { type: 'string', nullable: true, enum: [null] } as const;
+
+/** `must be at most N characters, got M` , as a `maxLength` the document shows. */
+const atMost = (max: number) => ({ error: (issue: { input?: unknown }) => `must be at most ${max} characters, got ${String(issue.input).length}` });
+
+/** A required prompt . */
 export const prompt = z
   .string({ error: (issue) => (absent(issue.input) ? 'required, a non-empty string' : 'must be a string') })
-  .refine((text) => text.trim() !== '', 'must not be empty')
-  .superRefine(atMost(MAX_PROMPT_CHARS))
+  .regex(NON_BLANK, 'must not be empty')
+  .max(MAX_PROMPT_CHARS, atMost(MAX_PROMPT_CHARS))
   .meta({ description: `the prompt, at most ${MAX_PROMPT_CHARS} characters` });
 
 /**
@@ -46,23 +142,18 @@ export const prompt = z
 export const requiredText = (required: string, max = MAX_PROMPT_CHARS) =>
   z
     .string({ error: (issue) => (absent(issue.input) ? required : 'must be a string') })
-    .superRefine(atMost(max))
-    .refine((text) => text.trim() !== '', required);
+    .max(max, atMost(max))
+    .regex(NON_BLANK, required);
 
 /** A string of at most `max` characters, required where it stands: `.nullish()` makes a field optional. */
-export const limitedString = (max = MAX_PROMPT_CHARS) =>
-  z.string({ error: 'must be a string' }).max(max, { error: (issue) => `must be at most ${max} characters, got ${String(issue.input).length}` });
+export const limitedString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).max(max, atMost(max));
 
 /** An optional string of at most `max` characters. */
-export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).superRefine(atMost(max)).nullish();
+export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).max(max, atMost(max)).nullish();
 
 /** An optional non-blank string of at most `max` characters. */
 export const text = (max: number) =>
-  z
-    .string({ error: 'must be a string' })
-    .refine((value) => value.trim() !== '', 'must not be empty')
-    .max(max, `must be at most ${max} characters`)
-    .nullish();
+  z.string({ error: 'must be a string' }).regex(NON_BLANK, 'must not be empty').max(max, `must be at most ${max} characters`).nullish();
 
 /** An optional string with a length range. */
 export const boundedString = (limits: { minLength: number; maxLength: number }) => {
@@ -109,7 +200,7 @@ export const callbackUrl = () => {
     .string({ error: message })
     .max(CALLBACK_URL_MAX, message)
     .refine((url) => isHttpUrl(url), message)
-    .meta({ format: 'uri', description: 'completion callback: a public http/https URL the gateway posts the final state to' })
+    .meta({ format: 'uri', pattern: HTTP_URL_PATTERN, description: 'completion callback: a public http/https URL the gateway posts the final state to' })
     .nullish();
 };
 
@@ -146,12 +237,16 @@ function refDescription(kind: RefKind): string {
 
 const isRef = (kind: RefKind) => (text: string) => isHttpUrl(text) || (kind === 'url-or-data' && isImageDataUri(text));
 
+/** The document's pattern of a reference of `kind`. */
+const refPattern = (kind: RefKind) => (kind === 'url' ? HTTP_URL_PATTERN : urlOrDataUriPattern());
+
 /** One reference given as a string; `asArray`: the words for a list given instead. */
 export const ref = (kind: RefKind, asArray?: string) => {
   const message = `must be ${refDescription(kind)}`;
   return z
     .string({ error: (issue) => (asArray !== undefined && Array.isArray(issue.input) ? asArray : message) })
     .refine(isRef(kind), message)
+    .meta({ pattern: refPattern(kind) })
     .nullish();
 };
 
@@ -172,7 +267,7 @@ export const refList = (kind: RefKind, max?: number) => {
       const bad = items.findIndex((value) => !item.safeParse(value).success);
       if (bad >= 0) ctx.addIssue({ code: 'custom', message: `item ${bad} must be ${refDescription(kind)}` });
     })
-    .meta({ items: { type: 'string' } })
+    .meta({ items: { type: 'string', pattern: refPattern(kind) } })
     .nullish();
 };
 
@@ -217,7 +312,11 @@ export const taskIdParams = z.object({ task_id: z.string().meta({ description: '
  * of idempotency (src/engine/tasks/idempotency.ts), which names the header as clients spell it.
  */
 export const submitHeaders = z.looseObject({
+  // The length is the document's only: a value HTTP trims to nothing (blanks only) is no key.
   'idempotency-key': z.string().optional().meta({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '[^ \\t]',
     description: '1 to 255 characters: a retry with the same key and body answers the same task without charging again; another body is refused (409)',
   }),
 });
@@ -230,15 +329,11 @@ export const submitHeaders = z.looseObject({
  */
 export const wholeSeconds = (min: number, max: number) => {
   const message = `must be a whole number of seconds from ${min} to ${max} (an integer or a numeric string)`;
-  const inRange = (text: string) => Number(text) >= min && Number(text) <= max;
   return z
     .union(
       [
         z.int({ error: message }).min(min, message).max(max, message),
-        z
-          .string({ error: message })
-          .regex(/^\d{1,9}$/, message)
-          .refine(inRange, message),
+        z.string({ error: message }).regex(integerRangePattern(min, max), message),
         // Inside the union, not `.nullish()` around it: OpenAPI 3.0 has no type for a nullable union.
         z.null(),
       ],
@@ -271,7 +366,7 @@ export const withAlias = <T extends z.ZodType>(name: string, alias: string, fiel
 const HTTP_URL = 'must be an http or https URL';
 
 /** One http/https URL, required where it stands: `.nullish()` makes a field optional. */
-export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta({ format: 'uri' });
+export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta({ format: 'uri', pattern: HTTP_URL_PATTERN });
 
 /**
  * An object field whose keys are a closed list (a `metadata` forwarded upstream): its first other

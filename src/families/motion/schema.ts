@@ -9,7 +9,22 @@
  * image-to-video path, `size` against `resolution`, and the bounds of the forwarded `metadata`.
  */
 import { z } from 'zod';
-import { bool, httpUrl, int, jsonBody, object, optionalString, wholeSeconds, withAlias } from '../kit/schema.js';
+import {
+  ABSENT_OR_NULL,
+  bool,
+  httpUrl,
+  int,
+  integerRangePattern,
+  integerRangeSource,
+  jsonBody,
+  NON_BLANK,
+  object,
+  optionalString,
+  WHITE_SPACE,
+  wholeSeconds,
+  withAlias,
+} from '../kit/schema.js';
+import { MAX_PROMPT_CHARS } from '../kit/fields.js';
 import { motionImageModels, motionTextModels } from './catalog.js';
 import { MOTION_TIERS, parseMotionSize, tierName, tierOfPixels } from './sizes.js';
 
@@ -39,6 +54,17 @@ function model(path: MotionPath) {
   });
 }
 
+const SPACE = `[${WHITE_SPACE}]*`;
+const TIER_SOURCE = `(?:480|720|1080)[pP]`;
+/** `width*height` (parseMotionSize) with each side from 10 to `w` and `h`. */
+const pixels = (w: number, h: number) => `${integerRangeSource(10, w)}${SPACE}[*xX\u00d7]${SPACE}${integerRangeSource(10, h)}`;
+/**
+ * The sizes the document names: a tier in any case, or a pixel size within 1920*1080, 1080*1920 or
+ * 1440*1440 (each holds at most 1080P's area). Narrower than the check (any size whose area 1080P
+ * holds, e.g. 2000*1000): a pattern cannot say a product.
+ */
+const SIZE_PATTERN = `^${SPACE}(?:${TIER_SOURCE}|${pixels(1920, 1080)}|${pixels(1080, 1920)}|${pixels(1440, 1440)})${SPACE}$`;
+
 /** A tier, or a pixel size no larger than 1080P (mapped to its tier). */
 export const MotionSize = z
   .string({ error: SIZE_RULE })
@@ -49,13 +75,13 @@ export const MotionSize = z
     else if (!tierOfPixels(pixels.width, pixels.height)) ctx.addIssue({ code: 'custom', message: TOO_LARGE_RULE });
   })
   .nullish()
-  .meta({ description: 'a pixel size such as 1280*720 (billed at the tier that holds it) or a resolution; default: reserved at 1080P' });
+  .meta({ pattern: SIZE_PATTERN, description: 'a pixel size such as 1280*720 (billed at the tier that holds it) or a resolution; default: reserved at 1080P' });
 
 export const MotionResolution = z
   .string({ error: RESOLUTION_RULE })
   .refine((text) => tierName(text) !== undefined, RESOLUTION_RULE)
   .nullish()
-  .meta({ description: `${MOTION_TIERS.join(', ')} (any case); the same tier as size when both are given` });
+  .meta({ pattern: `^${SPACE}${TIER_SOURCE}${SPACE}$`, description: `${MOTION_TIERS.join(', ')} (any case); the same tier as size when both are given` });
 
 export const MotionSeconds = wholeSeconds(1, MOTION_MAX_SECONDS);
 
@@ -108,6 +134,60 @@ const parameters = {
   seed: int(0, SEED_MAX),
 };
 
+const NON_BLANK_TEXT = { type: 'string', pattern: NON_BLANK.source, maxLength: MAX_PROMPT_CHARS };
+
+/** `seconds` as the alias of `duration` (withAlias): checked as duration only when duration is absent. */
+const SECONDS_ALIAS = [
+  { required: ['duration'], properties: { duration: { anyOf: [{ type: 'integer' }, { type: 'string' }] } } },
+  {
+    properties: {
+      seconds: {
+        anyOf: [
+          { type: 'integer', minimum: 1, maximum: MOTION_MAX_SECONDS },
+          { type: 'string', pattern: integerRangePattern(1, MOTION_MAX_SECONDS).source },
+          ABSENT_OR_NULL,
+        ],
+      },
+    },
+  },
+];
+
+/** The text-to-video prompt (request.ts): here, or as metadata.input.prompt when it is absent. */
+const TEXT_PROMPT = [
+  { required: ['prompt'], properties: { prompt: NON_BLANK_TEXT } },
+  {
+    required: ['metadata'],
+    properties: {
+      prompt: ABSENT_OR_NULL,
+      metadata: {
+        type: 'object',
+        required: ['input'],
+        properties: { input: { type: 'object', required: ['prompt'], properties: { prompt: NON_BLANK_TEXT } } },
+      },
+    },
+  },
+];
+
+/** The fields a first frame may come in, and whether each holds one, as JSON Schema. */
+const FIRST_FRAME = [
+  ...(['first_frame_url', 'img_url', 'image_url', 'image'] as const).map((key) => ({ required: [key], properties: { [key]: { type: 'string' } } })),
+  { required: ['images'], properties: { images: { type: 'array', minItems: 1 } } },
+];
+
+/**
+ * Each frame given once (media.ts refuses one given in two fields with different values): the
+ * document says in one field only, as a schema cannot compare values.
+ */
+const FRAMES_ONCE = [
+  ...FIRST_FRAME.flatMap((a, i) =>
+    FIRST_FRAME.slice(i + 1).map((b) => ({ required: [...a.required, ...b.required], properties: { ...a.properties, ...b.properties } })),
+  ),
+  { required: ['last_frame_url', 'images'], properties: { last_frame_url: { type: 'string' }, images: { type: 'array', minItems: 2 } } },
+];
+
+/** Some image input (media.ts): a first frame in one of its fields, or media without a last frame. */
+const IMAGE_INPUT = [...FIRST_FRAME, { required: ['media'], properties: { media: { type: 'array', minItems: 1 }, last_frame_url: ABSENT_OR_NULL } }];
+
 export const MotionTextBody = withAlias(
   'duration',
   'seconds',
@@ -119,7 +199,7 @@ export const MotionTextBody = withAlias(
     negative_prompt: optionalString(),
     ...noImageInputs,
     ...parameters,
-  }),
+  }).meta({ allOf: [{ anyOf: SECONDS_ALIAS }, { anyOf: TEXT_PROMPT }] }),
 );
 
 export const MotionImageBody = withAlias(
@@ -133,7 +213,7 @@ export const MotionImageBody = withAlias(
     negative_prompt: optionalString(),
     ...imageInputs,
     ...parameters,
-  }),
+  }).meta({ allOf: [{ anyOf: SECONDS_ALIAS }, { anyOf: IMAGE_INPUT }, { not: { anyOf: FRAMES_ONCE } }] }),
 );
 
 export const MOTION_BODIES = { text: MotionTextBody, image: MotionImageBody } as const;

@@ -5,7 +5,7 @@
  * instrumental track's tags) is decided by the plan (music-request.ts).
  */
 import { z } from 'zod';
-import { bool, callbackUrl, jsonBody, number, oneOf, refused, text } from '../kit/schema.js';
+import { ABSENT_OR_NULL as nothing, bool, callbackUrl, jsonBody, NON_BLANK, number, oneOf, refused, text } from '../kit/schema.js';
 
 export const LYRICS_MODELS = ['classic', 'remi'] as const;
 /**
@@ -25,7 +25,7 @@ export const AUDIO_FORMATS = ['mp3', 'm4a', 'wav'] as const;
 export const LyricsBody = jsonBody({
   prompt: z
     .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'required, the theme of the lyrics' : 'must be a string') })
-    .refine((value) => value.trim() !== '', 'must not be empty')
+    .regex(NON_BLANK, 'must not be empty')
     .max(LYRICS_PROMPT_MAX, `must be at most ${LYRICS_PROMPT_MAX} characters`)
     .meta({ description: 'the theme of the lyrics' }),
   lyrics_model: oneOf(LYRICS_MODELS).meta({ description: 'default classic' }),
@@ -35,6 +35,43 @@ export const LyricsBody = jsonBody({
 const EXTEND_HINT = 'not accepted by MUSIC: extending a song uses the EXTEND or UPLOAD_EXTEND action on its own endpoint';
 
 const weight = () => number(0, 1);
+
+/** JSON Schema for a field given (not null), of `type`, with `more` of its facets. */
+const givenAs = (type: string, more: Record<string, unknown> = {}) => ({ type, ...more });
+const isTrue = givenAs('boolean', { enum: [true] });
+
+/**
+ * The modes as the plan decides them (music-request.ts), for the document only: the plan checks
+ * them, with its own words. Custom mode with lyrics; custom mode without lyrics, an instrumental
+ * track with its style in tags; description mode, a description without lyrics, title or tags.
+ */
+const MUSIC_MODES = [
+  {
+    description: 'custom mode: the lyrics in prompt (custom_mode true or not given)',
+    required: ['prompt'],
+    properties: { prompt: givenAs('string'), custom_mode: { type: 'boolean', nullable: true, enum: [true, null] } },
+  },
+  {
+    description: 'custom mode without lyrics: an instrumental track (instrumental, or make_instrumental when instrumental is not given) in the style of tags',
+    required: ['custom_mode', 'tags'],
+    properties: { custom_mode: isTrue, tags: givenAs('string'), prompt: nothing },
+    anyOf: [
+      { required: ['instrumental'], properties: { instrumental: isTrue } },
+      { required: ['make_instrumental'], properties: { instrumental: nothing, make_instrumental: isTrue } },
+    ],
+  },
+  {
+    description: 'description mode: the song described in ai_description_prompt (custom_mode false or not given; no lyrics, title or tags)',
+    required: ['ai_description_prompt'],
+    properties: {
+      ai_description_prompt: givenAs('string'),
+      custom_mode: { type: 'boolean', nullable: true, enum: [false, null] },
+      prompt: nothing,
+      title: nothing,
+      tags: nothing,
+    },
+  },
+];
 
 export const MusicBody = jsonBody({
   task_id: refused(EXTEND_HINT),
@@ -56,7 +93,7 @@ export const MusicBody = jsonBody({
   vocal_gender: oneOf(VOCAL_GENDERS),
   audio_format: oneOf(AUDIO_FORMATS),
   callback_url: callbackUrl(),
-});
+}).meta({ anyOf: MUSIC_MODES });
 
 export type LyricsRequest = z.output<typeof LyricsBody>;
 export type MusicRequest = z.output<typeof MusicBody>;

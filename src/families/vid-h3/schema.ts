@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { callbackUrl, httpUrl, jsonBody, oneOf, onlyKeys, optionalString, wholeSeconds } from '../kit/schema.js';
+import { callbackUrl, HTTP_URL_PATTERN, httpUrl, jsonBody, NON_BLANK, oneOf, onlyKeys, optionalString, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
 import { UploadedFile } from './multipart.js';
 
 export const VID_H3_MODEL = 'Vid-H3';
@@ -54,7 +54,11 @@ const resolution = () =>
       }
     })
     .nullish()
-    .meta({ description: `${VID_H3_RESOLUTIONS.join(' or ')} (any case), default 768P; give it in one place, or the same everywhere` });
+    .meta({
+      // A tier in any case, white space around it (a pixel size is never one).
+      pattern: `^[${WHITE_SPACE}]*(?:768[pP]|2[kK])[${WHITE_SPACE}]*$`,
+      description: `${VID_H3_RESOLUTIONS.join(' or ')} (any case), default 768P; give it in one place, or the same everywhere`,
+    });
 
 const ITEM_TYPES: readonly unknown[] = ['text', ...MEDIA_TYPES];
 const isUrl = httpUrl();
@@ -90,13 +94,24 @@ const content = z
     type: 'array',
     description: 'multi-reference: at most 9 images, 3 videos and 3 audio, and one text item; not with frame images',
     items: {
-      type: 'object',
-      required: ['type'],
-      properties: {
-        type: { type: 'string', enum: ITEM_TYPES },
-        text: { type: 'string', description: 'type text: the prompt (then prompt may be omitted)' },
-        url: { type: 'string', format: 'uri', description: 'the reference types: an http/https URL' },
-      },
+      oneOf: [
+        {
+          type: 'object',
+          required: ['type', 'text'],
+          properties: {
+            type: { type: 'string', enum: ['text'] },
+            text: { type: 'string', pattern: NON_BLANK.source, maxLength: MAX_PROMPT_CHARS, description: 'the prompt (then prompt may be omitted)' },
+          },
+        },
+        {
+          type: 'object',
+          required: ['type', 'url'],
+          properties: {
+            type: { type: 'string', enum: MEDIA_TYPES },
+            url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN, description: 'an http/https URL' },
+          },
+        },
+      ],
     },
   });
 
@@ -106,21 +121,23 @@ const Metadata = formObject(
   onlyKeys(
     'metadata',
     METADATA_KEYS,
-    z.looseObject(
-      {
-        resolution: resolution(),
-        first_frame_image: httpUrl().nullish(),
-        last_frame_image: httpUrl().nullish().meta({ description: 'needs a first frame' }),
-        content,
-        ratio: oneOf(VID_H3_RATIOS).meta({ description: 'default 16:9 for text only, else adaptive' }),
-        aigc_watermark: z
-          .union([z.boolean({ error: WATERMARK_RULE }), z.enum(['true', 'false'], { error: WATERMARK_RULE }), z.null()], { error: WATERMARK_RULE })
-          .optional()
-          .meta({ description: 'true or false (a form sends its text)' }),
-        callback_url: callbackUrl(),
-      },
-      { error: 'must be an object' },
-    ),
+    z
+      .looseObject(
+        {
+          resolution: resolution(),
+          first_frame_image: httpUrl().nullish(),
+          last_frame_image: httpUrl().nullish().meta({ description: 'needs a first frame' }),
+          content,
+          ratio: oneOf(VID_H3_RATIOS).meta({ description: 'default 16:9 for text only, else adaptive' }),
+          aigc_watermark: z
+            .union([z.boolean({ error: WATERMARK_RULE }), z.enum(['true', 'false'], { error: WATERMARK_RULE }), z.null()], { error: WATERMARK_RULE })
+            .optional()
+            .meta({ description: 'true or false (a form sends its text)' }),
+          callback_url: callbackUrl(),
+        },
+        { error: 'must be an object' },
+      )
+      .meta({ additionalProperties: false }),
   )
     .nullish()
     .meta({ description: `takes only ${METADATA_KEYS.join(', ')}` }),
@@ -143,9 +160,24 @@ const images = z
   .meta({
     type: 'array',
     maxItems: VID_H3_MAX_FRAME_IMAGES,
-    items: { type: 'string', format: 'uri' },
+    items: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN },
     description: 'the first frame, then the last frame',
   });
+
+/** A text item of `metadata.content`, as JSON Schema. */
+const TEXT_ITEM = { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['text'] } } };
+
+/**
+ * The text every request needs (request.ts textOf): a prompt that is not blank, or a text item in
+ * `metadata.content` (an array that does not hold only other items: OpenAPI 3.0 has no `contains`).
+ */
+const NEEDS_TEXT = [
+  { required: ['prompt'], properties: { prompt: { type: 'string', pattern: NON_BLANK.source } } },
+  {
+    required: ['metadata'],
+    properties: { metadata: { type: 'object', required: ['content'], properties: { content: { type: 'array', not: { items: { not: TEXT_ITEM } } } } } },
+  },
+];
 
 export const VidH3Body = jsonBody({
   model: z.literal(VID_H3_MODEL, { error: `required, must be ${VID_H3_MODEL}` }),
@@ -167,15 +199,15 @@ export const VidH3Body = jsonBody({
     .meta({
       description: "the first frame: an http/https URL, or the openai client's {image_url}; uploaded files are refused",
       anyOf: [
-        { type: 'string', format: 'uri' },
-        { type: 'object', required: ['image_url'], properties: { image_url: { type: 'string', format: 'uri' } } },
+        { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN },
+        { type: 'object', required: ['image_url'], properties: { image_url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN } } },
       ],
     }),
   image: httpUrl().nullish().meta({ description: 'the first frame' }),
   prompt: optionalString().meta({ description: 'required unless metadata.content has a text item' }),
   // Last, though the rules check its keys first: they read most of its fields after the others.
   metadata: Metadata,
-});
+}).meta({ anyOf: NEEDS_TEXT });
 
 const VideoObject = z.object({
   id: z.string().meta({ description: 'the task id' }),

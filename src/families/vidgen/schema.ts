@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, callbackUrl, httpUrl, int, jsonBody, object, oneOf, onlyKeys, wholeSeconds } from '../kit/schema.js';
+import { bool, callbackUrl, HTTP_URL_PATTERN, httpUrl, int, jsonBody, NON_BLANK, object, oneOf, onlyKeys, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
 import { vidgenModels } from './catalog.js';
 import { VIDGEN_MODELS } from './models.js';
 
@@ -49,10 +49,8 @@ const absent = (input: unknown) => input === undefined || input === null;
 /** The family's own prompt reader: a missing, non-string or blank prompt reads alike. */
 const prompt = z
   .string({ error: PROMPT_RULE })
-  .refine((text) => text.trim() !== '', PROMPT_RULE)
-  .superRefine((text, ctx) => {
-    if (text.length > MAX_PROMPT_CHARS) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_PROMPT_CHARS} characters, got ${text.length}` });
-  })
+  .regex(NON_BLANK, PROMPT_RULE)
+  .max(MAX_PROMPT_CHARS, { error: (issue) => `must be at most ${MAX_PROMPT_CHARS} characters, got ${String(issue.input).length}` })
   .meta({ description: `the prompt, at most ${MAX_PROMPT_CHARS} characters` });
 
 /** The roles an item of `type` takes. */
@@ -74,6 +72,47 @@ const ContentItem = z.discriminatedUnion(
   },
 );
 
+/** An item of `type` taking `roles`, as JSON Schema. */
+const itemDoc = (type: keyof typeof ROLES_BY_TYPE, roles: readonly string[]) => ({
+  type: 'object',
+  required: ['type', 'role', type],
+  properties: {
+    type: { type: 'string', enum: [type] },
+    role: { type: 'string', enum: roles },
+    [type]: { type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN } } },
+  },
+});
+
+/**
+ * The items a model takes, for the document (content.ts refuses the others in its own words, after
+ * every item is checked as ContentItem): frames only where it has them, reference video on 2.x.
+ */
+function contentItemsOf(model: keyof typeof VIDGEN_MODELS) {
+  const caps = VIDGEN_MODELS[model];
+  return {
+    oneOf: [
+      itemDoc('image_url', caps.frames ? ROLES_BY_TYPE.image_url : ['reference_image']),
+      ...(caps.referenceVideo ? [itemDoc('video_url', ROLES_BY_TYPE.video_url)] : []),
+      itemDoc('audio_url', ROLES_BY_TYPE.audio_url),
+    ],
+  };
+}
+
+/** An item with `role` (or of `type`), and a list holding one: OpenAPI 3.0 has no `contains`, so `not` all items lack it. */
+const withRole = (role: string) => ({ type: 'object', required: ['role'], properties: { role: { type: 'string', enum: [role] } } });
+const ofType = (type: string) => ({ type: 'object', required: ['type'], properties: { type: { type: 'string', enum: [type] } } });
+const holds = (item: object) => ({ not: { items: { not: item } } });
+
+/**
+ * What content.ts checks across the list that a schema can say: a last frame only with a first,
+ * audio only with an image or a video. (The counts, at most 9 images, 3 videos, 3 audio and one
+ * frame of each kind, need `maxContains`, which OpenAPI 3.0 does not have.)
+ */
+const CONTENT_RULES = [
+  { anyOf: [{ items: { not: withRole('last_frame') } }, holds(withRole('first_frame'))] },
+  { anyOf: [{ items: { not: ofType('audio_url') } }, holds(ofType('image_url')), holds(ofType('video_url'))] },
+];
+
 /** A resolution the model offers, in any case: `480p`, ` 720P `. */
 function resolution(model: keyof typeof VIDGEN_MODELS) {
   const tiers: readonly string[] = VIDGEN_MODELS[model].tiers;
@@ -83,7 +122,7 @@ function resolution(model: keyof typeof VIDGEN_MODELS) {
     .refine((text) => tiers.includes(text.trim().toLowerCase()), { error: (issue) => message(issue.input) })
     .nullish()
     .meta({
-      pattern: `^\\s*(${tiers.map((t) => t.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`)).join('|')})\\s*$`,
+      pattern: `^[${WHITE_SPACE}]*(?:${tiers.map((t) => t.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`)).join('|')})[${WHITE_SPACE}]*$`,
       description: `one of ${tiers.join(', ')} (any case); default: the highest up to 1080p`,
     });
 }
@@ -105,9 +144,13 @@ const metadata = (model: keyof typeof VIDGEN_MODELS) =>
       content: z
         .array(ContentItem, { error: CONTENT_ARRAY_RULE })
         .nullish()
-        .meta({ description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video' }),
+        .meta({
+          items: contentItemsOf(model),
+          allOf: CONTENT_RULES,
+          description: 'reference media: at most 9 images, 3 videos and 3 audio, audio only with an image or a video',
+        }),
       callback_url: callbackUrl(),
-    }).meta({ description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
+    }).meta({ additionalProperties: false, description: `forwarded upstream but for callback_url; takes only ${METADATA_KEYS.join(', ')}` }),
   );
 
 const bodyOf = <M extends keyof typeof VIDGEN_MODELS>(model: M) =>
