@@ -21,7 +21,7 @@ import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
 import type { RouteConfig } from '../../http/route-config.js';
 import { isPlainObject } from './fields.js';
-import { jsonBody, submitHeaders } from './schema.js';
+import { documentedAs, jsonBody, submitHeaders } from './schema.js';
 
 export const IMAGE_GENERATIONS_PATH = '/v1/images/generations';
 
@@ -85,7 +85,16 @@ function optionOf(generator: ImageGenerator): z.ZodObject | z.ZodDiscriminatedUn
   const declared: unknown = body.shape.model;
   const own = declared instanceof z.ZodType ? (declared as z.ZodType<unknown, string | null | undefined>) : models;
   const description = [own.description, `required: a body without a model is refused by the ${generator.label} rules`].filter(Boolean).join('; ');
-  return body.extend({ model: models.nullish().pipe(own).meta({ description }) });
+  // The document says what those rules do: `model` is required and not null (its own schema's
+  // document, not that of the wider input the union routes here).
+  const extended = body.extend({
+    model: models
+      .nullish()
+      .pipe(own)
+      .meta({ ...documentedAs(own), nullable: false, description }),
+  });
+  const required = documentedAs(extended).required;
+  return extended.meta({ required: [...new Set(['model', ...(Array.isArray(required) ? (required as string[]) : [])])] });
 }
 
 /**
