@@ -1,9 +1,7 @@
 /**
  * `messages` of `POST /v1/chat/completions` for std-image / pro-image (spec 4.5), planned over
  * the list the schema parsed (schema.ts checks each message, its role and its parts): the prompt
- * is the text of the last user message (a string, or the `text` parts of its content array),
- * and every user message carries text (a rule of the items, unlike "the last one's", which the
- * OpenAPI document can state: schema.ts);
+ * is the text of the last user message (a string, or the `text` parts of its content array);
  * `image_url` parts in user messages (an http/https URL or a Base64 image data URI, given as
  * `{url}` or as the string itself) make the call image-to-image. What counts across messages is
  * refused here, naming the list. Messages are forwarded in the OpenAI form, with only known keys.
@@ -61,9 +59,6 @@ export function planMessages(parsed: readonly ChatMessageIn[]): PlannedMessages 
   if (!user) refuse('messages', 'needs a user message carrying the prompt');
   const prompt = textOf(user);
   if (prompt.trim() === '') refuse(`messages.${lastUser}.content`, 'the user message must carry the prompt text');
-  // Every user message carries text, not only the last: what the document can say (schema.ts).
-  const blank = messages.findIndex((m) => m.role === 'user' && textOf(m).trim() === '');
-  if (blank >= 0) refuse(`messages.${blank}.content`, 'every user message must carry text');
   const images = messages.flatMap((m, i) =>
     typeof m.content === 'string'
       ? []

@@ -105,12 +105,6 @@ describe('chat-style rules (4.5)', () => {
     ['content missing', { model: 'std-image', messages: [{ role: 'user' }] }, 'messages.0.content'],
     ['blank prompt', { model: 'std-image', messages: [user('  ')] }, 'messages.0.content'],
     ['only an image', { model: 'std-image', messages: [user([{ type: 'image_url', image_url: { url: DATA } }])] }, 'messages.0.content'],
-    [
-      'an earlier user message without text',
-      { model: 'std-image', messages: [user([{ type: 'image_url', image_url: { url: DATA } }]), user('p')] },
-      'messages.0.content',
-    ],
-    ['the last user message blank, an earlier one blank too', { model: 'std-image', messages: [user(' '), user('p'), user('\n')] }, 'messages.2.content'],
     ['unknown part type', { model: 'std-image', messages: [user([{ type: 'audio', text: 'p' }])] }, 'messages.0.content.0.type'],
     ['text part without text', { model: 'std-image', messages: [user([{ type: 'text' }])] }, 'messages.0.content.0.text'],
     [
