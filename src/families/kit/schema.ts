@@ -149,7 +149,7 @@ export const requiredText = (required: string, max = MAX_PROMPT_CHARS) =>
 export const limitedString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).max(max, atMost(max));
 
 /** An optional string of at most `max` characters. */
-export const optionalString = (max = MAX_PROMPT_CHARS) => z.string({ error: 'must be a string' }).max(max, atMost(max)).nullish();
+export const optionalString = (max = MAX_PROMPT_CHARS) => limitedString(max).nullish();
 
 /** An optional non-blank string of at most `max` characters. */
 export const text = (max: number) =>
@@ -385,10 +385,7 @@ export const onlyKeys = <T extends z.ZodType>(name: string, keys: readonly strin
  * field that overrides it is absent), or its first issue as the refusal naming `param`.
  */
 export function parsedField<S extends z.ZodType>(schema: S, value: unknown, param: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  return refuse([param, ...(first?.path.map(String) ?? [])].join('.'), first?.message ?? 'invalid');
+  return parsedAt(schema, value, [param]);
 }
 
 /**
@@ -397,9 +394,13 @@ export function parsedField<S extends z.ZodType>(schema: S, value: unknown, para
  * the plan functions' callers that hold a raw body: the route's handler already holds it parsed.
  */
 export function parsedBody<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const result = schema.safeParse(raw);
+  return parsedAt(schema, raw, []);
+}
+
+/** `value` parsed, or its first issue refused at `at` + the issue's path (`body` when both are empty). */
+function parsedAt<S extends z.ZodType>(schema: S, value: unknown, at: readonly string[]): z.output<S> {
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
   const first = result.error.issues[0];
-  const param = first?.path.map(String).join('.') || 'body';
-  return refuse(param, first?.message ?? 'invalid');
+  return refuse([...at, ...(first?.path.map(String) ?? [])].join('.') || 'body', first?.message ?? 'invalid');
 }
