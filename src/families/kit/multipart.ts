@@ -45,6 +45,8 @@ export interface FormField {
   readonly kind: 'field';
   readonly name: string;
   readonly value: string;
+  /** The parsed value of a part declared `application/json` (as OpenAPI encodes an object property of a form). */
+  readonly json?: unknown;
 }
 
 export interface FormFile {
@@ -174,9 +176,10 @@ export async function readForm(request: FastifyRequest, options: FormOptions, on
         continue;
       }
       if (part.valueTruncated) throw invalidRequest(part.fieldname, `larger than ${limits.fieldBytes} bytes`);
-      // A part declared application/json arrives parsed: the family reads text, so it gets the text back.
-      const value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
-      await onPart({ kind: 'field', name: part.fieldname, value });
+      // A part declared application/json arrives parsed: the family gets its text and the parsed value.
+      const declaredJson = part.mimetype === 'application/json';
+      const value = declaredJson ? JSON.stringify(part.value) : String(part.value);
+      await onPart(declaredJson ? { kind: 'field', name: part.fieldname, value, json: part.value } : { kind: 'field', name: part.fieldname, value });
     }
     meter.check();
   } catch (err) {

@@ -2,8 +2,10 @@
  * `multipart/form-data` bodies for `POST /v1/videos`: the official `openai` client's
  * `videos.create` always sends a form, nesting objects as `key[name]` and arrays as `key[]`
  * (openai/internal/uploads.js). The form is decoded into the same shape a JSON body has, so one
- * set of rules serves both; every value stays a string (the rules accept numeric strings), and
- * an uploaded file becomes an `UploadedFile`, which the rules refuse where a URL is expected.
+ * set of rules serves both; every value stays a string (the rules accept numeric strings) unless
+ * its part is declared `application/json` (how OpenAPI encodes an object property of a form, e.g.
+ * `metadata`), which brings its JSON value; an uploaded file becomes an `UploadedFile`, which the
+ * rules refuse where a URL is expected.
  * Reading the form: the shared reader (families/kit/multipart.ts), bounded as a JSON body is
  * (the server's body limit, for the whole form); a part is a file when it has a filename.
  */
@@ -21,7 +23,8 @@ export class UploadedFile {
   ) {}
 }
 
-type FormValue = string | UploadedFile | FormValue[] | { [key: string]: FormValue };
+/** A part declared `application/json` brings its JSON value (numbers, booleans and null among them). */
+type FormValue = string | number | boolean | null | UploadedFile | FormValue[] | { [key: string]: FormValue };
 
 /** `metadata[content][0][type]` → ['metadata', 'content', '0', 'type']; `images[]` → ['images', '']. */
 function pathOf(key: string): string[] | undefined {
@@ -53,7 +56,7 @@ function assign(target: Record<string, FormValue> | FormValue[], path: readonly 
   }
   const wantsArray = rest[0] === '' || /^\d+$/.test(rest[0] ?? '');
   let child = container[head];
-  if (child === undefined || typeof child === 'string' || child instanceof UploadedFile) {
+  if (child === undefined || child === null || typeof child !== 'object' || child instanceof UploadedFile) {
     child = wantsArray ? [] : {};
     container[head] = child;
   }
@@ -77,7 +80,8 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
     if (!path) return;
     // The same bound as JSON bodies: the decoded form is walked recursively later.
     if (path.length > MAX_JSON_DEPTH) throw invalidRequest(part.name.slice(0, 64), `form key nested deeper than ${MAX_JSON_DEPTH} levels`);
-    const value = part.kind === 'field' ? part.value : new UploadedFile(part.filename, part.contentType, await part.size());
+    const value =
+      part.kind === 'file' ? new UploadedFile(part.filename, part.contentType, await part.size()) : 'json' in part ? (part.json as FormValue) : part.value;
     assign(out, path, value);
   });
   return out;

@@ -258,6 +258,31 @@ describe('Vid-H3: refusals append nothing', () => {
     expect(r.body.error.param).toBe('input_reference');
   });
 
+  it('a form part declared application/json carries an object (metadata as OpenAPI encodes it); a malformed one is refused', async () => {
+    // Written by hand: FormData gives every Blob a filename, which would make the part a file.
+    const post = async (metadata: string) => {
+      const boundary = 'b0undary';
+      const part = (name: string, value: string, type?: string) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n${type ? `Content-Type: ${type}\r\n` : ''}\r\n${value}\r\n`;
+      const body = `${part('model', 'Vid-H3')}${part('seconds', '4')}${part('metadata', metadata, 'application/json')}--${boundary}--\r\n`;
+      const res = await fetch(`${world.gw.url}${PATH}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${world.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+    };
+    const r = await post(JSON.stringify({ content: [ref('reference_image'), { type: 'text', text: 'json part' }], ratio: '1:1' }));
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const task = await submittedOf(world.gw, r.body.id);
+    expect(task.action).toBe('multi-reference');
+    expect(task.request.metadata.ratio).toBe('1:1');
+    expect((await waitFor(r.body.id)).status).toBe('completed');
+    const bad = await refusedWithoutAppend(world.gw, () => post('{"content": ['));
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+  });
+
   it('no key → 401', async () => {
     const r = await refusedWithoutAppend(world.gw, () => new Client(world.gw.url).post(PATH, { model: 'Vid-H3', prompt: 'x' }));
     expect(r.status).toBe(401);
