@@ -50,7 +50,23 @@ function summaryOf(method: string, url: string): string {
  * route's `produces`, such as the MP4 download's, names the latter only).
  */
 const asJson = (schema: JsonSchema) => ({ description: schema.description ?? 'Error', content: { 'application/json': { schema } } });
-const EVENT_STREAM = { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events' } } };
+/**
+ * Server-sent events: before OpenAPI 3.2 (which adds `itemSchema`) a stream's `schema` describes
+ * one event, as an SSE reader hands it over: its `data` lines joined, its `event` name
+ * (`message` when none is sent), its `id` when it has one. Comments (heartbeats) are not events.
+ */
+const SSE_EVENT = {
+  type: 'object',
+  required: ['data', 'event'],
+  properties: {
+    data: { type: 'string', description: 'the event: JSON text' },
+    event: { type: 'string', description: 'its name; `message` when none is sent' },
+    id: { type: 'string', description: 'its position, for Last-Event-ID, where the stream has one' },
+    retry: { type: 'integer' },
+  },
+  description: 'server-sent events, each as an SSE reader hands it over',
+};
+const EVENT_STREAM = { 'text/event-stream': { schema: SSE_EVENT } };
 
 /** The responses of a route: its declared ones (error answers included, route-config.ts), completed. */
 function responsesOf(declared: Record<string, JsonSchema>, eventStream: 'always' | 'when-asked' | undefined): Record<string, unknown> {
