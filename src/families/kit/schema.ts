@@ -113,6 +113,13 @@ const IMAGE_DATA_URI_SOURCE = `data:image/[a-z0-9][a-z0-9.+-]*;base64,${BASE64_S
 /** The document's pattern of an http/https URL (see HTTP_URL_SOURCE); the refinement beside it checks it fully. */
 export const HTTP_URL_PATTERN = `^${HTTP_URL_SOURCE}$`;
 
+/**
+ * An http/https URL as the document states it: the pattern, and no `format: uri`. RFC 3986 admits
+ * ASCII only, while the gateway takes what a browser takes (`https://example.com/café.png`,
+ * percent-encoded on the way out), so `uri` would document a rule the gateway does not keep.
+ */
+export const HTTP_URL_DOC = { type: 'string', pattern: HTTP_URL_PATTERN } as const;
+
 /** A `data:image/<format>;base64,<data>` URI, exactly isImageDataUri. */
 export const IMAGE_DATA_URI_PATTERN = new RegExp(`^${IMAGE_DATA_URI_SOURCE}$`);
 
@@ -200,7 +207,7 @@ export const callbackUrl = () => {
     .string({ error: message })
     .max(CALLBACK_URL_MAX, message)
     .refine((url) => isHttpUrl(url), message)
-    .meta({ format: 'uri', pattern: HTTP_URL_PATTERN, description: 'completion callback: a public http/https URL the gateway posts the final state to' })
+    .meta({ ...HTTP_URL_DOC, description: 'completion callback: a public http/https URL the gateway posts the final state to' })
     .nullish();
 };
 
@@ -366,7 +373,7 @@ export const withAlias = <T extends z.ZodType>(name: string, alias: string, fiel
 const HTTP_URL = 'must be an http or https URL';
 
 /** One http/https URL, required where it stands: `.nullish()` makes a field optional. */
-export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta({ format: 'uri', pattern: HTTP_URL_PATTERN });
+export const httpUrl = () => z.string({ error: HTTP_URL }).refine(isHttpUrl, HTTP_URL).meta(HTTP_URL_DOC);
 
 /**
  * An object field whose keys are a closed list (a `metadata` forwarded upstream): its first other

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { callbackUrl, HTTP_URL_PATTERN, httpUrl, jsonBody, NON_BLANK, oneOf, onlyKeys, optionalString, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
+import { callbackUrl, HTTP_URL_DOC, httpUrl, jsonBody, NON_BLANK, oneOf, onlyKeys, optionalString, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
 import { UploadedFile } from './multipart.js';
 
 export const VID_H3_MODEL = 'Vid-H3';
@@ -108,7 +108,7 @@ const content = z
           required: ['type', 'url'],
           properties: {
             type: { type: 'string', enum: MEDIA_TYPES },
-            url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN, description: 'an http/https URL' },
+            url: { ...HTTP_URL_DOC, description: 'an http/https URL' },
           },
         },
       ],
@@ -160,7 +160,7 @@ const images = z
   .meta({
     type: 'array',
     maxItems: VID_H3_MAX_FRAME_IMAGES,
-    items: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN },
+    items: HTTP_URL_DOC,
     description: 'the first frame, then the last frame',
   });
 
@@ -198,10 +198,7 @@ export const VidH3Body = jsonBody({
     .optional()
     .meta({
       description: "the first frame: an http/https URL, or the openai client's {image_url}; uploaded files are refused",
-      anyOf: [
-        { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN },
-        { type: 'object', required: ['image_url'], properties: { image_url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN } } },
-      ],
+      anyOf: [HTTP_URL_DOC, { type: 'object', required: ['image_url'], properties: { image_url: HTTP_URL_DOC } }],
     }),
   image: httpUrl().nullish().meta({ description: 'the first frame' }),
   prompt: optionalString().meta({ description: 'required unless metadata.content has a text item' }),

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, callbackUrl, HTTP_URL_PATTERN, httpUrl, int, jsonBody, NON_BLANK, object, oneOf, onlyKeys, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
+import { bool, callbackUrl, HTTP_URL_DOC, httpUrl, int, jsonBody, NON_BLANK, object, oneOf, onlyKeys, WHITE_SPACE, wholeSeconds } from '../kit/schema.js';
 import { vidgenModels } from './catalog.js';
 import { VIDGEN_MODELS } from './models.js';
 
@@ -79,7 +79,7 @@ const itemDoc = (type: keyof typeof ROLES_BY_TYPE, roles: readonly string[]) => 
   properties: {
     type: { type: 'string', enum: [type] },
     role: { type: 'string', enum: roles },
-    [type]: { type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN } } },
+    [type]: { type: 'object', required: ['url'], properties: { url: HTTP_URL_DOC } },
   },
 });
 
