@@ -14,10 +14,10 @@
  */
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isOneOf, isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, byKind, int, jsonBody, oneOf, optionalString, prompt } from '../kit/schema.js';
-import { PICGEN_CAPABILITIES, type PicgenSyncModel, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
+import { bool, byKind, int, jsonBody, oneOf, optionalString, prompt, urlOrDataUriPattern } from '../kit/schema.js';
+import { LAYER_SIZES, PICGEN_CAPABILITIES, type PicgenSyncModel, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 import { picgenSyncModels } from './catalog.js';
-import { layerSizeProblem, sizeProblem } from './size.js';
+import { layerSizeProblem, sizePattern, sizeProblem } from './size.js';
 
 export const MAX_TOOLS = 16;
 export const OUTPUT_FORMATS = ['png', 'jpeg'] as const;
@@ -75,7 +75,8 @@ function dataUriBytes(uri: string): number {
 const Reference = z
   .string({ error: REFERENCE_RULE })
   .refine((item) => isHttpUrl(item) || isImageDataUri(item), { message: REFERENCE_RULE, abort: true })
-  .refine((item) => !item.startsWith('data:') || dataUriBytes(item) <= MAX_REFERENCE_BYTES, `is larger than ${MAX_REFERENCE_BYTES} bytes`);
+  .refine((item) => !item.startsWith('data:') || dataUriBytes(item) <= MAX_REFERENCE_BYTES, `is larger than ${MAX_REFERENCE_BYTES} bytes`)
+  .meta({ pattern: urlOrDataUriPattern() });
 
 /**
  * `image`: one reference or a list of 1 to `max` (each is looked at before they are counted);
@@ -108,6 +109,7 @@ const size = (model: PicgenSyncModel, layers: boolean) => {
     })
     .nullish()
     .meta({
+      pattern: layers ? sizePattern(LAYER_SIZES, false) : sizePattern(caps.presets, true),
       description: layers
         ? 'a layer decomposition takes 1K, 1.5K, 2K or auto'
         : `${caps.presets.join(', ')} (case-insensitive) or <width>x<height> with a pixel area from ${caps.minArea} to ${caps.maxArea} and an aspect ratio from 1:16 to 16:1. Omitted: priced as 2K (generations) or auto (edits), not sent`,

@@ -29,7 +29,9 @@ export interface PicgenSize {
   tier: string;
 }
 
-const CUSTOM = /^([1-9]\d{0,5})[xX×*]([1-9]\d{0,5})$/u;
+/** `<width>x<height>`; digits as [0-9], which means the same in the document's patterns (in Python's `re`, `\d` takes any Unicode digit). */
+const CUSTOM_SOURCE = '([1-9][0-9]{0,5})[xX×*]([1-9][0-9]{0,5})';
+const CUSTOM = new RegExp(`^${CUSTOM_SOURCE}$`, 'u');
 
 export function parseCustomSize(text: string): { width: number; height: number } | undefined {
   const match = CUSTOM.exec(text);
@@ -58,6 +60,18 @@ export function nearestPreset(area: number): string {
 
 function describe(caps: PicgenCapabilities, model: string): string {
   return `must be one of ${caps.presets.join(', ')} (case-insensitive) or <width>x<height> with a pixel area from ${caps.minArea} to ${caps.maxArea} and an aspect ratio from 1:16 to 16:1 (for ${model})`;
+}
+
+/** A preset as a pattern matching it in any case (`1.5K` → `1\\.5[Kk]`). */
+const anyCase = (preset: string) => [...preset].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace('.', '\\.'))).join('');
+
+/**
+ * The document's pattern of a size: the presets in any case, and (`custom`) `<width>x<height>`.
+ * The area and the ratio are arithmetic, which a pattern cannot say: the rules check them.
+ */
+export function sizePattern(presets: readonly string[], custom: boolean): string {
+  const options = [...presets.map(anyCase), ...(custom ? [CUSTOM_SOURCE] : [])];
+  return `^(?:${options.join('|')})$`;
 }
 
 /** Why a size is refused for a model's generation or edit (not a layer decomposition), or undefined when it is taken. */
