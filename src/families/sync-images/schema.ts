@@ -8,17 +8,8 @@
  */
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isPlainObject } from '../kit/fields.js';
-import {
-  isProImageSize,
-  PRO_IMAGE_BACKGROUNDS,
-  PRO_IMAGE_MAX_N,
-  PRO_IMAGE_MODERATIONS,
-  PRO_IMAGE_OUTPUT_FORMATS,
-  PRO_IMAGE_QUALITIES,
-  PRO_IMAGE_SIZE_RULE,
-  PRO_IMAGE_USER_MAX,
-} from '../kit/pro-image-rules.js';
-import { bool, boundedString, byKind, int, jsonBody, limitedString, oneOf, prompt } from '../kit/schema.js';
+import { proImageOptions } from '../kit/pro-image-rules.js';
+import { bool, boundedString, byKind, jsonBody, limitedString, oneOf, prompt } from '../kit/schema.js';
 import { DETAILS, MAX_CONVERSATION_CHARS, MAX_IMAGE_PARTS, MAX_MESSAGE_TEXT_CHARS, MAX_MESSAGES, ROLES } from './messages.js';
 
 export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
@@ -37,19 +28,10 @@ const model = z
   .enum(SYNC_IMAGE_MODELS, { error: (issue) => (absent(issue.input) ? MODEL_REQUIRED : MODEL_UNKNOWN) })
   .meta({ description: 'std-image or pro-image (priced per image)' });
 
-/** The options of 4.5, as the pro-image rules take them (in their order). */
+/** The options of 4.5, as the pro-image rules take them (in their order); `n` is charged on the images returned. */
 const options = {
-  n: int(1, PRO_IMAGE_MAX_N).meta({ description: 'images to make, default 1; reserved on n, charged on the images returned' }),
-  size: z
-    .string({ error: PRO_IMAGE_SIZE_RULE })
-    .refine(isProImageSize, PRO_IMAGE_SIZE_RULE)
-    .nullish()
-    .meta({ description: 'auto or <width>x<height>, e.g. 1024x1024, 1536x1024, 1024x1536' }),
-  quality: oneOf(PRO_IMAGE_QUALITIES),
-  background: oneOf(PRO_IMAGE_BACKGROUNDS),
-  output_format: oneOf(PRO_IMAGE_OUTPUT_FORMATS),
-  moderation: oneOf(PRO_IMAGE_MODERATIONS),
-  user: boundedString({ minLength: 0, maxLength: PRO_IMAGE_USER_MAX }).meta({ description: 'an end-user id, forwarded' }),
+  ...proImageOptions,
+  n: proImageOptions.n.meta({ description: 'images to make, default 1; reserved on n, charged on the images returned' }),
 };
 
 /** A field that must not be there at all (even as null), refused in the rules' words. */
