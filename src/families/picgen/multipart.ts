@@ -2,8 +2,8 @@
  * `multipart/form-data` bodies of `POST /v1/images/edits` (spec 4.8), turned into the JSON
  * body the rules read: files under `image`, `image[]` or `image[n]` (30 MiB each, repeated
  * for several) become `data:image/<format>;base64,…` references (`image[n]` in the order of n,
- * the others after them in the order sent; text values there are URLs); every other
- * field appears once; `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`,
+ * the others after them in the order sent; text values there are URLs); every field the
+ * rules read appears once (others, repeated, become an array, as OpenAPI encodes one); `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`,
  * `optimize_prompt`, `layer_decomposition` as `true`/`false`, and `optimize_prompt_options`,
  * `sequential_image_generation_options`, `tools` as JSON. A value that does not read as its
  * type stays a string, so the rules refuse it naming the field. Reading the form and its
@@ -14,7 +14,7 @@ import { sniffContentType } from '../../engine/media/assets.js';
 import { GatewayError, invalidRequest } from '../../http/errors.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from '../../http/json-depth.js';
 import { readForm, type FormLimit, type FormLimits } from '../kit/multipart.js';
-import { MASK_REFUSAL, MAX_REFERENCE_BYTES } from './schema.js';
+import { EDIT_FIELDS, MASK_REFUSAL, MAX_REFERENCE_BYTES } from './schema.js';
 
 /** Files in one request: the most references any model takes. */
 export const MAX_FILES = 14;
@@ -88,8 +88,16 @@ export async function multipartBody(request: FastifyRequest): Promise<Record<str
       add(imageField[1], part.value);
       return;
     }
-    if (Object.hasOwn(body, name)) throw invalidRequest(name, 'may appear only once in the form');
-    Object.defineProperty(body, name, { value: fieldValue(name, part.value), enumerable: true, writable: true, configurable: true });
+    const value = fieldValue(name, part.value);
+    if (Object.hasOwn(body, name)) {
+      // `tools[]` is `tools` for this rule: a client meaning a list is told to send one part.
+      if (EDIT_FIELDS.has(name.replace(/\[.*$/, ''))) throw invalidRequest(name, 'may appear only once in the form');
+      // A field the rules do not read, repeated: an array, as OpenAPI encodes one in a form (ignored all the same).
+      const earlier = body[name];
+      body[name] = Array.isArray(earlier) ? [...(earlier as unknown[]), value] : [earlier, value];
+      return;
+    }
+    Object.defineProperty(body, name, { value, enumerable: true, writable: true, configurable: true });
   });
   const ordered = images.sort((a, b) => a.index - b.index).map((i) => i.value);
   if (ordered.length > 0) body.image = ordered.length === 1 && !listForm ? ordered[0] : ordered;

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isOneOf, isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, byKind, int, jsonBody, oneOf, optionalString, prompt, urlOrDataUriPattern } from '../kit/schema.js';
+import { bool, byKind, int, jsonBody, NON_BLANK, oneOf, optionalString, prompt, urlOrDataUriPattern } from '../kit/schema.js';
 import { LAYER_SIZES, PICGEN_CAPABILITIES, type PicgenSyncModel, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 import { picgenSyncModels } from './catalog.js';
 import { layerSizeProblem, sizePattern, sizeProblem } from './size.js';
@@ -127,7 +127,7 @@ function trailing(model: PicgenSyncModel, endpoint: 'generate' | 'edit') {
   const caps = PICGEN_CAPABILITIES[model];
   const by = `${model} (${caps.label})`;
   const tool = z.looseObject(
-    { type: z.string({ error: 'must be a non-empty string' }).refine((type) => type.trim() !== '', 'must be a non-empty string') },
+    { type: z.string({ error: 'must be a non-empty string' }).regex(NON_BLANK, 'must be a non-empty string') },
     { error: 'must be an object with a non-empty string type' },
   );
   return {
@@ -241,6 +241,11 @@ const [firstEdit, ...moreEdits] = picgenSyncModels.map(editsOf);
 
 /** `POST /v1/images/edits`, JSON or the decoded form. */
 export const EditBody = z.discriminatedUnion('model', [firstEdit!, ...moreEdits], { error: modelError });
+
+/** Every field an edit body of some model names (a form may repeat only the others: multipart.ts). */
+export const EDIT_FIELDS: ReadonlySet<string> = new Set(
+  picgenSyncModels.flatMap((model) => [false, true].flatMap((layers) => Object.keys(editOf(model, layers).shape))),
+);
 
 export type PicgenGenerationRequest = z.output<typeof GenerationBody>;
 export type PicgenEditRequest = z.output<typeof EditBody>;

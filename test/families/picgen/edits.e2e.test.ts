@@ -235,6 +235,20 @@ describe('picgen edits (multipart)', () => {
     });
   });
 
+  it('a field the rules do not read may repeat (an array, as OpenAPI encodes one); one they read, even as tools[], may not', async () => {
+    const extra = form({ model: V40, prompt: 'p', image: URL_A });
+    extra.append('x-client-tag', 'a');
+    extra.append('x-client-tag', 'b');
+    const taken = await postForm(extra);
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    const listed = form({ model: V50, prompt: 'p', image: URL_A });
+    listed.append('tools[]', '{"type":"web_search"}');
+    listed.append('tools[]', '{"type":"web_search"}');
+    const refused = await postForm(listed);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('tools[]: may appear only once in the form');
+  });
+
   it('indexed image[n] files in the order of n, a URL given as a text image field, and a single image file as a string', async () => {
     const indexed = await postForm(form({ model: V40, prompt: 'p', 'image[1]': URL_A }, [['image[0]', TINY_PNG, 'image/png']]));
     expect(indexed.status, JSON.stringify(indexed.body)).toBe(200);
