@@ -4,6 +4,7 @@
  * security it requires; its error answers as JSON (they are in its `schema.response`, added by
  * route-config.ts in its family's error shape), and its event stream (`config.eventStream`).
  */
+import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 
@@ -101,3 +102,78 @@ export function documentRoutes() {
     };
   };
 }
+
+const isObject = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Every schema object under `value`, depth first (a schema's keywords hold further schemas). */
+function* schemasUnder(value: unknown): Generator<JsonSchema> {
+  if (Array.isArray(value)) for (const item of value) yield* schemasUnder(item);
+  else if (isObject(value)) {
+    yield value;
+    for (const child of Object.values(value)) yield* schemasUnder(child);
+  }
+}
+
+/**
+ * A nullable enum lists `null` among its values: OpenAPI 3.0.3 reads `nullable` as allowing null
+ * only when the enum does too, and the gateway takes null where it says nullable (null counts as omitted).
+ */
+function listNullInNullableEnums(document: unknown): void {
+  for (const schema of schemasUnder(document)) {
+    if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...(schema.enum as unknown[]), null];
+  }
+}
+
+/** The fields of a body (through its unions), each once: a form's parts. */
+function* fieldsOf(schema: JsonSchema): Generator<JsonSchema> {
+  for (const key of ['oneOf', 'anyOf', 'allOf'] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches)) for (const branch of branches) if (isObject(branch)) yield* fieldsOf(branch);
+  }
+  if (isObject(schema.properties)) for (const field of Object.values(schema.properties)) if (isObject(field)) yield field;
+}
+
+const onlyNull = (schema: unknown) => isObject(schema) && Array.isArray(schema.enum) && schema.enum.every((value) => value === null);
+
+/** A field as a form part: the same, less null (through its own unions); one that takes only null takes nothing. */
+function withoutNull(field: JsonSchema): void {
+  delete field.nullable;
+  if (onlyNull(field)) {
+    for (const key of Object.keys(field)) if (key !== 'description') delete field[key];
+    field.not = {};
+    return;
+  }
+  if (Array.isArray(field.enum)) field.enum = field.enum.filter((value) => value !== null);
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = field[key];
+    if (!Array.isArray(branches)) continue;
+    field[key] = branches.filter((branch) => !onlyNull(branch));
+    for (const branch of field[key] as unknown[]) if (isObject(branch)) withoutNull(branch);
+  }
+}
+
+/**
+ * A form has no null: a part is text, or absent. Its fields are what the JSON body's are, less
+ * null (a field the JSON body takes only as null is absent from a form).
+ */
+function formSchemaOf(json: JsonSchema): JsonSchema {
+  const form = structuredClone(json);
+  for (const field of fieldsOf(form)) withoutNull(field);
+  return form;
+}
+
+/** The swagger `transformObject`: what holds across the whole document (see each step). */
+export const finishDocument: SwaggerTransformObject = (documentObject) => {
+  if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+  const document = documentObject.openapiObject;
+  listNullInNullableEnums(document);
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(isObject(operations) ? operations : {})) {
+      const content = isObject(operation) && isObject(operation.requestBody) ? operation.requestBody.content : undefined;
+      const form = isObject(content) ? content['multipart/form-data'] : undefined;
+      // A new media object: the swagger plugin shares one between the media types a route consumes.
+      if (isObject(content) && isObject(form) && isObject(form.schema)) content['multipart/form-data'] = { ...form, schema: formSchemaOf(form.schema) };
+    }
+  }
+  return document;
+};

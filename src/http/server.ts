@@ -28,7 +28,7 @@ import { healthRoutes } from './health.js';
 import { modelRoutes } from './models.js';
 import { keyPriceListRoutes, userPriceListRoutes } from './api/price-list.js';
 import { serverOptions } from './server-options.js';
-import { documentRoutes } from './openapi.js';
+import { documentRoutes, finishDocument } from './openapi.js';
 import { shedLoad } from './load-shedding.js';
 import { limitRequestsPerToken } from './rate-limits.js';
 import { installMetrics } from './metrics-route.js';
@@ -97,6 +97,8 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
     },
     // Each route's own schema plus operationId, summary, security and error answers (openapi.ts).
     transform: documentRoutes(),
+    // What holds across the document: null in nullable enums, forms without null (openapi.ts).
+    transformObject: finishDocument,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(cookie);

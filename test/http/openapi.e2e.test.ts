@@ -57,6 +57,19 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/api/user/pricing']!.get!.security).toEqual([{ session: [] }]);
   });
 
+  it('a nullable enum lists null; a form field never takes null; an event stream describes one event', () => {
+    const body = (path: string, type = 'application/json') => (doc.paths[path]!.post as any).requestBody.content[type].schema;
+    expect(body('/art/submit/blend').properties.dimensions.enum).toEqual(['PORTRAIT', 'SQUARE', 'LANDSCAPE', null]);
+    // A part is text or absent; a JSON part (metadata) may hold null inside.
+    const takesNull = (field: any): boolean =>
+      field.nullable === true || (field.enum ?? []).includes(null) || [...(field.anyOf ?? []), ...(field.oneOf ?? [])].some(takesNull);
+    const fields = (schema: any) => Object.entries<any>(schema.properties);
+    expect(fields(body('/v1/videos')).filter(([, f]) => takesNull(f)).length).toBeGreaterThan(5);
+    expect(fields(body('/v1/videos', 'multipart/form-data')).filter(([, f]) => takesNull(f))).toEqual([]);
+    const stream = (doc.paths['/api/events/stream'] as any).get.responses['200'].content['text/event-stream'].schema;
+    expect(stream).toMatchObject({ type: 'object', required: ['data', 'event'] });
+  });
+
   it('Redocly lint (recommended rules) finds no error but the trailing slashes the spec asks for', () => {
     const run = spawnSync(bin('redocly'), ['lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], {
       encoding: 'utf8',
