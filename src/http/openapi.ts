@@ -124,14 +124,20 @@ function listNullInNullableEnums(document: unknown): void {
   }
 }
 
-/** The fields of a body (through its unions), each once: a form's parts. */
-function* fieldsOf(schema: JsonSchema): Generator<JsonSchema> {
+/** The fields of a body (through its unions), by name: a form's parts. */
+function* fieldsOf(schema: JsonSchema): Generator<[string, JsonSchema]> {
   for (const key of ['oneOf', 'anyOf', 'allOf'] as const) {
     const branches = schema[key];
     if (Array.isArray(branches)) for (const branch of branches) if (isObject(branch)) yield* fieldsOf(branch);
   }
-  if (isObject(schema.properties)) for (const field of Object.values(schema.properties)) if (isObject(field)) yield field;
+  if (isObject(schema.properties)) for (const [name, field] of Object.entries(schema.properties)) if (isObject(field)) yield [name, field];
 }
+
+/** A field that holds an object or an array (in some branch): a form carries it as one JSON part. */
+const holdsJson = (field: JsonSchema): boolean =>
+  field.type === 'object' ||
+  field.type === 'array' ||
+  (['anyOf', 'oneOf'] as const).some((key) => Array.isArray(field[key]) && (field[key] as unknown[]).some((b) => isObject(b) && holdsJson(b)));
 
 const onlyNull = (schema: unknown) => isObject(schema) && Array.isArray(schema.enum) && schema.enum.every((value) => value === null);
 
@@ -154,12 +160,18 @@ function withoutNull(field: JsonSchema): void {
 
 /**
  * A form has no null: a part is text, or absent. Its fields are what the JSON body's are, less
- * null (a field the JSON body takes only as null is absent from a form).
+ * null (a field the JSON body takes only as null is absent from a form); a field that holds an
+ * object or an array is one part declared `application/json` (its `encoding`), which the form
+ * readers take as that JSON value.
  */
-function formSchemaOf(json: JsonSchema): JsonSchema {
-  const form = structuredClone(json);
-  for (const field of fieldsOf(form)) withoutNull(field);
-  return form;
+function formOf(media: JsonSchema & { schema: JsonSchema }): JsonSchema {
+  const schema = structuredClone(media.schema);
+  const encoding: Record<string, { contentType: string }> = {};
+  for (const [name, field] of fieldsOf(schema)) {
+    withoutNull(field);
+    if (holdsJson(field)) encoding[name] = { contentType: 'application/json' };
+  }
+  return { ...media, schema, ...(Object.keys(encoding).length ? { encoding } : {}) };
 }
 
 /** The swagger `transformObject`: what holds across the whole document (see each step). */
@@ -172,7 +184,7 @@ export const finishDocument: SwaggerTransformObject = (documentObject) => {
       const content = isObject(operation) && isObject(operation.requestBody) ? operation.requestBody.content : undefined;
       const form = isObject(content) ? content['multipart/form-data'] : undefined;
       // A new media object: the swagger plugin shares one between the media types a route consumes.
-      if (isObject(content) && isObject(form) && isObject(form.schema)) content['multipart/form-data'] = { ...form, schema: formSchemaOf(form.schema) };
+      if (isObject(content) && isObject(form) && isObject(form.schema)) content['multipart/form-data'] = formOf({ ...form, schema: form.schema });
     }
   }
   return document;

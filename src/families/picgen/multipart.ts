@@ -2,12 +2,14 @@
  * `multipart/form-data` bodies of `POST /v1/images/edits` (spec 4.8), turned into the JSON
  * body the rules read: files under `image`, `image[]` or `image[n]` (30 MiB each, repeated
  * for several) become `data:image/<format>;base64,…` references (`image[n]` in the order of n,
- * the others after them in the order sent; text values there are URLs); every field the
- * rules read appears once (others, repeated, become an array, as OpenAPI encodes one); `n`, `seed`, `guidance_scale` are read as numbers, `stream`, `watermark`,
- * `optimize_prompt`, `layer_decomposition` as `true`/`false`, and `optimize_prompt_options`,
+ * the others after them in the order sent; text values there are URLs); every field the rules
+ * read appears once (others, repeated, become an array, as OpenAPI encodes one); `n`, `seed`,
+ * `guidance_scale` are read as numbers, `stream`, `watermark`, `optimize_prompt`,
+ * `layer_decomposition` as `true`/`false`, and `optimize_prompt_options`,
  * `sequential_image_generation_options`, `tools` as JSON. A value that does not read as its
- * type stays a string, so the rules refuse it naming the field. Reading the form and its
- * refusals: the shared reader (families/kit/multipart.ts).
+ * type stays a string, so the rules refuse it naming the field. A part declared
+ * `application/json` (the document's encoding of `image`, `tools` and the option objects) brings
+ * its JSON value. Reading the form and its refusals: the shared reader (families/kit/multipart.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import { sniffContentType } from '../../engine/media/assets.js';
@@ -85,10 +87,13 @@ export async function multipartBody(request: FastifyRequest): Promise<Record<str
       return;
     }
     if (imageField) {
-      add(imageField[1], part.value);
+      // A JSON part (as the document's encoding declares `image`) holds one reference or a list of them.
+      const given = 'json' in part ? part.json : part.value;
+      if (Array.isArray(given)) listForm = true;
+      for (const item of Array.isArray(given) ? given : [given]) add(imageField[1], typeof item === 'string' ? item : JSON.stringify(item));
       return;
     }
-    const value = fieldValue(name, part.value);
+    const value = 'json' in part ? part.json : fieldValue(name, part.value);
     if (Object.hasOwn(body, name)) {
       // `tools[]` is `tools` for this rule: a client meaning a list is told to send one part.
       if (EDIT_FIELDS.has(name.replace(/\[.*$/, ''))) throw invalidRequest(name, 'may appear only once in the form');

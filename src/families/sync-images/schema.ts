@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isPlainObject } from '../kit/fields.js';
 import { proImageOptions } from '../kit/pro-image-rules.js';
-import { bool, boundedString, byKind, jsonBody, limitedString, oneOf, prompt } from '../kit/schema.js';
+import { bool, boundedString, byKind, jsonBody, limitedString, oneOf, prompt, urlOrDataUriPattern } from '../kit/schema.js';
 import { DETAILS, MAX_CONVERSATION_CHARS, MAX_IMAGE_PARTS, MAX_MESSAGE_TEXT_CHARS, MAX_MESSAGES, ROLES } from './messages.js';
 
 export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
@@ -53,8 +53,14 @@ const TextPart = z.looseObject({ type: z.literal('text'), text: limitedString(MA
 /** `image_url`: `{url, detail?}`, or the URL itself (then refused as its `url`). */
 const imageUrl = byKind(
   {
-    string: z.string().refine(isImageRef, { message: IMAGE_URL_RULE, path: ['url'] }),
-    object: z.looseObject({ url: z.string({ error: IMAGE_URL_RULE }).refine(isImageRef, IMAGE_URL_RULE), detail: oneOf(DETAILS) }),
+    string: z
+      .string()
+      .refine(isImageRef, { message: IMAGE_URL_RULE, path: ['url'] })
+      .meta({ pattern: urlOrDataUriPattern() }),
+    object: z.looseObject({
+      url: z.string({ error: IMAGE_URL_RULE }).refine(isImageRef, IMAGE_URL_RULE).meta({ pattern: urlOrDataUriPattern() }),
+      detail: oneOf(DETAILS),
+    }),
   },
   'must be {"url": "<http/https URL or data:image/...;base64,...>"}',
 ).meta({ description: 'an http/https URL or a data:image/<lowercase format>;base64,<data> URI, as {url, detail?} or the string itself; user messages only' });

@@ -249,6 +249,28 @@ describe('picgen edits (multipart)', () => {
     expect(refused.body.message).toBe('tools[]: may appear only once in the form');
   });
 
+  it("parts declared application/json (the document's encoding) bring their JSON values: image as a list, tools as an array", async () => {
+    // Written by hand: FormData gives every Blob a filename, which would make the part a file.
+    const boundary = 'j50nparts';
+    const part = (name: string, value: string, type?: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n${type ? `Content-Type: ${type}\r\n` : ''}\r\n${value}\r\n`;
+    const body = [
+      part('model', V50),
+      part('prompt', 'p'),
+      part('image', JSON.stringify([URL_A, URL_A]), 'application/json'),
+      part('tools', JSON.stringify([{ type: 'web_search' }]), 'application/json'),
+      `--${boundary}--\r\n`,
+    ].join('');
+    const res = await fetch(`${gw.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const call = await lastCall(gw, accountId);
+    expect(call.submitted.request).toMatchObject({ image: [URL_A, URL_A], tools: [{ type: 'web_search' }] });
+  });
+
   it('indexed image[n] files in the order of n, a URL given as a text image field, and a single image file as a string', async () => {
     const indexed = await postForm(form({ model: V40, prompt: 'p', 'image[1]': URL_A }, [['image[0]', TINY_PNG, 'image/png']]));
     expect(indexed.status, JSON.stringify(indexed.body)).toBe(200);
