@@ -133,11 +133,25 @@ function* fieldsOf(schema: JsonSchema): Generator<[string, JsonSchema]> {
   if (isObject(schema.properties)) for (const [name, field] of Object.entries(schema.properties)) if (isObject(field)) yield [name, field];
 }
 
-/** A field that holds an object or an array (in some branch): a form carries it as one JSON part. */
-const holdsJson = (field: JsonSchema): boolean =>
-  field.type === 'object' ||
-  field.type === 'array' ||
-  (['anyOf', 'oneOf'] as const).some((key) => Array.isArray(field[key]) && (field[key] as unknown[]).some((b) => isObject(b) && holdsJson(b)));
+const branchesOf = (field: JsonSchema): JsonSchema[] => {
+  const branches = field.anyOf ?? field.oneOf;
+  return Array.isArray(branches) ? branches.filter(isObject) : [field];
+};
+const structured = (schema: JsonSchema) => schema.type === 'object' || schema.type === 'array';
+
+/**
+ * A field as a form part. One that holds only objects or arrays is one part declared
+ * `application/json` (returns true: its `encoding`). One that is text or an object (the openai
+ * client's `{image_url}`, which a form sends as bracketed keys) is text here: a part is not an object.
+ */
+function asPart(field: JsonSchema): boolean {
+  const branches = branchesOf(field);
+  if (branches.length > 0 && branches.every(structured)) return true;
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    if (Array.isArray(field[key])) field[key] = branchesOf(field).filter((branch) => branch.type !== 'object');
+  }
+  return false;
+}
 
 const onlyNull = (schema: unknown) => isObject(schema) && Array.isArray(schema.enum) && schema.enum.every((value) => value === null);
 
@@ -169,7 +183,7 @@ function formOf(media: JsonSchema & { schema: JsonSchema }): JsonSchema {
   const encoding: Record<string, { contentType: string }> = {};
   for (const [name, field] of fieldsOf(schema)) {
     withoutNull(field);
-    if (holdsJson(field)) encoding[name] = { contentType: 'application/json' };
+    if (asPart(field)) encoding[name] = { contentType: 'application/json' };
   }
   return { ...media, schema, ...(Object.keys(encoding).length ? { encoding } : {}) };
 }

@@ -71,7 +71,7 @@ const ImageUrlPart = z.looseObject({ type: z.literal('image_url'), image_url: im
 const RefusedImagePart = z
   .looseObject({ type: z.literal('image_url') })
   .pipe(z.never({ error: 'image_url parts are taken only in user messages' }))
-  .meta({ description: 'refused: image_url parts are taken only in user messages' });
+  .meta({ description: 'refused: image_url parts are taken only in user messages', not: {} });
 
 const part = (image: typeof ImageUrlPart | typeof RefusedImagePart) =>
   z.discriminatedUnion('type', [TextPart, image], {
