@@ -31,6 +31,11 @@ export function vmHwm(pid: number): number {
   }
 }
 
+/** Sum of the peaks (VmHWM) of a tree's processes: each worker of a server holds its own memory. */
+export function peakRssOfTree(pid: number): number {
+  return treePids(pid).reduce((sum, p) => sum + vmHwm(p), 0);
+}
+
 let clockTicks: number | undefined;
 /** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every Linux we run). */
 function ticksPerSecond(): number {
