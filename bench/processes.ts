@@ -3,8 +3,8 @@
  * started as the tests start theirs (the embedded default: the distributed backends' URLs are
  * not passed on).
  */
-import { readFileSync } from 'node:fs';
 import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
+import { treePids, vmHwm } from './proc-stats.js';
 
 export interface Child {
   url: string;
@@ -35,27 +35,8 @@ export async function startChild(
     pid: child.pid!,
     peakRss() {
       // tsx runs the script in a child node process: take the largest VmHWM of the tree.
-      const pids = [child.pid!, ...childPids(child.pid!)];
-      return Math.max(...pids.map(vmHwm));
+      return Math.max(...treePids(child.pid!).map(vmHwm));
     },
     stop: () => stopProcess(child, 'SIGTERM', 15_000),
   };
-}
-
-function childPids(pid: number): number[] {
-  try {
-    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    return kids.flatMap((k) => [k, ...childPids(k)]);
-  } catch {
-    return [];
-  }
-}
-
-function vmHwm(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
 }

@@ -2,8 +2,10 @@
 import { cpus, totalmem } from 'node:os';
 import type { SimulatorMode } from './gateway.js';
 import type { LoadResult } from './load.js';
+import { peerMarkdown } from './peer-report.js';
 import type { AccountLoadResult } from './scenarios/account-load.js';
 import type { LifecycleResult } from './scenarios/lifecycle.js';
+import type { PeerResult } from './scenarios/peer.js';
 import type { ReplayResult } from './scenarios/replay.js';
 import type { SubmitInFlightResult } from './scenarios/submit-inflight.js';
 
@@ -22,6 +24,8 @@ export interface BenchResults {
   memory: { tasks: number; peakRssBytes: number; idleRssBytes: number };
   accountLoad: AccountLoadResult;
   submitInFlight: SubmitInFlightResult;
+  /** LiteLLM beside this gateway in front of one stand-in upstream (runs before 2026-11-28: absent). */
+  peer?: PeerResult;
   /** Every figure with its target and whether it is met, as the table shows them. */
   figures?: Row[];
 }
@@ -117,6 +121,7 @@ export function markdown(r: BenchResults): string {
     '|---|---|---|---|',
     ...rows(r).map((row) => `| ${row.figure} | ${row.measured} | ${row.target} | ${row.met === null ? '—' : row.met ? 'yes' : 'no'} |`),
     '',
+    ...(r.peer ? [peerMarkdown(r.peer)] : []),
   ];
   return lines.join('\n');
 }

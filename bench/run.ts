@@ -3,13 +3,15 @@
  * beside a fastify hello-world baseline measured in the same run, and records the results in
  * bench/results/<date>.json and bench/README.md. `--quick` finishes in under a minute (the test
  * suite runs it so the harness never rots) and writes nothing unless --out is given.
- * `--only poll,lifecycle,replay,memory,account,busy` runs just those scenarios (with the baseline, for
+ * `--only poll,lifecycle,replay,memory,account,busy,peer` runs just those scenarios (with the baseline, for
  * the ratios) at the chosen size and prints their raw figures as JSON, writing nothing: for
  * before/after comparisons while working on one figure.
  * `--sim out-of-process|in-process`: where the upstream simulator runs in the gateway scenarios.
  * Out of process (the default) it is a process of its own (src/simulator/main.ts) the gateway's
  * channels point at, so only the gateway's work is measured; in process it is mounted in the
  * gateway at `/_sim` as on the embedded default (how every run before 2026-11-25 measured).
+ * `peer` (bench/scenarios/peer.ts) measures LiteLLM beside the gateway in front of one stand-in
+ * upstream; the quick run leaves LiteLLM out (its install and start alone take a minute).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +21,8 @@ import { accountLoad } from './scenarios/account-load.js';
 import { baseline, pollAndSubmit } from './scenarios/http.js';
 import { lifecycle } from './scenarios/lifecycle.js';
 import { memory } from './scenarios/memory.js';
+import { peerMarkdown } from './peer-report.js';
+import { peer } from './scenarios/peer.js';
 import { replay } from './scenarios/replay.js';
 import { submitInFlight } from './scenarios/submit-inflight.js';
 
@@ -29,8 +33,8 @@ const outIndex = args.indexOf('--out');
 const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
 
 const size = quick
-  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300 }
-  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000, settled: 1_000_000, submitInFlight: 10_000 };
+  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300, peerSeconds: 1 }
+  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000, settled: 1_000_000, submitInFlight: 10_000, peerSeconds: 10 };
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? new Set((args[onlyIndex + 1] ?? '').split(',')) : undefined;
 const basePort = 4100 + Math.floor(Math.random() * 800);
@@ -38,6 +42,7 @@ const basePort = 4100 + Math.floor(Math.random() * 800);
 function step(name: string): void {
   process.stderr.write(`[bench] ${name}…\n`);
 }
+const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 if (only) {
   const partial: Record<string, unknown> = { simulator: sim, baseline: await baseline(basePort, size.seconds) };
@@ -47,7 +52,11 @@ if (only) {
   if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight, sim);
   if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
   if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
+  const peerResult = only.has('peer') ? await peer(basePort + 5, size.peerSeconds, !quick, say) : undefined;
+  if (peerResult) partial.peer = peerResult;
   process.stdout.write(`${JSON.stringify(partial, null, 2)}\n`);
+  // The figures as the report shows them, for a reader; stdout stays the JSON alone.
+  if (peerResult) process.stderr.write(`\n${peerMarkdown(peerResult)}\n`);
   process.exit(0);
 }
 
@@ -65,6 +74,8 @@ step(`account load with ${size.settled} settled tasks`);
 const acct = await accountLoad(size.settled);
 step(`submit with ${size.submitInFlight} tasks in flight`);
 const busy = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
+step(quick ? 'peer (upstream and gateway; LiteLLM only in a full run)' : 'peer: LiteLLM and the gateway in front of one stand-in upstream');
+const peerResult = await peer(basePort + 5, size.peerSeconds, !quick, say);
 
 // What changes the figures, as the command line said it (not where they are written).
 const commandFlags = [...(quick ? ['--quick'] : []), ...(args.includes('--sim') ? [`--sim ${sim}`] : [])];
@@ -82,6 +93,7 @@ const results: BenchResults = {
   memory: mem,
   accountLoad: acct,
   submitInFlight: busy,
+  peer: peerResult,
 };
 results.figures = rows(results);
 

@@ -1,0 +1,83 @@
+/**
+ * What a benchmark reads of a process tree from /proc (Linux): its pids, each one's peak RSS
+ * (VmHWM) and its CPU time (utime + stime). Trees, because a served request may be handled by
+ * any process of one: tsx's node child, or LiteLLM's uvicorn workers under their supervisor.
+ * Off Linux every figure reads as 0 (the benchmark runs on Linux; nothing else here needs /proc).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** The pid and all its descendants, as they are now. */
+export function treePids(pid: number): number[] {
+  return [pid, ...childPids(pid)];
+}
+
+function childPids(pid: number): number[] {
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return kids.flatMap((k) => [k, ...childPids(k)]);
+  } catch {
+    return [];
+  }
+}
+
+/** Peak resident set size of one process (VmHWM), in bytes; 0 once it is gone. */
+export function vmHwm(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sum of the peaks (VmHWM) of a tree's processes: each worker of a server holds its own memory. */
+export function peakRssOfTree(pid: number): number {
+  return treePids(pid).reduce((sum, p) => sum + vmHwm(p), 0);
+}
+
+let clockTicks: number | undefined;
+/** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every Linux we run). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** CPU seconds (user + system, all threads) the processes have used so far. */
+export function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // The command name may hold spaces and parentheses: the fields start after the last ')'.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 14 and 15 of proc(5) (utime, stime); `fields` starts at field 3.
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      /* gone: its time is no longer readable */
+    }
+  }
+  return ticks / ticksPerSecond();
+}
+
+/**
+ * CPU seconds of the tree once it is idle again: work a request caused after its answer (the
+ * gateway's dispatch, poll and download of a video it accepted) counts against that request.
+ * Idle: under 2 % of a core over half a second; gives up waiting after `maxMs`.
+ */
+export async function cpuSecondsWhenIdle(pid: number, maxMs = 60_000): Promise<number> {
+  const deadline = Date.now() + maxMs;
+  let last = cpuSeconds(treePids(pid));
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = cpuSeconds(treePids(pid));
+    if (now - last < 0.01 || Date.now() > deadline) return now;
+    last = now;
+  }
+}
