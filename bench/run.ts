@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --out DIR]`: measures the gateway on the embedded default
  * beside a fastify hello-world baseline measured in the same run, and records the results in
- * bench/results/<date>.json and bench/README.md. `--quick` finishes in under a minute (the test
+ * bench/results/<date>.json and bench/README.md. `--quick` finishes in a minute or two (the test
  * suite runs it so the harness never rots) and writes nothing unless --out is given.
  * `--only poll,lifecycle,replay,memory,account,busy,peer` runs just those scenarios (with the baseline, for
  * the ratios) at the chosen size and prints their raw figures as JSON, writing nothing: for
