@@ -28,7 +28,7 @@ export interface ConsumerGroupOptions {
 }
 
 /** Range assignment: member index i gets a contiguous run; the first `partitions % n` get one more. */
-export function rangeAssign(memberIds: readonly number[], partitions: number): Map<number, number[]> {
+function rangeAssign(memberIds: readonly number[], partitions: number): Map<number, number[]> {
   const result = new Map<number, number[]>();
   const n = memberIds.length;
   let next = 0;
