@@ -14,7 +14,7 @@ import type { ChannelDoc } from '../../../projections/channels.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { API_ROUTE, camelFields, envelope, ok } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 const ChannelFields = z.object({
@@ -36,18 +36,7 @@ const UpdateChannelBody = ChannelFields.partial()
   .strict();
 
 function toSettings(input: Partial<z.infer<typeof ChannelFields>>, keys: Pick<ChannelKeyCipher, 'encrypt'>): Partial<ChannelSettings> {
-  const s: Partial<ChannelSettings> = {};
-  if (input.name !== undefined) s.name = input.name;
-  if (input.family !== undefined) s.family = input.family;
-  if (input.base_url !== undefined) s.baseUrl = input.base_url;
-  if (input.key !== undefined) s.key = keys.encrypt(input.key);
-  if (input.models !== undefined) s.models = input.models;
-  if (input.model_mapping !== undefined) s.modelMapping = input.model_mapping;
-  if (input.groups !== undefined) s.groups = input.groups;
-  if (input.priority !== undefined) s.priority = input.priority;
-  if (input.weight !== undefined) s.weight = input.weight;
-  if (input.status !== undefined) s.status = input.status;
-  return s;
+  return camelFields({ ...input, ...(input.key === undefined ? {} : { key: keys.encrypt(input.key) }) });
 }
 
 /** A channel's circuit breaker and health check, as this gateway process sees them. */
