@@ -56,6 +56,7 @@ import {
   type SubscribeOptions,
   type Subscription,
   expectationHolds,
+  requireStreamName,
 } from '../../ports/event-store.js';
 import {
   comparePositions,
@@ -294,13 +295,6 @@ function requireEsdbConnectionString(connectionString: string): string {
     );
   }
   return connectionString;
-}
-
-function requireStreamName(streamName: string): string {
-  if (typeof streamName !== 'string' || streamName.length === 0) {
-    throw new TypeError('stream name must be a non-empty string');
-  }
-  return streamName;
 }
 
 function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
