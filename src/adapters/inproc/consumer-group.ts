@@ -5,7 +5,7 @@
  * every partition taken away is stopped (its in-flight message finishes) and revoked first, only
  * then are new partitions assigned and started — so no partition ever has two owners.
  */
-import type { ConsumerOptions } from '../../ports/bus.js';
+import { notifyListener, type ConsumerOptions } from '../../ports/bus.js';
 import type { PartitionWorker } from './partition-worker.js';
 
 export interface GroupMember {
@@ -43,15 +43,6 @@ function rangeAssign(memberIds: readonly number[], partitions: number): Map<numb
   return result;
 }
 
-/** Runs a rebalance listener; its failure must not leave the group half-rebalanced. */
-async function notify(listener: (() => void | Promise<void>) | undefined): Promise<void> {
-  try {
-    await listener?.();
-  } catch {
-    // The port has no error channel for listeners; ownership proceeds regardless.
-  }
-}
-
 export function createConsumerGroup(o: ConsumerGroupOptions): ConsumerGroup {
   const members: GroupMember[] = [];
   let nextMemberId = 1;
@@ -68,13 +59,13 @@ export function createConsumerGroup(o: ConsumerGroupOptions): ConsumerGroup {
     if (lost.length === 0) return;
     await Promise.all(lost.map((p) => member.owned.get(p)?.stop() ?? Promise.resolve()));
     for (const p of lost) member.owned.delete(p);
-    await notify(member.options.onRevoke && (() => member.options.onRevoke?.(lost)));
+    await notifyListener(member.options.onRevoke && (() => member.options.onRevoke?.(lost)));
   }
 
   async function assign(member: GroupMember, target: readonly number[]): Promise<void> {
     const gained = target.filter((p) => !member.owned.has(p));
     if (gained.length === 0) return;
-    await notify(member.options.onAssign && (() => member.options.onAssign?.(gained)));
+    await notifyListener(member.options.onAssign && (() => member.options.onAssign?.(gained)));
     for (const p of gained) member.owned.set(p, o.startWorker(p, member.options));
   }
 

@@ -17,11 +17,11 @@
  *   when a partition changes owner before its first commit.
  */
 import { Kafka, Partitioners, logLevel, type LogEntry } from 'kafkajs';
-import type { Bus, BusMessage, Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { checkConsumer, checkMessage, requirePartitionCount, type Bus, type BusMessage, type Consumer, type ConsumerOptions } from '../../ports/bus.js';
 import { partitionForKey } from '../inproc/murmur2.js';
 import { fixGroupStartAtEnd } from './group-start.js';
 import { startMember, type MemberCrash } from './member.js';
-import { checkMessage, checkTopic, toKafkaMessage } from './messages.js';
+import { checkTopic, ID_HEADER, toKafkaMessage } from './messages.js';
 import { createTopicGuard } from './topics.js';
 
 export { TopicPartitionMismatchError } from './topics.js';
@@ -79,9 +79,7 @@ export interface KafkaBusOptions {
 
 export function createKafkaBus(options: KafkaBusOptions): Bus {
   const partitions = options.partitions;
-  if (!Number.isInteger(partitions) || partitions < 1) {
-    throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
-  }
+  requirePartitionCount(partitions);
   const brokers = parseBrokers(options.brokers);
   const kafka = new Kafka({
     clientId: options.clientId,
@@ -125,7 +123,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       assertOpen();
       checkTopic(topic);
       if (messages.length === 0) return;
-      messages.forEach(checkMessage);
+      for (const m of messages) checkMessage(m, ID_HEADER);
       await topics.ensure(topic);
       const client = await producer.connected();
       // One produce request per chunk, each well under the broker's default 1 MiB limit, so a
@@ -138,10 +136,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     async consume(consumeOptions: ConsumerOptions): Promise<Consumer> {
       assertOpen();
       checkTopic(consumeOptions.topic);
-      if (typeof consumeOptions.groupId !== 'string' || consumeOptions.groupId.length === 0) {
-        throw new TypeError('groupId must be a non-empty string');
-      }
-      if (typeof consumeOptions.handle !== 'function') throw new TypeError('handle must be a function');
+      checkConsumer(consumeOptions);
       await topics.ensure(consumeOptions.topic);
       const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
       const rebalanceTimeout = options.rebalanceTimeoutMs ?? 60_000;
