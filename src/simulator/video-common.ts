@@ -36,8 +36,7 @@ export function parseRenderMarkers(texts: ReadonlyArray<string | null | undefine
 /** Common markers and render overrides of a submit (texts plus the `x-sim-markers` header); throws the refusals the markers ask for. */
 export function videoMarkers(request: FastifyRequest, texts: ReadonlyArray<string | null | undefined>): { markers: SimMarkers; render: RenderOverrides } {
   const header = request.headers['x-sim-markers'];
-  const markers = requestMarkers(request, texts);
-  refuseByMarkers(markers);
+  const markers = refuseByMarkers(requestMarkers(request, texts));
   return { markers, render: parseRenderMarkers([...texts, Array.isArray(header) ? header.join(' ') : header]) };
 }
 
