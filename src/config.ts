@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './config/channel-keys-secret.js';
-import { parseAllowedDestinations, type AllowedDestinations } from './config/allowed-destinations.js';
+import { parseAllowedDestinations } from './config/allowed-destinations.js';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 /** A limit: a whole number, 0 for none (the default). */
@@ -169,63 +169,9 @@ const Env = z.object({
     }),
 });
 
-export type Config = Readonly<{
-  host: string;
-  port: number;
-  dataDir: string;
-  publicBaseUrl: string | undefined;
-  adminUsername: string;
-  adminPassword: string | undefined;
-  logLevel: z.infer<typeof Env>['LOG_LEVEL'];
-  bootstrapFile: string | undefined;
-  simulator: boolean;
-  assetRetentionSeconds: number;
-  reservationGraceSeconds: number;
-  sessionTtlSeconds: number;
-  allowLoopbackOutbound: boolean;
-  callbackAllowedDestinations: AllowedDestinations;
-  eventStoreUrl: string | undefined;
-  mongoUrl: string | undefined;
-  kafkaBrokers: string | undefined;
-  role: z.infer<typeof Env>['ROLE'];
-  pollIntervalMs: number | undefined;
-  taskMaxAgeSeconds: number | undefined;
-  callbackRetryScheduleSeconds: readonly number[];
-  callbackTimeoutMs: number;
-  callbackCheckMs: number;
-  busPartitions: number;
-  simulatorUrl: string | undefined;
-  assetSigningSecret: string | undefined;
-  simStepMs: number;
-  channelConcurrency: number;
-  trustProxy: boolean | number | readonly string[];
-  sessionCookieSecure: z.infer<typeof Env>['SESSION_COOKIE_SECURE'];
-  loginRateLimitPerIp: number;
-  loginRateLimitPerUser: number;
-  requestTimeoutMs: number;
-  shutdownGraceMs: number;
-  channelBreakerFailures: number;
-  channelBreakerHalfOpenMs: number;
-  channelHealthIntervalMs: number;
-  rateLimitPerMinute: number;
-  maxTasksInFlightPerAccount: number;
-  maxRequestsInFlight: number;
-  maxEventLoopDelayMs: number;
-  maxHeapUsedBytes: number;
-  responseSchemas: 'log' | 'strict';
-  metricsToken: string | undefined;
-  channelKeysSecret: string | undefined;
-  channelKeysSecretPrevious: readonly string[];
-}>;
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const parsed = Env.safeParse(env);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${issues}`);
-  }
-  const e = parsed.data;
-  const config: Config = {
+/** The configuration's names for the environment's values (its type is Config's). */
+function fromEnv(e: z.infer<typeof Env>) {
+  return {
     host: e.HOST,
     port: e.PORT,
     dataDir: resolve(e.DATA_DIR),
@@ -246,7 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     role: e.ROLE,
     pollIntervalMs: e.POLL_INTERVAL_MS,
     taskMaxAgeSeconds: e.TASK_MAX_AGE_SECONDS,
-    callbackRetryScheduleSeconds: e.CALLBACK_RETRY_SCHEDULE,
+    callbackRetryScheduleSeconds: e.CALLBACK_RETRY_SCHEDULE as readonly number[],
     callbackTimeoutMs: e.CALLBACK_TIMEOUT_MS,
     callbackCheckMs: e.CALLBACK_CHECK_MS,
     busPartitions: e.BUS_PARTITIONS,
@@ -271,9 +217,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     responseSchemas: e.RESPONSE_SCHEMAS,
     metricsToken: e.METRICS_TOKEN,
     channelKeysSecret: e.CHANNEL_KEYS_SECRET,
-    channelKeysSecretPrevious: e.CHANNEL_KEYS_SECRET_PREVIOUS,
-    ...overrides,
+    channelKeysSecretPrevious: e.CHANNEL_KEYS_SECRET_PREVIOUS as readonly string[],
   };
+}
+
+export type Config = Readonly<ReturnType<typeof fromEnv>>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${issues}`);
+  }
+  const config: Config = { ...fromEnv(parsed.data), ...overrides };
   // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen
   // address (a container's loopback) is no address a client can reach.
   if (config.role === 'worker' && !config.publicBaseUrl) {

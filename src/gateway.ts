@@ -178,7 +178,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
-  const admin = servesApi ? await seedAdmin(deps, metadata) : { created: false };
+  const generatedAdminPassword = servesApi ? await seedAdmin(deps, metadata) : undefined;
   if (servesApi && config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
   else if (servesApi && config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL, modelCatalogOf(allFamilies)), metadata);
 
@@ -288,7 +288,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   return {
     app,
     deps,
-    ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
+    ...(generatedAdminPassword ? { generatedAdminPassword } : {}),
     engine,
     callbacks,
     publisher,

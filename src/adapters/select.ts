@@ -23,7 +23,7 @@ const DEFAULT_DB_NAME = 'gateway';
  * The database named in MONGO_URL's path (`mongodb://host:27017/mydb?…`), else `gateway`: what
  * a MongoDB connection string means, and how several deployments share one server.
  */
-export function mongoDbName(url: string): string {
+function mongoDbName(url: string): string {
   const path = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/.exec(url)?.[1];
   return path ? decodeURIComponent(path) : DEFAULT_DB_NAME;
 }

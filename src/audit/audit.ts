@@ -49,11 +49,10 @@ const inWindow = (at: string, o: AuditOptions) => (!o.from || at >= o.from) && (
 export async function auditAccounts(events: EventStore, views: ViewStore, options: AuditOptions = {}): Promise<AuditReport> {
   const prefix = options.accountId ? `account-${options.accountId}` : 'account-';
   const total = Number(await events.headPosition());
-  const states = new Map<string, MutableAccountState>();
-  const audits = new Map<string, AccountAudit>();
-  // The store reads account after account (no order across streams); the report still lists
-  // them as a read in commit order would: by the position of each one's first event.
-  const firstPositions = new Map<string, bigint>();
+  // Per account: its audit, its replayed state, and the position of its first event. The store
+  // reads account after account (no order across streams); the report still lists them as a
+  // read in commit order would: by that first position.
+  const accounts = new Map<string, { audit: AccountAudit; state: MutableAccountState; first: bigint }>();
   // Per account, the parts of a snapshot written in parts read so far.
   const snapshotParts = new Map<string, AccountSnapshotPart[]>();
   let read = 0;
@@ -64,9 +63,9 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
       const e = toDomainEvent(raw);
       if (!e) continue;
       const accountId = raw.streamName.slice('account-'.length);
-      let audit = audits.get(accountId);
-      if (!audit) {
-        audit = {
+      let entry = accounts.get(accountId);
+      if (!entry) {
+        const audit: AccountAudit = {
           accountId,
           events: 0,
           snapshots: 0,
@@ -78,20 +77,16 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
           view: null,
           differences: [],
         };
-        audits.set(accountId, audit);
-        firstPositions.set(accountId, raw.position);
+        entry = { audit, state: mutableAccountState(), first: raw.position };
+        accounts.set(accountId, entry);
       }
+      const { audit, state } = entry;
       audit.events++;
       if (inWindow(raw.metadata.at, options)) {
         if (e.type === 'QuotaCredited') audit.credited += e.data.amount;
         if (e.type === 'QuotaSettled') audit.charged += e.data.charged;
         if (e.type === 'QuotaDebited') audit.debited += e.data.amount;
         if (e.type === 'QuotaReleased') audit.released += e.data.amount;
-      }
-      let state = states.get(accountId);
-      if (!state) {
-        state = mutableAccountState();
-        states.set(accountId, state);
       }
       if (e.type === 'AccountSnapshotted') {
         audit.snapshots++;
@@ -117,8 +112,7 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
     options.onProgress?.(read, total);
   }
 
-  for (const [accountId, audit] of audits) {
-    const state = states.get(accountId)!;
+  for (const [accountId, { audit, state }] of accounts) {
     audit.replayed = { balance: state.balance, reserved: state.reserved, usedQuota: state.usedQuota };
     const view = (await views.get<AccountDoc>(VIEWS.accounts, accountId))?.doc;
     audit.view = view ? { balance: view.balance, reserved: view.reserved, usedQuota: view.usedQuota } : null;
@@ -130,12 +124,8 @@ export async function auditAccounts(events: EventStore, views: ViewStore, option
       }
     }
   }
-  const accounts = [...audits.values()].sort((x, y) => comparePositions(firstPositions.get(x.accountId)!, firstPositions.get(y.accountId)!));
-  return { accounts, eventsRead: read, discrepancies: accounts.filter((a) => a.differences.length > 0) };
-}
-
-function comparePositions(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  const inOrder = [...accounts.values()].sort((x, y) => (x.first < y.first ? -1 : x.first > y.first ? 1 : 0)).map(({ audit }) => audit);
+  return { accounts: inOrder, eventsRead: read, discrepancies: inOrder.filter((a) => a.differences.length > 0) };
 }
 
 export function auditCsv(report: AuditReport): string {

@@ -19,7 +19,7 @@ import type { ViewStore, ViewWrite } from '../ports/view-store.js';
 import type { Projection } from '../../projections/projection.js';
 
 /** Documents per bulkLoad transaction: large enough to amortise it, small enough to bound the batch of JSON it serialises. */
-export const LOAD_CHUNK = 20_000;
+const LOAD_CHUNK = 20_000;
 
 class Entry {
   constructor(

@@ -21,7 +21,7 @@ const PAGE = 5000;
  * Documents (and tombstones) the fold holds before writing the oldest out: about 1 GB of heap
  * at the shapes of today's views; 1,000,000 traffic-shaped events make about 1.2 million.
  */
-export const DEFAULT_MAX_DOCUMENTS = 2_000_000;
+const DEFAULT_MAX_DOCUMENTS = 2_000_000;
 const PROGRESS_EVERY_MS = 200;
 
 export interface RebuildOptions {

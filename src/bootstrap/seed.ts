@@ -93,8 +93,8 @@ export async function loadBootstrapFile(path: string): Promise<BootstrapFile> {
  * Creates the administrator when no user exists. Returns the generated password when one was
  * made up, so the caller can print it once; it is never logged.
  */
-export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Promise<{ created: boolean; generatedPassword?: string }> {
-  if ((await deps.views.count(VIEWS.users, {})) > 0) return { created: false };
+export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Promise<string | undefined> {
+  if ((await deps.views.count(VIEWS.users, {})) > 0) return undefined;
   const generated = deps.config.adminPassword ? undefined : randomBase62(20);
   const password = deps.config.adminPassword ?? generated!;
   try {
@@ -105,8 +105,8 @@ export async function seedAdmin(deps: GatewayDeps, metadata: EventMetadata): Pro
     );
     await deps.runner.waitFor(user.position, SEED_VIEWS_WAIT_MS);
   } catch (err) {
-    if (isRefusal(err, 'username_taken')) return { created: false };
+    if (isRefusal(err, 'username_taken')) return undefined;
     throw err;
   }
-  return generated ? { created: true, generatedPassword: generated } : { created: true };
+  return generated;
 }

@@ -62,11 +62,6 @@ export function renderError(shape: ErrorShape, err: GatewayError): unknown {
   }
 }
 
-/** Names the field of a zod issue path such as `/body/metadata/content/0/type`. */
-function fieldOf(instancePath: string): string {
-  return instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
-}
-
 /**
  * Client-caused errors that fastify, its body parsers and @fastify/multipart raise, by code:
  * the status the client gets, and the field or header at fault. Their own messages name
@@ -134,7 +129,8 @@ export function normalizeError(error: unknown): GatewayError {
   if (hasZodFastifySchemaValidationErrors(error)) {
     // The library types these items through a path NodeNext cannot resolve (so `any`): name fastify's type.
     const first = error.validation[0] as FastifySchemaValidationError;
-    const field = fieldOf(first.instancePath) || (error.validationContext ?? 'body');
+    // The field of a path such as `/body/metadata/content/0/type`.
+    const field = first.instancePath.split('/').filter(Boolean).join('.') || (error.validationContext ?? 'body');
     return new GatewayError(400, 'invalid_request', `${field}: ${first.message}`, field);
   }
   const fe = error as Partial<FastifyError>;

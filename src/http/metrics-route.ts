@@ -6,7 +6,6 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { GatewayMetrics } from '../metrics/registry.js';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError, renderError } from './errors.js';
 
@@ -15,15 +14,18 @@ export function installMetrics(app: FastifyInstance, deps: Pick<GatewayDeps, 'co
   const { metrics } = deps;
   const token = deps.config.metricsToken;
   if (!metrics || !token) return;
-  countRequests(app, metrics);
+  app.addHook('onResponse', async (request, reply) => {
+    // The pattern (`/v1/videos/:task_id`), never the URL: ids and query strings would make a series per request.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
   const expected = digest(`Bearer ${token}`);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     const given = request.headers.authorization;
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-      const err =
-        given === undefined
-          ? new GatewayError(401, 'unauthorized', 'Authorization: a Bearer token (METRICS_TOKEN) is required', 'Authorization')
-          : new GatewayError(401, 'unauthorized', 'Authorization: the metrics token is not valid', 'Authorization');
+      const reason = given === undefined ? 'a Bearer token (METRICS_TOKEN) is required' : 'the metrics token is not valid';
+      const err = new GatewayError(401, 'unauthorized', `Authorization: ${reason}`, 'Authorization');
       // Answered here rather than thrown: the health server of the worker and projector roles has no error shapes.
       return reply.status(401).header('www-authenticate', 'Bearer realm="metrics"').send(renderError('plain', err));
     }
@@ -31,15 +33,6 @@ export function installMetrics(app: FastifyInstance, deps: Pick<GatewayDeps, 'co
       .header('content-type', metrics.registry.contentType)
       .header('cache-control', 'no-store')
       .send(await metrics.registry.metrics());
-  });
-}
-
-function countRequests(app: FastifyInstance, metrics: GatewayMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    // The pattern (`/v1/videos/:task_id`), never the URL: ids and query strings would make a series per request.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 }
 

@@ -1,6 +1,7 @@
 /** `GET /v1/models` (spec 4.2): OpenAI list shape, filtered to what the calling token may use. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { modelsForCaller } from './auth/bearer.js';
 import type { GatewayDeps } from './deps.js';
 
 const ModelList = z.object({
@@ -14,15 +15,11 @@ export function modelRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get('/v1/models', { config, schema: { tags: ['models'], response: { 200: ModelList } } }, async (request) => {
       const { caller } = request;
       const channels = deps.catalog.channels();
-      const data = deps.catalog
-        .modelsFor(caller.group)
-        .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
-        .filter((m) => !caller.channelId || deps.catalog.channel(caller.channelId)?.models.includes(m))
-        .map((id) => {
-          const serving = channels.filter((c) => c.models.includes(id));
-          const created = Math.min(...serving.map((c) => Math.floor(Date.parse(c.createdAt) / 1000)));
-          return { id, object: 'model' as const, created, owned_by: serving[0]?.family ?? 'gateway' };
-        });
+      const data = modelsForCaller(caller, deps.catalog).map((id) => {
+        const serving = channels.filter((c) => c.models.includes(id));
+        const created = Math.min(...serving.map((c) => Math.floor(Date.parse(c.createdAt) / 1000)));
+        return { id, object: 'model' as const, created, owned_by: serving[0]?.family ?? 'gateway' };
+      });
       return { object: 'list' as const, data };
     });
   };

@@ -13,7 +13,6 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { TokenDoc } from '../../projections/tokens.js';
 import { bearerKey } from './auth/bearer.js';
 import { sha256 } from './auth/secrets.js';
 import type { GatewayDeps } from './deps.js';
@@ -23,11 +22,6 @@ import { exemptFromLimits } from './limit-exempt.js';
 const WINDOW_MS = 60_000;
 /** Windows remembered (LRU): a key pushed out only starts a new window early. */
 const TRACKED_TOKENS = 50_000;
-
-/** The key's limit: its own, else the gateway's; 0 = none. */
-export function requestsPerMinuteOf(token: Pick<TokenDoc, 'rateLimitPerMinute'>, gatewayDefault: number): number {
-  return token.rateLimitPerMinute ?? gatewayDefault;
-}
 
 type Check = ReturnType<FastifyInstance['createRateLimit']>;
 
@@ -57,7 +51,8 @@ export async function limitRequestsPerToken(app: FastifyInstance, deps: Pick<Gat
     // An unknown key is the route's to refuse (401), with the route's own message.
     const token = await deps.tokens.byKeyHash(sha256(key));
     if (!token) return;
-    const max = requestsPerMinuteOf(token, deps.config.rateLimitPerMinute);
+    // The key's limit: its own, else the gateway's; 0 = none.
+    const max = token.rateLimitPerMinute ?? deps.config.rateLimitPerMinute;
     if (max === 0) return;
     limitOf.set(request, { tokenId: token.tokenId, max });
     const limit = await limited(request);

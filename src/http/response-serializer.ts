@@ -13,12 +13,6 @@ import { $ZodType, safeParse } from 'zod/v4/core';
 
 type Schema = $ZodType | { properties: $ZodType };
 
-/** As fastify-type-provider-zod resolves a response schema: the schema, or the one under `properties`. */
-function zodOf(schema: Schema): $ZodType {
-  if (schema instanceof $ZodType) return schema;
-  return schema.properties;
-}
-
 export function responseSerializer(log: FastifyBaseLogger, mode: 'log' | 'strict'): FastifySerializerCompiler<Schema> {
   return ({ schema, method, url }) => {
     /**
@@ -33,7 +27,8 @@ export function responseSerializer(log: FastifyBaseLogger, mode: 'log' | 'strict
         const json = kept.get(frozen);
         if (json !== undefined) return json;
       }
-      const result = safeParse(zodOf(schema), data);
+      // As fastify-type-provider-zod resolves a response schema: the schema, or the one under `properties`.
+      const result = safeParse(schema instanceof $ZodType ? schema : schema.properties, data);
       if (result.success) {
         const json = JSON.stringify(result.data);
         if (frozen) kept.set(frozen, json);

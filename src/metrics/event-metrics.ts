@@ -34,11 +34,6 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
     () => (lastPass = clock()),
   );
 
-  function remember(taskId: string, labels: TaskLabels): void {
-    if (running.size >= REMEMBERED_TASKS) running.delete(running.keys().next().value!);
-    running.set(taskId, labels);
-  }
-
   /** The family and model of an ending task: remembered from its submit, or its stream's first event. */
   async function labelsOfEnding(streamName: string): Promise<TaskLabels | undefined> {
     const taskId = taskIdOfStream(streamName);
@@ -55,7 +50,8 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
     switch (event.type) {
       case 'TaskSubmitted': {
         const labels = { family: event.data.family, model: event.data.model };
-        remember(event.data.taskId, labels);
+        if (running.size >= REMEMBERED_TASKS) running.delete(running.keys().next().value!);
+        running.set(event.data.taskId, labels);
         metrics.tasksSubmitted.inc(labels);
         return;
       }

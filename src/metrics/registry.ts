@@ -45,84 +45,56 @@ export function createGatewayMetrics(config: Pick<Config, 'role'>): GatewayMetri
   // so the common Node.js dashboards read them too.
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Counter({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: L[] = []) =>
+    new Histogram({ name, help, labelNames, buckets, registers });
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'gateway_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern (unmatched: no route) and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    }),
-    httpDuration: new Histogram({
-      name: 'gateway_http_request_duration_seconds',
-      help: 'Time from receiving a request to the end of its answer, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: HTTP_BUCKETS,
-      registers,
-    }),
-    tasksSubmitted: new Counter({
-      name: 'gateway_tasks_submitted_total',
-      help: 'Tasks submitted (TaskSubmitted events, synchronous calls included), by family and model.',
-      labelNames: ['family', 'model'],
-      registers,
-    }),
-    tasksSucceeded: new Counter({
-      name: 'gateway_tasks_succeeded_total',
-      help: 'Tasks that ended succeeded (TaskSucceeded events), by family and model.',
-      labelNames: ['family', 'model'],
-      registers,
-    }),
-    tasksFailed: new Counter({
-      name: 'gateway_tasks_failed_total',
-      help: 'Tasks that ended failed (TaskFailed events), by family and model.',
-      labelNames: ['family', 'model'],
-      registers,
-    }),
-    quotaReserved: new Counter({ name: 'gateway_quota_reserved_units_total', help: 'Quota units reserved (QuotaReserved events).', registers }),
-    quotaSettled: new Counter({
-      name: 'gateway_quota_settled_units_total',
-      help: 'Quota units charged when reservations were settled (QuotaSettled.charged).',
-      registers,
-    }),
-    quotaReleased: new Counter({
-      name: 'gateway_quota_released_units_total',
-      help: 'Quota units given back by released reservations (QuotaReleased events).',
-      registers,
-    }),
-    upstreamCalls: new Counter({
-      name: 'gateway_upstream_calls_total',
-      help: 'Upstream submits and polls made by this instance, by channel id, operation and outcome.',
-      labelNames: ['channel', 'operation', 'outcome'],
-      registers,
-    }),
-    upstreamDuration: new Histogram({
-      name: 'gateway_upstream_call_duration_seconds',
-      help: 'Duration of upstream submits and polls, by channel id, operation and outcome.',
-      labelNames: ['channel', 'operation', 'outcome'],
-      buckets: UPSTREAM_BUCKETS,
-      registers,
-    }),
-    callbackAttempts: new Counter({
-      name: 'gateway_callback_attempts_total',
-      help: 'Completion callback attempts (CallbackAttempted events), by outcome: delivered, http_error, no_answer.',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    callbackDuration: new Histogram({
-      name: 'gateway_callback_attempt_duration_seconds',
-      help: 'Duration of completion callback attempts, as recorded in their events.',
-      buckets: CALLBACK_BUCKETS,
-      registers,
-    }),
-    callbacksDelivered: new Counter({
-      name: 'gateway_callbacks_delivered_total',
-      help: 'Completion callbacks delivered (CallbackDelivered events).',
-      registers,
-    }),
-    callbacksDeadLettered: new Counter({
-      name: 'gateway_callbacks_dead_lettered_total',
-      help: 'Completion callbacks given up after their last attempt (CallbackDeadLettered events).',
-      registers,
-    }),
+    httpRequests: counter('gateway_http_requests_total', 'HTTP requests answered, by method, route pattern (unmatched: no route) and status.', [
+      'method',
+      'route',
+      'status',
+    ]),
+    httpDuration: histogram(
+      'gateway_http_request_duration_seconds',
+      'Time from receiving a request to the end of its answer, by method, route pattern and status.',
+      HTTP_BUCKETS,
+      ['method', 'route', 'status'],
+    ),
+    tasksSubmitted: counter('gateway_tasks_submitted_total', 'Tasks submitted (TaskSubmitted events, synchronous calls included), by family and model.', [
+      'family',
+      'model',
+    ]),
+    tasksSucceeded: counter('gateway_tasks_succeeded_total', 'Tasks that ended succeeded (TaskSucceeded events), by family and model.', ['family', 'model']),
+    tasksFailed: counter('gateway_tasks_failed_total', 'Tasks that ended failed (TaskFailed events), by family and model.', ['family', 'model']),
+    quotaReserved: counter('gateway_quota_reserved_units_total', 'Quota units reserved (QuotaReserved events).'),
+    quotaSettled: counter('gateway_quota_settled_units_total', 'Quota units charged when reservations were settled (QuotaSettled.charged).'),
+    quotaReleased: counter('gateway_quota_released_units_total', 'Quota units given back by released reservations (QuotaReleased events).'),
+    upstreamCalls: counter('gateway_upstream_calls_total', 'Upstream submits and polls made by this instance, by channel id, operation and outcome.', [
+      'channel',
+      'operation',
+      'outcome',
+    ]),
+    upstreamDuration: histogram(
+      'gateway_upstream_call_duration_seconds',
+      'Duration of upstream submits and polls, by channel id, operation and outcome.',
+      UPSTREAM_BUCKETS,
+      ['channel', 'operation', 'outcome'],
+    ),
+    callbackAttempts: counter(
+      'gateway_callback_attempts_total',
+      'Completion callback attempts (CallbackAttempted events), by outcome: delivered, http_error, no_answer.',
+      ['outcome'],
+    ),
+    callbackDuration: histogram(
+      'gateway_callback_attempt_duration_seconds',
+      'Duration of completion callback attempts, as recorded in their events.',
+      CALLBACK_BUCKETS,
+    ),
+    callbacksDelivered: counter('gateway_callbacks_delivered_total', 'Completion callbacks delivered (CallbackDelivered events).'),
+    callbacksDeadLettered: counter(
+      'gateway_callbacks_dead_lettered_total',
+      'Completion callbacks given up after their last attempt (CallbackDeadLettered events).',
+    ),
   };
 }

@@ -41,3 +41,39 @@ export interface Bus {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The checks every adapter makes alike, with the same messages. */
+export function requireNonEmpty(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${what} must be a non-empty string`);
+  return value;
+}
+
+export function requirePartitionCount(partitions: number): void {
+  if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+}
+
+/** `reservedHeader`: a header name the adapter keeps for the message id. */
+export function checkMessage(m: BusMessage, reservedHeader?: string): void {
+  requireNonEmpty(m.id, 'message id');
+  if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
+  if (typeof m.value !== 'string') throw new TypeError('message value must be a string');
+  for (const [name, value] of Object.entries(m.headers ?? {})) {
+    if (typeof value !== 'string') throw new TypeError(`message header ${name} must be a string`);
+    if (name === reservedHeader) throw new TypeError(`message header ${name} is reserved for the message id`);
+  }
+}
+
+/** The groupId and handler of consume() (each adapter checks the topic its own way first). */
+export function checkConsumer(options: ConsumerOptions): void {
+  requireNonEmpty(options.groupId, 'groupId');
+  if (typeof options.handle !== 'function') throw new TypeError('handle must be a function');
+}
+
+/** Runs a rebalance listener; its failure must not stop ownership changing (the port has no error channel for it). */
+export async function notifyListener(listener: (() => void | Promise<void>) | undefined): Promise<void> {
+  try {
+    await listener?.();
+  } catch {
+    // ownership proceeds regardless
+  }
+}

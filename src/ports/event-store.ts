@@ -100,6 +100,12 @@ export function assertAppendFits(streamName: string, size: number, limit = MAX_A
   if (size > limit) throw new EventTooLargeError(streamName, size, limit);
 }
 
+/** Every adapter refuses an empty or non-string stream name alike. */
+export function requireStreamName(streamName: string): string {
+  if (typeof streamName !== 'string' || streamName.length === 0) throw new TypeError('stream name must be a non-empty string');
+  return streamName;
+}
+
 /** Whether a stream at `current` (-1: no stream) meets an append's expectation — the same for every adapter. */
 export function expectationHolds(expected: ExpectedRevision, current: number): boolean {
   switch (expected) {

@@ -70,10 +70,11 @@ export function requestMarkers(request: FastifyRequest, texts: ReadonlyArray<str
   return parseMarkersOf([...texts, headerText, request.headers.authorization]);
 }
 
-/** Refusals decided at submit: `[sim:reject]` → 400, `[sim:5xx]` → 503. */
-export function refuseByMarkers(markers: SimMarkers): void {
+/** Refusals decided at submit: `[sim:reject]` → 400, `[sim:5xx]` → 503; else the markers, for the submit. */
+export function refuseByMarkers(markers: SimMarkers): SimMarkers {
   if (markers.reject) throw new SimHttpError(400, 'invalid_request', 'simulated rejection ([sim:reject])');
   if (markers.unavailable) throw new SimHttpError(503, 'upstream_unavailable', 'simulated outage ([sim:5xx]); retry later');
+  return markers;
 }
 
 /**

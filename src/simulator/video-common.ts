@@ -11,7 +11,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily, SimFile } from './context.js';
-import { fileUrl, requestMarkers, requestOrigin, type SimErrorRenderer } from './http.js';
+import { fileUrl, refuseByMarkers, requestMarkers, requestOrigin, type SimErrorRenderer } from './http.js';
 import type { SimMarkers } from './markers.js';
 import { makeMp4 } from './media.js';
 import { resultsExpired, taskState, TIMED_FIELDS, timedNow } from './sim-task.js';
@@ -33,10 +33,11 @@ export function parseRenderMarkers(texts: ReadonlyArray<string | null | undefine
   return { ...(res !== undefined ? { resolution: res } : {}), ...(seconds !== undefined ? { seconds } : {}) };
 }
 
-/** Common markers and render overrides of one request (texts plus the `x-sim-markers` header). */
+/** Common markers and render overrides of a submit (texts plus the `x-sim-markers` header); throws the refusals the markers ask for. */
 export function videoMarkers(request: FastifyRequest, texts: ReadonlyArray<string | null | undefined>): { markers: SimMarkers; render: RenderOverrides } {
   const header = request.headers['x-sim-markers'];
-  return { markers: requestMarkers(request, texts), render: parseRenderMarkers([...texts, Array.isArray(header) ? header.join(' ') : header]) };
+  const markers = refuseByMarkers(requestMarkers(request, texts));
+  return { markers, render: parseRenderMarkers([...texts, Array.isArray(header) ? header.join(' ') : header]) };
 }
 
 /** Everything a later GET needs, inside the id (see task-id.ts). */

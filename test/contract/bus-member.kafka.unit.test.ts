@@ -7,9 +7,9 @@
  */
 import type { Admin, ConsumerRunConfig, EachMessagePayload, Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { parseBrokers } from '../../src/adapters/kafka/bus.js';
+import { createKafkaBus, parseBrokers } from '../../src/adapters/kafka/bus.js';
 import { startMember } from '../../src/adapters/kafka/member.js';
-import { ID_HEADER, checkMessage, fromKafkaMessage, toKafkaMessage } from '../../src/adapters/kafka/messages.js';
+import { ID_HEADER, fromKafkaMessage, toKafkaMessage } from '../../src/adapters/kafka/messages.js';
 import { TopicPartitionMismatchError, createTopicGuard } from '../../src/adapters/kafka/topics.js';
 import type { ConsumerOptions, DeliveredMessage } from '../../src/ports/bus.js';
 
@@ -195,7 +195,7 @@ describe('Kafka group member (kafkajs stand-in)', () => {
 });
 
 describe('Kafka messages and topics', () => {
-  it('carries the id in a reserved header and gives back id, key, value and headers', () => {
+  it('carries the id in a reserved header and gives back id, key, value and headers', async () => {
     const record = toKafkaMessage({ id: 'm1', key: 'task-9', value: 'v', headers: { a: 'b' } }, 3);
     expect(record).toEqual({ key: 'task-9', value: 'v', partition: 3, headers: { a: 'b', [ID_HEADER]: 'm1' } });
     const delivered = fromKafkaMessage('t', 3, {
@@ -207,7 +207,10 @@ describe('Kafka messages and topics', () => {
       headers: { a: Buffer.from('b'), [ID_HEADER]: Buffer.from('m1') },
     });
     expect(delivered).toEqual({ id: 'm1', key: 'task-9', value: 'v', headers: { a: 'b' }, topic: 't', partition: 3, offset: 12n });
-    expect(() => checkMessage({ id: 'x', key: 'k', value: 'v', headers: { [ID_HEADER]: 'y' } })).toThrow(/reserved/);
+    // Refused by publish before anything is sent (no broker is reached).
+    const bus = createKafkaBus({ brokers: 'localhost:9092', clientId: 'unit', partitions: 1 });
+    await expect(bus.publish('t', [{ id: 'x', key: 'k', value: 'v', headers: { [ID_HEADER]: 'y' } }])).rejects.toThrow(/reserved/);
+    await bus.close();
   });
 
   it('fails loudly when a topic exists with another partition count', async () => {

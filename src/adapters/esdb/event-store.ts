@@ -38,7 +38,6 @@ import {
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type AppendExpectedRevision,
-  type CurrentRevision,
   type Position,
   type ResolvedEvent,
   type StreamingRead,
@@ -57,6 +56,7 @@ import {
   type SubscribeOptions,
   type Subscription,
   expectationHolds,
+  requireStreamName,
 } from '../../ports/event-store.js';
 import {
   comparePositions,
@@ -140,13 +140,6 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
     }
   }
 
-  /** Reads `$all` forwards from an inclusive position, page by page, until `visit` says stop. */
-  async function scanAll(from: Position | typeof START, visit: (event: RecordedEvent) => boolean): Promise<void> {
-    for await (const events of pagesOfAll(from)) {
-      for (const event of events) if (!visit(toRecordedEvent(event))) return;
-    }
-  }
-
   /**
    * The fallback the client allows: 6.2.1's `readAll` takes no filter (only `subscribeToAll`
    * does) and EventStoreDB has no stream-name range read, so this reads `$all` forwards and
@@ -201,7 +194,7 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
         if (!(error instanceof WrongExpectedVersionError)) throw error;
         const retried = storedResult(await readTail(stream, ids.length), ids);
         if (retried) return retried;
-        throw new WrongExpectedRevisionError(stream, expected, actualRevision(error.actualVersion));
+        throw new WrongExpectedRevisionError(stream, expected, error.actualVersion === NO_STREAM ? -1 : Number(error.actualVersion));
       }
       if (!written.success) {
         throw new WrongExpectedRevisionError(stream, expected, Number(written.nextExpectedRevision));
@@ -217,16 +210,12 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
       const maxCount = readOptions.maxCount === undefined ? undefined : Math.max(0, Math.trunc(readOptions.maxCount));
       if (maxCount === 0) return [];
       const limit = maxCount === undefined ? {} : { maxCount };
-      if (readOptions.direction === 'backwards') {
-        // EventStoreDB reads backwards natively, newest first, from END or an inclusive revision.
-        const from = readOptions.fromRevision === undefined ? END : Math.trunc(readOptions.fromRevision);
-        if (typeof from === 'number' && from < 0) return [];
-        const read = client.readStream(requireStreamName(streamName), { direction: BACKWARDS, fromRevision: from === END ? END : BigInt(from), ...limit });
-        return collectStream(read);
-      }
-      const fromRevision = Math.max(0, Math.trunc(readOptions.fromRevision ?? 0));
-      const read = client.readStream(requireStreamName(streamName), { direction: FORWARDS, fromRevision: BigInt(fromRevision), ...limit });
-      return collectStream(read);
+      const backwards = readOptions.direction === 'backwards';
+      const revision = readOptions.fromRevision === undefined ? undefined : Math.trunc(readOptions.fromRevision);
+      // EventStoreDB reads backwards natively, newest first, from END or an inclusive revision.
+      if (backwards && revision !== undefined && revision < 0) return [];
+      const fromRevision = backwards ? (revision === undefined ? END : BigInt(revision)) : BigInt(Math.max(0, revision ?? 0));
+      return collectStream(client.readStream(requireStreamName(streamName), { direction: backwards ? BACKWARDS : FORWARDS, fromRevision, ...limit }));
     },
 
     async readAll(readOptions: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -236,10 +225,13 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
       const prefixes = readOptions.streamPrefixes ?? [];
       const found: RecordedEvent[] = [];
       if (maxCount === 0) return found;
-      await scanAll(after > 0n ? toEsdbPosition(after) : START, (event) => {
-        if (event.position > after && matchesPrefixes(event.streamName, prefixes)) found.push(event);
-        return found.length < maxCount;
-      });
+      for await (const events of pagesOfAll(after > 0n ? toEsdbPosition(after) : START)) {
+        for (const recorded of events) {
+          const event = toRecordedEvent(recorded);
+          if (event.position > after && matchesPrefixes(event.streamName, prefixes)) found.push(event);
+          if (found.length >= maxCount) return found;
+        }
+      }
       return found;
     },
 
@@ -295,7 +287,7 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
   };
 }
 
-export function requireEsdbConnectionString(connectionString: string): string {
+function requireEsdbConnectionString(connectionString: string): string {
   if (typeof connectionString !== 'string' || !/^esdb(\+discover)?:\/\//.test(connectionString)) {
     throw new TypeError(
       'EventStoreDB connection string must start with esdb:// or esdb+discover:// ' +
@@ -305,14 +297,7 @@ export function requireEsdbConnectionString(connectionString: string): string {
   return connectionString;
 }
 
-function requireStreamName(streamName: string): string {
-  if (typeof streamName !== 'string' || streamName.length === 0) {
-    throw new TypeError('stream name must be a non-empty string');
-  }
-  return streamName;
-}
-
-export function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
+function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
   switch (expected) {
     case 'any':
       return ANY;
@@ -323,10 +308,6 @@ export function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpect
     default:
       return BigInt(expected);
   }
-}
-
-function actualRevision(current: CurrentRevision): number {
-  return current === NO_STREAM ? -1 : Number(current);
 }
 
 /** Drains a stream read; a missing stream (thrown while iterating) reads as []. */

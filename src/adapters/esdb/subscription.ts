@@ -18,7 +18,6 @@ import {
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
   type EventStoreDBClient,
-  type Filter,
   type Position,
 } from '@eventstore/db-client';
 import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
@@ -65,10 +64,6 @@ function isInvalidPosition(error: unknown): boolean {
   return isCommandErrorOf(error, ErrorType.UNKNOWN) && (error as { code?: unknown }).code === GRPC_INVALID_ARGUMENT;
 }
 
-function filterFor(prefixes: readonly string[]): Filter {
-  return prefixes.length > 0 ? streamNameFilter({ prefixes: [...prefixes] }) : excludeSystemEvents();
-}
-
 export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription {
   const queue: RecordedEvent[] = [];
   const highWater = Math.max(2 * o.batchSize, 64);
@@ -110,7 +105,7 @@ export function createEsdbSubscription(o: EsdbSubscriptionOptions): Subscription
     if (closed) return;
     const subscription = o.client.subscribeToAll({
       fromPosition: fromStart || !cursor ? START : cursor,
-      filter: filterFor(o.prefixes),
+      filter: o.prefixes.length > 0 ? streamNameFilter({ prefixes: [...o.prefixes] }) : excludeSystemEvents(),
       resolveLinkTos: false,
     });
     current = subscription;

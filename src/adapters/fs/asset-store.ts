@@ -12,8 +12,6 @@ import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../por
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
-export { InvalidAssetKeyError } from './asset-key.js';
-
 export interface FsAssetStoreOptions {
   /** Root directory (created if missing). */
   dir: string;

@@ -3,8 +3,8 @@
  * published message by (topic, partition, offset) and every consumer group's committed offset.
  * A committed offset is the next offset to read, as in Kafka. Offsets start at 0 per partition.
  */
-import Database from 'better-sqlite3';
 import type { BusMessage } from '../../ports/bus.js';
+import { openSqlite } from '../sqlite/database.js';
 
 export interface LoggedMessage extends BusMessage {
   partition: number;
@@ -65,10 +65,7 @@ function toLogged(row: MessageRow): LoggedMessage {
 }
 
 export function openBusLog(path: string): BusLog {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  const db = openSqlite(path);
   db.exec(SCHEMA);
 
   const endStmt = db.prepare<[string, number], { next: number }>(

@@ -4,7 +4,7 @@
  * rebalancing behave like Kafka's (see consumer-group.ts); delivery is at-least-once.
  * One process per file: group membership is held in memory, not in the file.
  */
-import type { Bus, BusMessage, Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { checkConsumer, checkMessage, requireNonEmpty, requirePartitionCount, type Bus, type Consumer, type ConsumerOptions } from '../../ports/bus.js';
 import { openBusLog } from './bus-log.js';
 import { createConsumerGroup, type ConsumerGroup } from './consumer-group.js';
 import { partitionForKey } from './murmur2.js';
@@ -17,24 +17,8 @@ export interface InprocBusOptions {
   partitions?: number;
 }
 
-function nonEmpty(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${what} must be a non-empty string`);
-  return value;
-}
-
-function checkMessage(m: BusMessage): void {
-  nonEmpty(m.id, 'message id');
-  if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
-  if (typeof m.value !== 'string') throw new TypeError('message value must be a string');
-  for (const [name, value] of Object.entries(m.headers ?? {})) {
-    if (typeof value !== 'string') throw new TypeError(`message header ${name} must be a string`);
-  }
-}
-
 export function createInprocBus({ path, partitions = 16 }: InprocBusOptions): Bus {
-  if (!Number.isInteger(partitions) || partitions < 1) {
-    throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
-  }
+  requirePartitionCount(partitions);
   const log = openBusLog(path);
   const groups = new Map<string, ConsumerGroup>();
   const listeners = new Map<string, Set<() => void>>();
@@ -86,9 +70,9 @@ export function createInprocBus({ path, partitions = 16 }: InprocBusOptions): Bu
 
     async publish(topic, messages) {
       assertOpen();
-      nonEmpty(topic, 'topic');
+      requireNonEmpty(topic, 'topic');
       if (messages.length === 0) return;
-      messages.forEach(checkMessage);
+      for (const m of messages) checkMessage(m);
       const logged = log.append(
         topic,
         messages.map((m) => ({ ...m, partition: partitionOf(m.key) })),
@@ -100,9 +84,8 @@ export function createInprocBus({ path, partitions = 16 }: InprocBusOptions): Bu
 
     async consume(options): Promise<Consumer> {
       assertOpen();
-      nonEmpty(options.topic, 'topic');
-      nonEmpty(options.groupId, 'groupId');
-      if (typeof options.handle !== 'function') throw new TypeError('handle must be a function');
+      requireNonEmpty(options.topic, 'topic');
+      checkConsumer(options);
       const group = groupOf(options.topic, options.groupId);
       const member = await group.join(options);
       let leaving: Promise<void> | undefined;

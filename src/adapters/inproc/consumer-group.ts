@@ -5,7 +5,7 @@
  * every partition taken away is stopped (its in-flight message finishes) and revoked first, only
  * then are new partitions assigned and started — so no partition ever has two owners.
  */
-import type { ConsumerOptions } from '../../ports/bus.js';
+import { notifyListener, type ConsumerOptions } from '../../ports/bus.js';
 import type { PartitionWorker } from './partition-worker.js';
 
 export interface GroupMember {
@@ -28,7 +28,7 @@ export interface ConsumerGroupOptions {
 }
 
 /** Range assignment: member index i gets a contiguous run; the first `partitions % n` get one more. */
-export function rangeAssign(memberIds: readonly number[], partitions: number): Map<number, number[]> {
+function rangeAssign(memberIds: readonly number[], partitions: number): Map<number, number[]> {
   const result = new Map<number, number[]>();
   const n = memberIds.length;
   let next = 0;
@@ -41,15 +41,6 @@ export function rangeAssign(memberIds: readonly number[], partitions: number): M
     next += count;
   });
   return result;
-}
-
-/** Runs a rebalance listener; its failure must not leave the group half-rebalanced. */
-async function notify(listener: (() => void | Promise<void>) | undefined): Promise<void> {
-  try {
-    await listener?.();
-  } catch {
-    // The port has no error channel for listeners; ownership proceeds regardless.
-  }
 }
 
 export function createConsumerGroup(o: ConsumerGroupOptions): ConsumerGroup {
@@ -68,13 +59,13 @@ export function createConsumerGroup(o: ConsumerGroupOptions): ConsumerGroup {
     if (lost.length === 0) return;
     await Promise.all(lost.map((p) => member.owned.get(p)?.stop() ?? Promise.resolve()));
     for (const p of lost) member.owned.delete(p);
-    await notify(member.options.onRevoke && (() => member.options.onRevoke?.(lost)));
+    await notifyListener(member.options.onRevoke && (() => member.options.onRevoke?.(lost)));
   }
 
   async function assign(member: GroupMember, target: readonly number[]): Promise<void> {
     const gained = target.filter((p) => !member.owned.has(p));
     if (gained.length === 0) return;
-    await notify(member.options.onAssign && (() => member.options.onAssign?.(gained)));
+    await notifyListener(member.options.onAssign && (() => member.options.onAssign?.(gained)));
     for (const p of gained) member.owned.set(p, o.startWorker(p, member.options));
   }
 

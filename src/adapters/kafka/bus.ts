@@ -16,12 +16,12 @@
  *   bus does, so messages published after the group first started are never skipped, even
  *   when a partition changes owner before its first commit.
  */
-import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
-import type { Bus, BusMessage, Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { Kafka, Partitioners, logLevel, type LogEntry } from 'kafkajs';
+import { checkConsumer, checkMessage, requirePartitionCount, type Bus, type BusMessage, type Consumer, type ConsumerOptions } from '../../ports/bus.js';
 import { partitionForKey } from '../inproc/murmur2.js';
 import { fixGroupStartAtEnd } from './group-start.js';
 import { startMember, type MemberCrash } from './member.js';
-import { checkMessage, checkTopic, toKafkaMessage } from './messages.js';
+import { checkTopic, ID_HEADER, toKafkaMessage } from './messages.js';
 import { createTopicGuard } from './topics.js';
 
 export { TopicPartitionMismatchError } from './topics.js';
@@ -79,9 +79,7 @@ export interface KafkaBusOptions {
 
 export function createKafkaBus(options: KafkaBusOptions): Bus {
   const partitions = options.partitions;
-  if (!Number.isInteger(partitions) || partitions < 1) {
-    throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
-  }
+  requirePartitionCount(partitions);
   const brokers = parseBrokers(options.brokers);
   const kafka = new Kafka({
     clientId: options.clientId,
@@ -89,36 +87,28 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     ...(options.onLog ? { logLevel: logLevel.INFO, logCreator: () => (entry: LogEntry) => forward(entry, options.onLog) } : { logLevel: logLevel.ERROR }),
   });
   const members = new Set<Consumer>();
-  let producer: Promise<Producer> | undefined;
-  let admin: Promise<Admin> | undefined;
   let closing: Promise<void> | undefined;
 
-  const connectedAdmin = (): Promise<Admin> =>
-    (admin ??= (async () => {
-      const client = kafka.admin();
-      await client.connect();
-      return client;
-    })().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    }));
+  /** Connects the client `make` builds on first use; a failed connection is made afresh on the next. */
+  function lazily<C extends { connect(): Promise<void> }>(make: () => C) {
+    let client: Promise<C> | undefined;
+    const connected = (): Promise<C> =>
+      (client ??= (async () => {
+        const made = make();
+        await made.connect();
+        return made;
+      })().catch((error: unknown) => {
+        client = undefined;
+        throw error;
+      }));
+    return { connected, current: () => client };
+  }
+  const admin = lazily(() => kafka.admin());
+  const producer = lazily(() =>
+    kafka.producer({ idempotent: false, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner }),
+  );
 
-  const connectedProducer = (): Promise<Producer> =>
-    (producer ??= (async () => {
-      const client = kafka.producer({
-        idempotent: false,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-      });
-      await client.connect();
-      return client;
-    })().catch((error: unknown) => {
-      producer = undefined;
-      throw error;
-    }));
-
-  const topics = createTopicGuard(connectedAdmin, partitions, options.replicationFactor);
+  const topics = createTopicGuard(admin.connected, partitions, options.replicationFactor);
   const partitionOf = (key: string): number => partitionForKey(key, partitions);
 
   function assertOpen(): void {
@@ -133,9 +123,9 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       assertOpen();
       checkTopic(topic);
       if (messages.length === 0) return;
-      messages.forEach(checkMessage);
+      for (const m of messages) checkMessage(m, ID_HEADER);
       await topics.ensure(topic);
-      const client = await connectedProducer();
+      const client = await producer.connected();
       // One produce request per chunk, each well under the broker's default 1 MiB limit, so a
       // large batch of ordinary messages is never refused as a whole (order kept: chunks go in turn).
       for (const chunk of byteChunks(messages, MAX_REQUEST_BYTES)) {
@@ -146,15 +136,12 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     async consume(consumeOptions: ConsumerOptions): Promise<Consumer> {
       assertOpen();
       checkTopic(consumeOptions.topic);
-      if (typeof consumeOptions.groupId !== 'string' || consumeOptions.groupId.length === 0) {
-        throw new TypeError('groupId must be a non-empty string');
-      }
-      if (typeof consumeOptions.handle !== 'function') throw new TypeError('handle must be a function');
+      checkConsumer(consumeOptions);
       await topics.ensure(consumeOptions.topic);
       const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
       const rebalanceTimeout = options.rebalanceTimeoutMs ?? 60_000;
       if (consumeOptions.fromBeginning === false) {
-        await fixGroupStartAtEnd(kafka, await connectedAdmin(), consumeOptions.groupId, consumeOptions.topic, rebalanceTimeout);
+        await fixGroupStartAtEnd(kafka, await admin.connected(), consumeOptions.groupId, consumeOptions.topic, rebalanceTimeout);
       }
       const member = await startMember({
         kafka,
@@ -177,13 +164,13 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
 
     async ping() {
       assertOpen();
-      await (await connectedAdmin()).describeCluster();
+      await (await admin.connected()).describeCluster();
     },
 
     close() {
       closing ??= (async () => {
         await Promise.allSettled([...members].map((member) => member.close()));
-        const clients: Array<Promise<{ disconnect(): Promise<void> }> | undefined> = [producer, admin];
+        const clients: Array<Promise<{ disconnect(): Promise<void> }> | undefined> = [producer.current(), admin.current()];
         await Promise.allSettled(clients.map(async (client) => (await client)?.disconnect()));
       })();
       return closing;

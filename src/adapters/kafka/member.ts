@@ -19,7 +19,7 @@
  * - `close()`: pauses fetching, waits for in-flight handlers, revokes, then leaves the group.
  */
 import type { Consumer as KafkaConsumer, ConsumerConfig, EachMessagePayload, Kafka } from 'kafkajs';
-import type { Consumer, ConsumerOptions } from '../../ports/bus.js';
+import { notifyListener, type Consumer, type ConsumerOptions } from '../../ports/bus.js';
 import { fromKafkaMessage } from './messages.js';
 import { backoffDelay, sleep, type Backoff } from '../../lib/backoff.js';
 
@@ -45,15 +45,6 @@ export interface MemberOptions {
 const HANDLE_RETRY: Backoff = { initialMs: 50, maxMs: 2000 };
 /** Between restarts of a crashed consumer: 500 ms doubling (10 times at most), at most 30 s. */
 const RESTART_BACKOFF: Backoff = { initialMs: 500, maxMs: 30_000, maxDoublings: 10 };
-
-/** Runs a rebalance listener; its failure must not stop the member (the port has no error channel). */
-async function notify(listener: (() => void | Promise<void>) | undefined): Promise<void> {
-  try {
-    await listener?.();
-  } catch {
-    // ownership proceeds regardless, as in the in-process bus
-  }
-}
 
 export async function startMember(o: MemberOptions): Promise<Consumer> {
   const { topic, groupId } = o.options;
@@ -86,14 +77,14 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
       assigned.delete(p);
     }
     if (lost.length === 0) return listeners;
-    return enqueue(() => notify(o.options.onRevoke && (() => o.options.onRevoke?.(lost))));
+    return enqueue(() => notifyListener(o.options.onRevoke && (() => o.options.onRevoke?.(lost))));
   }
 
   function assign(partitions: readonly number[]): Promise<void> {
     const gained = [...partitions].sort((a, b) => a - b);
     for (const p of gained) owned.add(p);
     if (gained.length === 0) return listeners;
-    const done = enqueue(() => notify(o.options.onAssign && (() => o.options.onAssign?.(gained))));
+    const done = enqueue(() => notifyListener(o.options.onAssign && (() => o.options.onAssign?.(gained))));
     for (const p of gained) assigned.set(p, done);
     return done;
   }

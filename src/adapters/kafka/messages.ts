@@ -5,32 +5,17 @@
  * `partitionOf(key)` (murmur2, as Kafka's default partitioner), so the bus and Kafka agree.
  */
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
-import type { BusMessage, DeliveredMessage } from '../../ports/bus.js';
+import { requireNonEmpty, type BusMessage, type DeliveredMessage } from '../../ports/bus.js';
 
 /** Reserved header name: the message's dedup id. */
 export const ID_HEADER = 'gateway-message-id';
 
-function nonEmpty(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${what} must be a non-empty string`);
-  return value;
-}
-
 export function checkTopic(topic: unknown): string {
-  const name = nonEmpty(topic, 'topic');
+  const name = requireNonEmpty(topic, 'topic');
   if (name.length > 249 || !/^[A-Za-z0-9._-]+$/.test(name)) {
     throw new TypeError(`invalid Kafka topic name ${JSON.stringify(name)}: 1-249 of [A-Za-z0-9._-]`);
   }
   return name;
-}
-
-export function checkMessage(m: BusMessage): void {
-  nonEmpty(m.id, 'message id');
-  if (typeof m.key !== 'string') throw new TypeError('message key must be a string');
-  if (typeof m.value !== 'string') throw new TypeError('message value must be a string');
-  for (const [name, value] of Object.entries(m.headers ?? {})) {
-    if (typeof value !== 'string') throw new TypeError(`message header ${name} must be a string`);
-    if (name === ID_HEADER) throw new TypeError(`message header ${ID_HEADER} is reserved for the message id`);
-  }
 }
 
 export function toKafkaMessage(m: BusMessage, partition: number): Message {

@@ -35,18 +35,16 @@ export function createTopicGuard(admin: () => Promise<Admin>, partitions: number
     // Only a missing topic is created: CreateTopics on an existing one makes kafkajs log an
     // error on every start, and fails outright where the client may not create topics (topics
     // made by operators) although they exist with the right count.
-    if (!(await client.listTopics()).includes(topic)) await create(client, topic);
+    // createTopics resolves false when another client created it first (kafkajs maps TOPIC_ALREADY_EXISTS).
+    if (!(await client.listTopics()).includes(topic)) {
+      await client.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: partitions, ...(replicationFactor === undefined ? {} : { replicationFactor }) }],
+      });
+    }
     const { topics } = await client.fetchTopicMetadata({ topics: [topic] });
     const actual = topics.find((t) => t.name === topic)?.partitions.length ?? 0;
     if (actual !== partitions) throw new TopicPartitionMismatchError(topic, actual, partitions);
-  }
-
-  /** Resolves false when another client created it first (kafkajs maps TOPIC_ALREADY_EXISTS). */
-  async function create(client: Admin, topic: string): Promise<boolean> {
-    return client.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic, numPartitions: partitions, ...(replicationFactor === undefined ? {} : { replicationFactor }) }],
-    });
   }
 
   return {

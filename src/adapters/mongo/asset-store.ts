@@ -17,8 +17,6 @@ import { finished } from 'node:stream/promises';
 import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../ports/asset-store.js';
 import { assertValidAssetKey, assertValidContentType } from '../fs/asset-key.js';
 
-export { InvalidAssetKeyError } from '../fs/asset-key.js';
-
 export interface GridFsAssetStoreOptions {
   url: string;
   dbName: string;

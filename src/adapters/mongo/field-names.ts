@@ -14,7 +14,7 @@ export function escapeKey(key: string): string {
   return key.replace(/%/g, '%25').replace(/\./g, '%2E').replace(/^\$/, '%24');
 }
 
-export function unescapeKey(key: string): string {
+function unescapeKey(key: string): string {
   if (!key.includes('%')) return key;
   return key.replace(/%2E/g, '.').replace(/^%24/, '$').replace(/%25/g, '%');
 }

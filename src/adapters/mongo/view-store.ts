@@ -94,6 +94,24 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     ]);
   }
 
+  /**
+   * The writes of a commit or bulk load, grouped by view collection, each as what its collection
+   * receives. Everything is validated and serialised first: a bad write fails before any document is touched.
+   */
+  function validatedWrites<T>(projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined, serialise: (write: ViewWrite) => T[]) {
+    assertOpen();
+    requireProjection(projection);
+    if (checkpoint !== undefined) toStoredPosition(checkpoint);
+    const byView = new Map<string, { collection: Collection<ViewRecord>; items: T[] }>();
+    for (const write of writes) {
+      const collection = views(write.view);
+      const entry = byView.get(collection.collectionName) ?? { collection, items: [] };
+      byView.set(collection.collectionName, entry);
+      entry.items.push(...serialise(write));
+    }
+    return [...byView.values()];
+  }
+
   return {
     async get<T>(view: string, id: string) {
       assertOpen();
@@ -138,37 +156,15 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     },
 
     async commit(projection, writes, checkpoint) {
-      assertOpen();
-      requireProjection(projection);
-      if (checkpoint !== undefined) toStoredPosition(checkpoint);
-      // Everything is validated and serialised first: a bad write fails the commit before any
-      // document is touched.
-      const byView = new Map<string, { collection: Collection<ViewRecord>; ops: Op<ViewRecord>[] }>();
-      for (const write of writes) {
-        const collection = views(write.view);
-        const entry = byView.get(collection.collectionName) ?? { collection, ops: [] };
-        byView.set(collection.collectionName, entry);
-        entry.ops.push(...guardedWrite(write));
-      }
-      const counts = await Promise.all([...byView.values()].map(({ collection, ops }) => applyOrdered(collection, ops)));
+      const byView = validatedWrites(projection, writes, checkpoint, guardedWrite);
+      const counts = await Promise.all(byView.map(({ collection, items }) => applyOrdered(collection, items)));
       if (checkpoint !== undefined) await moveCheckpoint(projection, checkpoint);
       return counts.reduce((sum, n) => sum + n, 0);
     },
 
     async bulkLoad(projection, writes, checkpoint) {
-      assertOpen();
-      requireProjection(projection);
-      if (checkpoint !== undefined) toStoredPosition(checkpoint);
-      // Validated and serialised first, as in commit: a bad write fails before anything is written.
-      const byView = new Map<string, { collection: Collection<ViewRecord>; records: ViewRecord[] }>();
-      for (const write of writes) {
-        const collection = views(write.view);
-        const entry = byView.get(collection.collectionName) ?? { collection, records: [] };
-        byView.set(collection.collectionName, entry);
-        entry.records.push(storedRecord(write));
-      }
-      for (const { collection, records } of byView.values()) {
-        for (let start = 0; start < records.length; start += LOAD_CHUNK) await insertOrReplace(collection, records.slice(start, start + LOAD_CHUNK));
+      for (const { collection, items } of validatedWrites(projection, writes, checkpoint, (write) => [storedRecord(write)])) {
+        for (let start = 0; start < items.length; start += LOAD_CHUNK) await insertOrReplace(collection, items.slice(start, start + LOAD_CHUNK));
       }
       if (checkpoint !== undefined) await moveCheckpoint(projection, checkpoint);
     },

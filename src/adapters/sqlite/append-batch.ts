@@ -92,23 +92,20 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
   // only its own inserts are rolled back.
   const inSavepoint = db.transaction(applyOne);
 
-  function applyAfterPreceding(
-    job: AppendJob,
-    outcomeOf: ReadonlyMap<AppendJob, JobOutcome<AppendResult>>,
-  ): { outcome: JobOutcome<AppendResult>; written: WrittenEvent[] } {
+  /** The outcome of one job of the batch; the events it wrote go to `written`. */
+  function applyAfterPreceding(job: AppendJob, outcomeOf: ReadonlyMap<AppendJob, JobOutcome<AppendResult>>, written: WrittenEvent[]): JobOutcome<AppendResult> {
     if (job.after) {
       const preceding = outcomeOf.get(job.after);
       // The store queues a dependent append only behind a job of the same batch.
-      if (!preceding) {
-        return { outcome: { ok: false, error: new Error(`append to ${job.stream}: the append it follows is not earlier in its batch`) }, written: [] };
-      }
-      if (!preceding.ok) return { outcome: { ok: false, error: new PrecedingAppendFailedError(job.stream, preceding.error) }, written: [] };
+      if (!preceding) return { ok: false, error: new Error(`append to ${job.stream}: the append it follows is not earlier in its batch`) };
+      if (!preceding.ok) return { ok: false, error: new PrecedingAppendFailedError(job.stream, preceding.error) };
     }
     try {
       const applied = inSavepoint(job);
-      return { outcome: { ok: true, value: applied.result }, written: applied.written };
+      written.push(...applied.written);
+      return { ok: true, value: applied.result };
     } catch (error) {
-      return { outcome: { ok: false, error }, written: [] };
+      return { ok: false, error };
     }
   }
 
@@ -116,10 +113,9 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
     const written: WrittenEvent[] = [];
     const outcomeOf = new Map<AppendJob, JobOutcome<AppendResult>>();
     const outcomes = jobs.map((job): JobOutcome<AppendResult> => {
-      const applied = applyAfterPreceding(job, outcomeOf);
-      written.push(...applied.written);
-      outcomeOf.set(job, applied.outcome);
-      return applied.outcome;
+      const outcome = applyAfterPreceding(job, outcomeOf, written);
+      outcomeOf.set(job, outcome);
+      return outcome;
     });
     return { outcomes, wrote: written.length > 0, written };
   });

@@ -11,8 +11,6 @@ import Database from 'better-sqlite3';
 export type SqliteDatabase = Database.Database;
 
 export interface OpenSqliteOptions {
-  /** How long a writer waits for another connection's lock before SQLITE_BUSY. */
-  busyTimeoutMs?: number;
   /** FULL (default): durable commits. NORMAL: for rebuildable data only. */
   synchronous?: 'FULL' | 'NORMAL';
 }
@@ -20,7 +18,8 @@ export interface OpenSqliteOptions {
 export function openSqlite(path: string, options: OpenSqliteOptions = {}): SqliteDatabase {
   const db = new Database(path);
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    // How long a writer waits for another connection's lock before SQLITE_BUSY.
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     return db;

@@ -88,11 +88,8 @@ export function prepareEventQueries(db: SqliteDatabase): EventQueries {
     readStream: (stream, fromRevision, limit) => byStream.all(stream, fromRevision, limit),
     readStreamBackwards: (stream, fromRevision, limit) => byStreamBackwards.all(stream, fromRevision, limit),
     readRange(after, upTo, limit, prefixes) {
-      let statement = byPrefixCount.get(prefixes.length);
-      if (!statement) {
-        statement = prepareRange(prefixes.length);
-        byPrefixCount.set(prefixes.length, statement);
-      }
+      const statement = byPrefixCount.get(prefixes.length) ?? prepareRange(prefixes.length);
+      byPrefixCount.set(prefixes.length, statement);
       return statement.all(after, upTo, ...prefixes, limit);
     },
     head: () => head.get()?.head ?? 0n,

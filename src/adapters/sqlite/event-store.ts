@@ -6,6 +6,7 @@
 import {
   assertAppendFits,
   awaitPrecedingAppend,
+  requireStreamName,
   serializedAppendSize,
   type AppendResult,
   type EventStore,
@@ -187,13 +188,6 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 
 function toRecentEvent({ stream, revision, position, event }: WrittenEvent): RecordedEvent {
   return toRecordedEvent({ position, stream, revision: BigInt(revision), event_id: event.id, type: event.type, data: event.data, metadata: event.metadata });
-}
-
-function requireStreamName(streamName: string): string {
-  if (typeof streamName !== 'string' || streamName.length === 0) {
-    throw new TypeError('stream name must be a non-empty string');
-  }
-  return streamName;
 }
 
 function validExpectedRevision(expected: ExpectedRevision): ExpectedRevision {

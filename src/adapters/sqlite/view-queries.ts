@@ -16,7 +16,7 @@ export interface WhereClause {
   expressions: string[];
 }
 
-export function jsonPath(dotPath: string): string {
+function jsonPath(dotPath: string): string {
   const segments = dotPath.split('.');
   for (const segment of segments) {
     if (segment.length === 0 || /["'\\\u0000-\u001f]/.test(segment)) {

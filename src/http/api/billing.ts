@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { LedgerEntry } from '../../../projections/ledger.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, ok } from '../api-response.js';
+import { API_ROUTE, listPage, ok, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 /**
@@ -26,8 +26,7 @@ const isoTime = z
   .meta({ pattern: ISO_DATE_OR_TIME, description: 'an ISO 8601 date or date-time, e.g. 2025-01-31 or 2025-01-31T12:00:00Z' });
 
 const LedgerQuery = z.object({
-  p: z.coerce.number().int().min(0).default(0),
-  size: z.coerce.number().int().min(1).max(500).default(50),
+  ...pageQuery(500, 50),
   from: isoTime.optional(),
   to: isoTime.optional(),
   model: z.string().min(1).max(128).optional(),
@@ -60,13 +59,7 @@ export function billingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
         const user = currentUser(request);
         const { p, size, from, to, model, task_id } = request.query;
         const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
-        if (!from && !to) {
-          const [docs, total] = await Promise.all([
-            deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-            deps.views.count(VIEWS.ledger, where),
-          ]);
-          return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
-        }
+        if (!from && !to) return listPage(deps.views, VIEWS.ledger, where, { sortBy: 'seq', desc: true }, { p, size }, record);
         // A time window: walk the statement newest first and keep what falls inside.
         const wanted = (p + 1) * size;
         const inside: LedgerEntry[] = [];

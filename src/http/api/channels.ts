@@ -8,13 +8,12 @@ import type { NewChannelSettings } from '../../domain/channel.js';
 import type { ChannelSettings } from '../../domain/events.js';
 import { createChannel, deleteChannel, updateChannel } from '../../engine/commands/channel-commands.js';
 import type { ChannelKeyCipher } from '../../engine/channels/channel-key-cipher.js';
-import type { UnreadableChannel } from '../../engine/channels/catalog.js';
 import type { ChannelHealthSnapshot } from '../../engine/channels/channel-health.js';
 import type { ChannelDoc } from '../../../projections/channels.js';
 import { requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { API_ROUTE, camelFields, envelope, ok } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 const ChannelFields = z.object({
@@ -36,18 +35,7 @@ const UpdateChannelBody = ChannelFields.partial()
   .strict();
 
 function toSettings(input: Partial<z.infer<typeof ChannelFields>>, keys: Pick<ChannelKeyCipher, 'encrypt'>): Partial<ChannelSettings> {
-  const s: Partial<ChannelSettings> = {};
-  if (input.name !== undefined) s.name = input.name;
-  if (input.family !== undefined) s.family = input.family;
-  if (input.base_url !== undefined) s.baseUrl = input.base_url;
-  if (input.key !== undefined) s.key = keys.encrypt(input.key);
-  if (input.models !== undefined) s.models = input.models;
-  if (input.model_mapping !== undefined) s.modelMapping = input.model_mapping;
-  if (input.groups !== undefined) s.groups = input.groups;
-  if (input.priority !== undefined) s.priority = input.priority;
-  if (input.weight !== undefined) s.weight = input.weight;
-  if (input.status !== undefined) s.status = input.status;
-  return s;
+  return camelFields({ ...input, ...(input.key === undefined ? {} : { key: keys.encrypt(input.key) }) });
 }
 
 /** A channel's circuit breaker and health check, as this gateway process sees them. */
@@ -87,14 +75,6 @@ function healthRecord(snapshot: ChannelHealthSnapshot | undefined): z.infer<type
   };
 }
 
-/**
- * A channel whose key this process cannot decrypt is never used: shown open, the reason as its
- * last error, so the administrator sees why it serves nothing.
- */
-function unreadableHealth(u: UnreadableChannel, snapshot: ChannelHealthSnapshot | undefined): z.infer<typeof ChannelHealthRecord> {
-  return { ...healthRecord(snapshot), state: 'open', last_error: `key: ${u.reason}` };
-}
-
 /** What the API shows of a channel: everything but the key, which is only said to be set. */
 export function channelRecord(c: ChannelDoc) {
   return {
@@ -128,7 +108,12 @@ export function channelRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get('/api/channel/', { config: API_ROUTE, schema: { tags: ['admin'], response: { 200: envelope(z.array(ChannelListItem)) } } }, async () =>
       ok([
         ...deps.catalog.channels().map((c) => ({ ...channelRecord(c), health: healthRecord(deps.channelHealth?.of(c.channelId)) })),
-        ...deps.catalog.unreadable().map((u) => ({ ...channelRecord(u.channel), health: unreadableHealth(u, deps.channelHealth?.of(u.channel.channelId)) })),
+        // A channel whose key this process cannot decrypt is never used: shown open, the reason as
+        // its last error, so the administrator sees why it serves nothing.
+        ...deps.catalog.unreadable().map((u) => ({
+          ...channelRecord(u.channel),
+          health: { ...healthRecord(deps.channelHealth?.of(u.channel.channelId)), state: 'open' as const, last_error: `key: ${u.reason}` },
+        })),
       ]),
     );
 

@@ -9,8 +9,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { toDomainEvent } from '../../domain/recorded.js';
 import { envelopeOf } from '../../engine/outbound/event-envelope.js';
 import type { Subscription } from '../../ports/event-store.js';
-import { authenticate, bearerKey } from '../auth/bearer.js';
-import { sessionUserOf } from '../auth/session.js';
+import { keyOrSessionCaller } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { SseWriter } from '../sse.js';
@@ -20,14 +19,6 @@ import { API_ROUTE } from '../api-response.js';
 const MAX_POSITION = 2n ** 63n - 1n;
 
 export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  /** The account whose events the caller may see, or null for all (administrators). */
-  async function scopeOf(request: FastifyRequest): Promise<string | null> {
-    if (bearerKey(request)) return (await authenticate(request, deps.tokens, deps.clock())).accountId;
-    const user = await sessionUserOf(request, deps);
-    if (!user) throw new GatewayError(401, 'unauthorized', 'login required: a session cookie or a Bearer API key');
-    return user.role === 'admin' ? null : user.accountId;
-  }
-
   /**
    * Where the stream starts (exclusive): `Last-Event-ID` (or `?after=`), a decimal position
    * no later than the store's head — a larger one was never an id of this stream, and resuming
@@ -67,7 +58,9 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
       '/api/events/stream',
       { config: { ...API_ROUTE, eventStream: 'always' }, schema: { tags: ['events'], summary: 'Task and billing events as server-sent events' } },
       async (request, reply) => {
-        const scope = await scopeOf(request);
+        // The account whose events the caller may see, or null for all (administrators).
+        const caller = await keyOrSessionCaller(request, deps);
+        const scope = caller.admin ? null : caller.accountId;
         // Everything is checked before the 200: once the stream is open an error cannot be told.
         const after = await startingPoint(request);
 

@@ -3,6 +3,7 @@
  * use) and `GET /api/user/pricing` (session: every model the user's group is served).
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { modelsForCaller } from '../auth/bearer.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { PriceList, priceListFor } from '../price-list.js';
@@ -19,11 +20,7 @@ export function keyPriceListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       },
       async (request) => {
         const { caller } = request;
-        const models = deps.catalog
-          .modelsFor(caller.group)
-          .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
-          .filter((m) => !caller.channelId || deps.catalog.channel(caller.channelId)?.models.includes(m));
-        return priceListFor(deps.catalog.prices(), caller.group, models);
+        return priceListFor(deps.catalog.prices(), caller.group, modelsForCaller(caller, deps.catalog));
       },
     );
   };

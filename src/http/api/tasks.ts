@@ -9,14 +9,13 @@ import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
 import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { API_ROUTE, envelope, listPage, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 const TaskStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
 
 const TasksQuery = z.object({
-  p: z.coerce.number().int().min(0).default(0),
-  size: z.coerce.number().int().min(1).max(100).default(20),
+  ...pageQuery(),
   status: TaskStatus.optional(),
 });
 
@@ -87,14 +86,11 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       },
       async (request) => {
         const user = currentUser(request);
-        const { p, size, status } = request.query;
+        const { status } = request.query;
         const where = { accountId: user.accountId, ...(status ? { status } : {}) };
-        const [docs, total] = await Promise.all([
-          deps.views.find<AccountTaskDoc>(VIEWS.accountTasks, where, { sortBy: 'seq', desc: true, limit: size, offset: p * size }),
-          deps.views.count(VIEWS.accountTasks, where),
-        ]);
-        const items = docs.map(({ doc }) => summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)));
-        return ok({ items, total, page: p, page_size: size });
+        return listPage(deps.views, VIEWS.accountTasks, where, { sortBy: 'seq', desc: true }, request.query, (doc: AccountTaskDoc) =>
+          summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)),
+        );
       },
     );
   };

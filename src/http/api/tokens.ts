@@ -10,31 +10,18 @@ import { currentUser, requireSession, type SessionUser } from '../auth/session.j
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { API_ROUTE, camelFields, envelope, listPage, ok, pageQuery } from '../api-response.js';
 import { CreateTokenBody, TokenRecord, tokenRecord, UpdateTokenBody } from './token-schema.js';
 import { nowSeconds } from '../../lib/time.js';
 import { VIEWS } from '../../../projections/views.js';
 
 type TokenInput = z.infer<typeof CreateTokenBody>;
 
-const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
+const ListQuery = z.object(pageQuery());
 
 const actorOf = (user: SessionUser): TokenActor => ({ userId: user.userId, role: user.role, group: user.group });
 
-function toSettings(input: TokenInput): Partial<TokenSettings> {
-  const s: Partial<TokenSettings> = {};
-  if (input.name !== undefined) s.name = input.name;
-  if (input.status !== undefined) s.status = input.status;
-  if (input.expired_time !== undefined) s.expiredTime = input.expired_time;
-  if (input.remain_quota !== undefined) s.remainQuota = input.remain_quota;
-  if (input.unlimited_quota !== undefined) s.unlimitedQuota = input.unlimited_quota;
-  if (input.model_limits !== undefined) s.modelLimits = input.model_limits;
-  if (input.group !== undefined) s.group = input.group;
-  if (input.allow_ips !== undefined) s.allowIps = input.allow_ips;
-  if (input.channel_id !== undefined) s.channelId = input.channel_id;
-  if (input.rate_limit_per_minute !== undefined) s.rateLimitPerMinute = input.rate_limit_per_minute;
-  return s;
-}
+const toSettings = (input: TokenInput): Partial<TokenSettings> => camelFields(input);
 
 /**
  * The rules on who may set what (group, expiry, channel) and whose token it is are the token
@@ -52,13 +39,8 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.addHook('preHandler', requireSession(deps));
 
     app.get('/api/token/', { config: API_ROUTE, schema: { tags: ['tokens'], querystring: ListQuery } }, async (request) => {
-      const user = currentUser(request);
-      const { p, size } = request.query;
-      const [docs, total] = await Promise.all([
-        deps.views.find<TokenDoc>(VIEWS.tokens, { userId: user.userId }, { sortBy: 'createdAt', desc: true, limit: size, offset: p * size }),
-        deps.views.count(VIEWS.tokens, { userId: user.userId }),
-      ]);
-      return ok({ items: docs.map((d) => tokenRecord(d.doc)), total, page: p, page_size: size });
+      const where = { userId: currentUser(request).userId };
+      return listPage(deps.views, VIEWS.tokens, where, { sortBy: 'createdAt', desc: true }, request.query, (doc: TokenDoc) => tokenRecord(doc));
     });
 
     app.post(

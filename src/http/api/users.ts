@@ -12,7 +12,7 @@ import { currentUser, requireSession, SESSION_COOKIE, sessionCookieOptions } fro
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, ok } from '../api-response.js';
+import { API_ROUTE, envelope, listPage, ok, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, `_`, `.` or `-`');
@@ -30,7 +30,7 @@ const CreateUserBody = z.object({
   role: z.enum(['user', 'admin']).default('user'),
 });
 const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum(['admin', 'user']), group: z.string() });
-const ListQuery = z.object({ p: z.coerce.number().int().min(0).default(0), size: z.coerce.number().int().min(1).max(100).default(20) });
+const ListQuery = z.object(pageQuery());
 
 export async function findUserByName(deps: GatewayDeps, username: string): Promise<UserDoc | undefined> {
   const [found] = await deps.views.find<UserDoc>(VIEWS.users, { usernameKey: username.toLowerCase() }, { limit: 1 });
@@ -112,13 +112,13 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       '/api/user/',
       { config: API_ROUTE, schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') },
       async (request) => {
-        const { p, size } = request.query;
-        const [docs, total] = await Promise.all([
-          deps.views.find<UserDoc>(VIEWS.users, {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
-          deps.views.count(VIEWS.users, {}),
-        ]);
-        const items = docs.map(({ doc }) => ({ id: doc.userId, username: doc.username, role: doc.role, group: doc.group, account_id: doc.accountId }));
-        return ok({ items, total, page: p, page_size: size });
+        return listPage(deps.views, VIEWS.users, {}, { sortBy: 'createdAt' }, request.query, (doc: UserDoc) => ({
+          id: doc.userId,
+          username: doc.username,
+          role: doc.role,
+          group: doc.group,
+          account_id: doc.accountId,
+        }));
       },
     );
   };

@@ -2,24 +2,16 @@
  * Callback signing secrets (`/api/user/webhook-secret`, session) and the delivery record of a
  * task's completion callback (`/api/callbacks/{task_id}`, session or bearer of the owner).
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { CallbackDoc } from '../../../projections/callbacks.js';
 import { rotateWebhookSecret, webhookSecretFor } from '../../engine/commands/webhook-secrets.js';
-import { authenticate, bearerKey } from '../auth/bearer.js';
-import { currentUser, requireSession, sessionUserOf } from '../auth/session.js';
+import { currentUser, keyOrSessionCaller, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { API_ROUTE, ok } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
-  async function accountOf(request: FastifyRequest): Promise<string> {
-    if (bearerKey(request)) return (await authenticate(request, deps.tokens, deps.clock())).accountId;
-    const user = await sessionUserOf(request, deps);
-    if (!user) throw new GatewayError(401, 'unauthorized', 'login required: a session cookie or a Bearer API key');
-    return user.accountId;
-  }
-
   return async (app) => {
     app.get('/api/user/webhook-secret', { config: API_ROUTE, schema: { tags: ['callbacks'] }, preHandler: requireSession(deps) }, async (request) => {
       const user = currentUser(request);
@@ -32,7 +24,7 @@ export function webhookRoutes(deps: GatewayDeps): FastifyPluginAsync {
     });
 
     app.get('/api/callbacks/:task_id', { config: API_ROUTE, schema: { tags: ['callbacks'] } }, async (request) => {
-      const accountId = await accountOf(request);
+      const { accountId } = await keyOrSessionCaller(request, deps);
       const { task_id } = request.params as { task_id: string };
       const doc = /^[\w-]{1,128}$/.test(task_id) ? (await deps.views.get<CallbackDoc>(VIEWS.callbacks, task_id))?.doc : undefined;
       if (!doc || doc.accountId !== accountId) throw new GatewayError(404, 'not_found', `task_id: no callback for task ${task_id}`, 'task_id');

@@ -82,3 +82,11 @@ export function assertModelAllowed(caller: Caller, model: string, catalog: Catal
     throw new GatewayError(403, 'model_not_priced', `model: ${model} has no price configured`, 'model');
   }
 }
+
+/** The models this API key may use: its group's, within its model limits and its channel's. */
+export function modelsForCaller(caller: Caller, catalog: Catalog): string[] {
+  return catalog
+    .modelsFor(caller.group)
+    .filter((m) => caller.modelLimits.length === 0 || caller.modelLimits.includes(m))
+    .filter((m) => !caller.channelId || catalog.channel(caller.channelId)?.models.includes(m));
+}

@@ -30,11 +30,6 @@ export interface LoginThrottle {
 
 const noLimit: Hook = async () => undefined;
 
-function usernameOf(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null || !('username' in body)) return undefined;
-  return typeof body.username === 'string' ? body.username.toLowerCase() : undefined;
-}
-
 /** Registers the rate-limit plugin on `app` (its encapsulation context) and builds the two hooks. */
 export async function loginThrottle(app: FastifyInstance, config: Pick<Config, 'loginRateLimitPerIp' | 'loginRateLimitPerUser'>): Promise<LoginThrottle> {
   await app.register(rateLimit, { global: false });
@@ -57,9 +52,8 @@ export async function loginThrottle(app: FastifyInstance, config: Pick<Config, '
 
   return {
     byAddress: limiter(config.loginRateLimitPerIp, 'from this address', (request) => `ip:${request.ip}`),
-    byUsername: limiter(config.loginRateLimitPerUser, 'for this username', (request) => {
-      const name = usernameOf(request.body);
-      return name === undefined ? undefined : `user:${name}`;
-    }),
+    byUsername: limiter(config.loginRateLimitPerUser, 'for this username', ({ body }) =>
+      typeof body === 'object' && body !== null && 'username' in body && typeof body.username === 'string' ? `user:${body.username.toLowerCase()}` : undefined,
+    ),
   };
 }

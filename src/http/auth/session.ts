@@ -10,6 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { GatewayDeps } from '../deps.js';
 import type { SessionDoc } from '../../../projections/sessions.js';
 import type { UserDoc } from '../../../projections/users.js';
+import { authenticate, bearerKey } from './bearer.js';
 import { sha256 } from './secrets.js';
 import { VIEWS } from '../../../projections/views.js';
 
@@ -65,4 +66,12 @@ export function requireSession(deps: GatewayDeps, role: 'user' | 'admin' = 'user
 export function currentUser(request: FastifyRequest): SessionUser {
   if (!request.sessionUser) throw new GatewayError(401, 'unauthorized', 'login required: no valid session cookie');
   return request.sessionUser;
+}
+
+/** The caller of a route that takes an API key or a session: its account, and whether it is a session of an administrator. */
+export async function keyOrSessionCaller(request: FastifyRequest, deps: GatewayDeps): Promise<{ accountId: string; admin: boolean }> {
+  if (bearerKey(request)) return { accountId: (await authenticate(request, deps.tokens, deps.clock())).accountId, admin: false };
+  const user = await sessionUserOf(request, deps);
+  if (!user) throw new GatewayError(401, 'unauthorized', 'login required: a session cookie or a Bearer API key');
+  return { accountId: user.accountId, admin: user.role === 'admin' };
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
-import { parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { parseWith, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
 import { polledTask, taskState } from '../sim-task.js';
 
@@ -55,7 +55,6 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     app.post(`${PATH}/${action}`, async (request) => {
       const body = parseWith(SubmitBody, request.body);
       const { markers, render } = videoMarkers(request, [body.prompt]);
-      refuseByMarkers(markers);
       const seconds = Number(body.duration ?? DEFAULT_SECONDS);
       // The "resolution" of a clip task is its mode; `[sim:res=…]` does not apply here.
       const durationOnly = render.seconds !== undefined ? { seconds: render.seconds } : {};

@@ -102,8 +102,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.post(ASYNC_IMAGES_PATH, async (request) => {
     const body = parseWith(SubmitBody, request.body);
-    const markers = requestMarkers(request, [body.prompt]);
-    refuseByMarkers(markers);
+    const markers = refuseByMarkers(requestMarkers(request, [body.prompt]));
     const kind = imageResultKind(body.model, body.response_format);
     const { width, height } = parseImageSize(body.size);
     const payload: ImageTaskPayload = {

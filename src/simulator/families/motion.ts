@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseMotionSize, tierName, tierOfPixels } from '../../families/motion/sizes.js';
 import type { SimContext, SimFamily } from '../context.js';
-import { parseWith, plainErrorBody, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { parseWith, plainErrorBody, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { stripMarkers } from '../markers.js';
 import { decodeVideoTask, mintVideoTask, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
 import { polledTask, taskState } from '../sim-task.js';
@@ -62,7 +62,6 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     app.post(path, async (request) => {
       const body = parseWith(SubmitBody, request.body);
       const { markers, render } = videoMarkers(request, [body.input.prompt]);
-      refuseByMarkers(markers);
       const seconds = body.parameters?.duration ?? DEFAULT_SECONDS;
       const resolution = renderedResolution(body.parameters);
       const prompt = stripMarkers(body.input.prompt ?? '').slice(0, 64);

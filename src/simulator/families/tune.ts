@@ -122,8 +122,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
 
   app.post('/tune/submit/LYRICS', async (request) => {
     const body = parseWith(LyricsBody, request.body);
-    const markers = requestMarkers(request, [body.prompt]);
-    refuseByMarkers(markers);
+    const markers = refuseByMarkers(requestMarkers(request, [body.prompt]));
     return submitted(ctx.codec.encode({ ...base(markers), a: 'L', p: body.prompt.slice(0, EXCERPT) }));
   });
 
@@ -133,8 +132,7 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     if (!body.prompt && !body.ai_description_prompt && !(instrumental && body.tags)) {
       throw new SimHttpError(400, 'invalid_request', 'prompt: give the lyrics (prompt) or a description (ai_description_prompt)');
     }
-    const markers = requestMarkers(request, [body.prompt, body.ai_description_prompt, body.title, body.tags]);
-    refuseByMarkers(markers);
+    const markers = refuseByMarkers(requestMarkers(request, [body.prompt, body.ai_description_prompt, body.title, body.tags]));
     const payload: TunePayload = {
       ...base(markers),
       a: 'M',

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
-import { notFound, parseWith, refuseByMarkers, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../http.js';
+import { notFound, parseWith, requireBearer, SimHttpError, useSimErrorShape, wildcardParam } from '../http.js';
 import { toUnixSeconds } from '../timeline.js';
 import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoBytes, videoMarkers, type VideoTaskPayload } from '../video-common.js';
 import { taskState } from '../sim-task.js';
@@ -52,7 +52,6 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
     const body = parseWith(SubmitBody, request.body);
     const texts = [body.prompt, ...(body.metadata?.content ?? []).map((item) => item.text)];
     const { markers, render } = videoMarkers(request, texts);
-    refuseByMarkers(markers);
     const seconds = Number(body.seconds ?? DEFAULT_SECONDS);
     const { id, task } = mintVideoTask(ctx, FAMILY, { model: body.model, seconds, resolution: body.size ?? DEFAULT_RESOLUTION, markers, render });
     return videoObject(id, task, ctx);

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { SimContext, SimFamily } from '../context.js';
-import { parseWith, refuseByMarkers, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
+import { parseWith, requireBearer, useSimErrorShape, wildcardParam } from '../http.js';
 import { toUnixSeconds } from '../timeline.js';
 import { decodeVideoTask, mintVideoTask, openaiErrorBody, videoFileOf, videoFileUrl, videoMarkers, type VideoTaskPayload } from '../video-common.js';
 import { polledTask, taskState } from '../sim-task.js';
@@ -76,7 +76,6 @@ function routes(app: FastifyInstance, ctx: SimContext): void {
   app.post(PATH, async (request) => {
     const body = parseWith(SubmitBody, request.body);
     const { markers, render } = videoMarkers(request, [body.prompt]);
-    refuseByMarkers(markers);
     const seconds = Number(body.seconds ?? 0) || DEFAULT_SECONDS;
     const resolution = body.metadata?.resolution ?? DEFAULT_RESOLUTION;
     const { id, task } = mintVideoTask(ctx, FAMILY, { model: body.model, seconds, resolution, markers, render });
