@@ -137,11 +137,13 @@ const branchesOf = (field: JsonSchema): JsonSchema[] => {
   const branches = field.anyOf ?? field.oneOf;
   return Array.isArray(branches) ? branches.filter(isObject) : [field];
 };
-const structured = (schema: JsonSchema) => schema.type === 'object' || schema.type === 'array';
+/** An object, or an array of objects or arrays: JSON in a form. An array of text is one part per item. */
+const structured = (schema: JsonSchema): boolean =>
+  schema.type === 'object' || (schema.type === 'array' && isObject(schema.items) && branchesOf(schema.items).every(structured));
 
 /**
- * A field as a form part. One that holds only objects or arrays is one part declared
- * `application/json` (returns true: its `encoding`). One that is text or an object (the openai
+ * A field as a form part. One that holds only objects (or arrays of them) is one part declared
+ * `application/json` (returns true: its `encoding`); an array of text is a part per item. One that is text or an object (the openai
  * client's `{image_url}`, which a form sends as bracketed keys) is text here: a part is not an object.
  */
 function asPart(field: JsonSchema): boolean {

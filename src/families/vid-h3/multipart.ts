@@ -51,7 +51,9 @@ function assign(target: Record<string, FormValue> | FormValue[], path: readonly 
     return;
   }
   if (rest.length === 0) {
-    container[head] = value;
+    // A plain key repeated is a list, one item a part (as OpenAPI sends an array of text in a form).
+    const earlier = container[head];
+    container[head] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
     return;
   }
   const wantsArray = rest[0] === '' || /^\d+$/.test(rest[0] ?? '');

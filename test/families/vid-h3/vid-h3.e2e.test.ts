@@ -283,6 +283,18 @@ describe('Vid-H3: refusals append nothing', () => {
     expect(bad.status).toBeLessThan(500);
   });
 
+  it('a plain form key repeated is a list (images twice: first and last frame)', async () => {
+    const form = new FormData();
+    form.append('model', 'Vid-H3');
+    form.append('prompt', 'morph');
+    form.append('images', FIRST);
+    form.append('images', LAST);
+    const res = await fetch(`${world.gw.url}${PATH}`, { method: 'POST', headers: { authorization: `Bearer ${world.key}` }, body: form });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const task = await submittedOf(world.gw, ((await res.json()) as { id: string }).id);
+    expect(task.action).toBe('first-last-frame');
+  });
+
   it('no key → 401', async () => {
     const r = await refusedWithoutAppend(world.gw, () => new Client(world.gw.url).post(PATH, { model: 'Vid-H3', prompt: 'x' }));
     expect(r.status).toBe(401);
