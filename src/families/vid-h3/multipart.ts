@@ -26,6 +26,9 @@ export class UploadedFile {
 /** A part declared `application/json` brings its JSON value (numbers, booleans and null among them). */
 type FormValue = string | number | boolean | null | UploadedFile | FormValue[] | { [key: string]: FormValue };
 
+/** The body's top-level fields that are lists of text (the first and last frame). */
+const LIST_FIELDS = ['images'] as const;
+
 /** `metadata[content][0][type]` → ['metadata', 'content', '0', 'type']; `images[]` → ['images', '']. */
 function pathOf(key: string): string[] | undefined {
   const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
@@ -86,6 +89,8 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
       part.kind === 'file' ? new UploadedFile(part.filename, part.contentType, await part.size()) : 'json' in part ? (part.json as FormValue) : part.value;
     assign(out, path, value);
   });
+  // A list field sent as one plain part is a list of one: a form cannot tell one item from a value.
+  for (const name of LIST_FIELDS) if (typeof out[name] === 'string') out[name] = [out[name]];
   return out;
 }
 

@@ -283,7 +283,7 @@ describe('Vid-H3: refusals append nothing', () => {
     expect(bad.status).toBeLessThan(500);
   });
 
-  it('a plain form key repeated is a list (images twice: first and last frame)', async () => {
+  it('a plain form key repeated is a list (images twice: first and last frame); images once is a list of one', async () => {
     const form = new FormData();
     form.append('model', 'Vid-H3');
     form.append('prompt', 'morph');
@@ -293,6 +293,13 @@ describe('Vid-H3: refusals append nothing', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     const task = await submittedOf(world.gw, ((await res.json()) as { id: string }).id);
     expect(task.action).toBe('first-last-frame');
+    const once = new FormData();
+    once.append('model', 'Vid-H3');
+    once.append('prompt', 'animate');
+    once.append('images', FIRST);
+    const one = await fetch(`${world.gw.url}${PATH}`, { method: 'POST', headers: { authorization: `Bearer ${world.key}` }, body: once });
+    expect(one.status, await one.clone().text()).toBe(200);
+    expect((await submittedOf(world.gw, ((await one.json()) as { id: string }).id)).action).toBe('first-frame');
   });
 
   it('no key → 401', async () => {
