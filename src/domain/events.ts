@@ -387,13 +387,6 @@ export function isEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
 }
 
-/** Parses recorded data against the catalog; undefined when the type is unknown or the data invalid. */
-export function parseEvent(type: string, data: unknown): DomainEvent | undefined {
-  if (!isEventType(type)) return undefined;
-  const parsed = eventSchemas[type].safeParse(data);
-  return parsed.success ? ({ type, data: parsed.data } as DomainEvent) : undefined;
-}
-
 export const streams = {
   task: (id: string) => `task-${id}`,
   account: (id: string) => `account-${id}`,
