@@ -7,22 +7,11 @@
 import { streams } from '../../domain/events.js';
 import { taskDecider, type TaskCommand, type TaskEvent, type TaskState } from '../../domain/task.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
-import { executeCommand, readState } from './command-handler.js';
+import { executeCommand, readState, type CommandResult, type KnownState } from './command-handler.js';
 
-export interface TaskCommandResult {
-  state: TaskState;
-  /** Revision of the stream's last event after the command. */
-  revision: number;
-  events: TaskEvent[];
-  position: bigint | undefined;
-}
+export type KnownTaskState = KnownState<TaskState>;
 
-export interface KnownTaskState {
-  state: TaskState;
-  revision: number;
-}
-
-export async function readTask(events: EventStore, taskId: string): Promise<{ state: TaskState; revision: number }> {
+export async function readTask(events: EventStore, taskId: string): Promise<KnownTaskState> {
   return readState(events, streams.task(taskId), taskDecider);
 }
 
@@ -36,6 +25,6 @@ export async function executeTask(
   command: TaskCommand,
   metadata: EventMetadata,
   known?: KnownTaskState,
-): Promise<TaskCommandResult> {
+): Promise<CommandResult<TaskState, TaskEvent>> {
   return executeCommand({ events, stream: streams.task(taskId), decider: taskDecider, command, metadata, known });
 }
