@@ -70,7 +70,8 @@ export function callbackPolicy(
   return { ...outboundPolicy(config, '', [], limits), ...(config.callbackAllowedDestinations ? { allowed: config.callbackAllowedDestinations } : {}) };
 }
 
-function originOf(url: string): string | undefined {
+/** A URL's origin; undefined for what is not a URL (the guard then refuses it). */
+export function originOf(url: string): string | undefined {
   try {
     return new URL(url).origin;
   } catch {
