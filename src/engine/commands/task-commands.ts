@@ -5,11 +5,19 @@
  * commands harmless.
  */
 import { streams } from '../../domain/events.js';
+import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
 import { taskDecider, type TaskCommand, type TaskEvent, type TaskState } from '../../domain/task.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import { executeCommand, readState, type CommandResult, type KnownState } from './command-handler.js';
 
 export type KnownTaskState = KnownState<TaskState>;
+
+/** The task's TaskSubmitted (the first event of its stream); undefined while the task does not exist. */
+export async function readSubmitted(events: EventStore, taskId: string): Promise<Extract<RecordedDomainEvent, { type: 'TaskSubmitted' }> | undefined> {
+  const [first] = await events.readStream(streams.task(taskId), { maxCount: 1 });
+  const event = first ? toDomainEvent(first) : undefined;
+  return event?.type === 'TaskSubmitted' ? event : undefined;
+}
 
 export async function readTask(events: EventStore, taskId: string): Promise<KnownTaskState> {
   return readState(events, streams.task(taskId), taskDecider);
