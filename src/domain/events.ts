@@ -107,17 +107,8 @@ export const AccountSnapshotPartWritten = z.object({
   tokenUsage: z.array(SnapshotTokenUsage),
   creditIds: z.array(z.string()),
   debitIds: z.array(z.string()),
-  summary: z
-    .object({
-      accountId: z.string(),
-      userId: z.string(),
-      group: z.string(),
-      balance: quota,
-      reserved: nonNegativeQuota,
-      usedQuota: nonNegativeQuota,
-      recentlyClosedReservationIds: z.array(z.string()),
-    })
-    .optional(),
+  /** The figures and the closed ids kept: the snapshot but its lists. */
+  summary: AccountSnapshotted.omit({ openReservations: true, tokenUsage: true, creditIds: true, debitIds: true }).optional(),
 });
 
 // ---- user-<userId> ----
