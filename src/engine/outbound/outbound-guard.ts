@@ -118,11 +118,7 @@ function checkLiteral(target: URL, policy: OutboundPolicy): void {
 }
 
 function firstBlocked(addresses: readonly LookupAddress[], policy: OutboundPolicy): string | undefined {
-  for (const a of addresses) {
-    const reason = blockedAddressReason(a.address, policy.allowLoopback, policy.allowed);
-    if (reason) return reason;
-  }
-  return undefined;
+  return addresses.map((a) => blockedAddressReason(a.address, policy.allowLoopback, policy.allowed)).find((reason) => reason);
 }
 
 /** Every address of a name; node:dns unless a test stands in for DNS (rebinding). */
