@@ -66,7 +66,7 @@ export type AccountCommand = OpenAccount | CreditQuota | ReserveQuota | SettleQu
 // ---- refusals ----
 
 /** A task takes seconds to minutes: a client told to come back sooner than this would only be refused again. */
-export const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 /** The reservation would take the API key past its cap (its settled charges plus open reservations). */
 export function tokenQuotaExhausted(remaining: number, needed: number): Refusal {
@@ -128,7 +128,7 @@ export function tokenUsageOf(state: AccountState, tokenId: string | undefined): 
   return (tokenId === undefined ? undefined : state.tokenUsage.get(tokenId)) ?? noUsage;
 }
 
-export function availableOf(state: AccountState): number {
+function availableOf(state: AccountState): number {
   return state.balance - state.reserved;
 }
 

@@ -13,7 +13,7 @@ export type ChannelState = Readonly<{ status: 'none' }> | Readonly<{ status: 'ac
 /** What a new channel must be given; the rest takes `channelDefaults`. */
 export type NewChannelSettings = Pick<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'> & Partial<ChannelSettings>;
 
-export const channelDefaults: Readonly<Omit<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'>> = {
+const channelDefaults: Readonly<Omit<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'>> = {
   key: '',
   modelMapping: {},
   groups: [],

@@ -47,7 +47,7 @@ export interface SubmitIds {
  * JSON with object keys sorted, so the same body hashes the same whatever its key order.
  * Iterative (an explicit stack), so a deeply nested body cannot overflow the call stack.
  */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   const out: string[] = [];
   // Work items: a value to write, or literal text (brackets, commas, keys) already decided.
   const stack: Array<{ value: unknown } | string> = [{ value }];

@@ -60,7 +60,7 @@ export interface SubmittedTask {
   opened: boolean;
 }
 
-export function candidateChannels(deps: RequestDeps, caller: Caller, model: string, channelFamily: string): string[] {
+function candidateChannels(deps: RequestDeps, caller: Caller, model: string, channelFamily: string): string[] {
   const channels = deps.catalog.channelsFor(model, caller.group, channelFamily);
   const usable = caller.channelId ? channels.filter((c) => c.channelId === caller.channelId) : channels;
   if (usable.length === 0) throw new Refusal('forbidden', 'model_not_available', `model: ${model} is not available to this API key`, 'model');
