@@ -38,84 +38,47 @@ export const ledgerProjection: Projection<LedgerEntry> = {
   documentId: (e) => e.id,
   evolve(doc, e) {
     if (doc) return undefined;
-    const base = {
+    // Every entry has every field, in this order; each type sets what it carries.
+    const entry = (type: LedgerEntryType, amount: number, fields: Partial<LedgerEntry>): LedgerEntry => ({
       entryId: e.id,
       accountId: e.streamName.slice('account-'.length),
       at: e.metadata.at,
       position: e.position.toString(),
       seq: Number(e.position),
-    };
+      type,
+      taskId: null,
+      reservationId: null,
+      model: null,
+      balanceDelta: 0,
+      reservedDelta: 0,
+      amount,
+      basis: null,
+      deliveredUnits: null,
+      note: null,
+      ...fields,
+    });
     switch (e.type) {
       case 'QuotaCredited':
-        return {
-          ...base,
-          type: e.type,
-          taskId: null,
-          reservationId: null,
-          model: null,
-          balanceDelta: e.data.amount,
-          reservedDelta: 0,
-          amount: e.data.amount,
-          basis: null,
-          deliveredUnits: null,
-          note: e.data.note,
-        };
-      case 'QuotaReserved':
-        return {
-          ...base,
-          type: e.type,
-          taskId: e.data.taskId,
-          reservationId: e.data.reservationId,
-          model: e.data.model,
-          balanceDelta: 0,
-          reservedDelta: e.data.amount,
-          amount: e.data.amount,
-          basis: e.data.basis,
-          deliveredUnits: null,
-          note: null,
-        };
+        return entry(e.type, e.data.amount, { balanceDelta: e.data.amount, note: e.data.note });
+      case 'QuotaReserved': {
+        const { taskId, reservationId, model, amount, basis } = e.data;
+        return entry(e.type, amount, { taskId, reservationId, model, reservedDelta: amount, basis });
+      }
       case 'QuotaSettled':
-        return {
-          ...base,
-          type: e.type,
+        return entry(e.type, e.data.charged, {
           taskId: e.data.taskId,
           reservationId: e.data.reservationId,
           model: e.data.basis?.model ?? null,
           balanceDelta: -e.data.charged,
           reservedDelta: -e.data.reserved,
-          amount: e.data.charged,
           basis: e.data.basis ?? null,
           deliveredUnits: e.data.deliveredUnits ?? null,
           note: settlementNote(e.data),
-        };
+        });
       case 'QuotaReleased':
-        return {
-          ...base,
-          type: e.type,
-          taskId: e.data.taskId,
-          reservationId: e.data.reservationId,
-          model: null,
-          balanceDelta: 0,
-          reservedDelta: -e.data.amount,
-          amount: e.data.amount,
-          basis: null,
-          deliveredUnits: null,
-          note: e.data.reason,
-        };
+        return entry(e.type, e.data.amount, { taskId: e.data.taskId, reservationId: e.data.reservationId, reservedDelta: -e.data.amount, note: e.data.reason });
       case 'QuotaDebited':
-        return {
-          ...base,
-          type: e.type,
-          taskId: e.data.taskId ?? null,
-          reservationId: null,
-          model: null,
-          balanceDelta: -e.data.amount,
-          reservedDelta: 0,
-          amount: e.data.amount,
-          basis: null,
-          deliveredUnits: null,
-          note: e.data.reason,
-        };
+        return entry(e.type, e.data.amount, { taskId: e.data.taskId ?? null, balanceDelta: -e.data.amount, note: e.data.reason });
       default:
         return undefined;
     }

@@ -29,7 +29,7 @@ export interface CachedViewStore extends ViewStore {
 }
 
 /** Documents kept per view. */
-export const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
+const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
 
 export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerView = DEFAULT_DOCUMENTS_PER_VIEW): CachedViewStore {
   const caches = new Map<string, LRUCache<string, ViewDocument>>([...views].map((view) => [view, new LRUCache<string, ViewDocument>({ max: maxPerView })]));

@@ -23,25 +23,9 @@ const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
  * room for the metadata). Always at least two: a snapshot that fits one event is written whole.
  */
 export function splitSnapshot(snapshot: AccountSnapshot, snapshotId: string, maxPartBytes: number): AccountSnapshotPart[] {
-  const summary = {
-    accountId: snapshot.accountId,
-    userId: snapshot.userId,
-    group: snapshot.group,
-    balance: snapshot.balance,
-    reserved: snapshot.reserved,
-    usedQuota: snapshot.usedQuota,
-    recentlyClosedReservationIds: snapshot.recentlyClosedReservationIds,
-  };
+  const { openReservations: _r, tokenUsage: _u, creditIds: _c, debitIds: _d, ...summary } = snapshot;
   // The numbering fields and empty lists of a part, with room for part numbers of any size.
-  const frame = bytesOf({
-    snapshotId,
-    part: Number.MAX_SAFE_INTEGER,
-    parts: Number.MAX_SAFE_INTEGER,
-    openReservations: [],
-    tokenUsage: [],
-    creditIds: [],
-    debitIds: [],
-  });
+  const frame = bytesOf({ ...emptyPart(snapshotId), part: Number.MAX_SAFE_INTEGER, parts: Number.MAX_SAFE_INTEGER });
   const parts: Omit<AccountSnapshotPart, 'part' | 'parts'>[] = [];
   let current = emptyPart(snapshotId);
   let size = frame;

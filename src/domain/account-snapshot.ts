@@ -65,14 +65,7 @@ export function stateFromSnapshot(snapshot: AccountSnapshot): MutableAccountStat
   state.balance = snapshot.balance;
   state.reserved = snapshot.reserved;
   state.usedQuota = snapshot.usedQuota;
-  for (const r of snapshot.openReservations) {
-    state.openReservations.set(r.reservationId, {
-      amount: r.amount,
-      taskId: r.taskId,
-      model: r.model,
-      ...(r.tokenId !== undefined ? { tokenId: r.tokenId } : {}),
-    });
-  }
+  for (const { reservationId, ...reservation } of snapshot.openReservations) state.openReservations.set(reservationId, reservation);
   for (const u of snapshot.tokenUsage) state.tokenUsage.set(u.tokenId, { reserved: u.reserved, used: u.used });
   state.closedReservationIds = new Set(snapshot.recentlyClosedReservationIds);
   state.seenCreditIds = new Set(snapshot.creditIds);

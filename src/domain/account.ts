@@ -66,7 +66,7 @@ export type AccountCommand = OpenAccount | CreditQuota | ReserveQuota | SettleQu
 // ---- refusals ----
 
 /** A task takes seconds to minutes: a client told to come back sooner than this would only be refused again. */
-export const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+const TASKS_IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 /** The reservation would take the API key past its cap (its settled charges plus open reservations). */
 export function tokenQuotaExhausted(remaining: number, needed: number): Refusal {
@@ -128,7 +128,7 @@ export function tokenUsageOf(state: AccountState, tokenId: string | undefined): 
   return (tokenId === undefined ? undefined : state.tokenUsage.get(tokenId)) ?? noUsage;
 }
 
-export function availableOf(state: AccountState): number {
+function availableOf(state: AccountState): number {
   return state.balance - state.reserved;
 }
 
@@ -263,7 +263,7 @@ type AccountDraft = {
   seenDebitIds: Set<string>;
 };
 
-function draftOf(state: AccountState): AccountDraft {
+export function mutableAccountState(state: AccountState = initialAccountState()): MutableAccountState {
   return {
     ...state,
     openReservations: new Map(state.openReservations),
@@ -354,14 +354,12 @@ function addTokenUsage(draft: AccountDraft, tokenId: string | undefined, reserve
 
 /** Accepts any catalog event so a handler can fold what it read without narrowing first. */
 export function evolveAccount(state: AccountState, event: DomainEvent): AccountState {
-  const draft = draftOf(state);
-  applyInPlace(draft, event);
-  return draft;
+  return foldAccount([event], state);
 }
 
 export function foldAccount(events: Iterable<DomainEvent>, from: AccountState = initialAccountState()): AccountState {
-  const draft = draftOf(from);
-  for (const event of events) applyInPlace(draft, event);
+  const draft = mutableAccountState(from);
+  applyAccountEvents(draft, events);
   return draft;
 }
 
@@ -371,10 +369,6 @@ export function foldAccount(events: Iterable<DomainEvent>, from: AccountState = 
  * The owner must drop it when an append of what it folded fails.
  */
 export type MutableAccountState = AccountDraft;
-
-export function mutableAccountState(from: AccountState = initialAccountState()): MutableAccountState {
-  return draftOf(from);
-}
 
 export function applyAccountEvents(state: MutableAccountState, events: Iterable<DomainEvent>): void {
   for (const event of events) applyInPlace(state, event);

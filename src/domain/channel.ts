@@ -2,7 +2,7 @@
  * The channel aggregate (stream `channel-<channelId>`): an upstream an administrator adds,
  * changes and deletes. A deleted channel is treated as missing.
  */
-import { assertNever, fold, type Command, type Decider } from './decider.js';
+import { assertNever, type Command, type Decider } from './decider.js';
 import type { ChannelSettings, DomainEvent, EventOf } from './events.js';
 import { Refusal } from './refusal.js';
 
@@ -13,7 +13,7 @@ export type ChannelState = Readonly<{ status: 'none' }> | Readonly<{ status: 'ac
 /** What a new channel must be given; the rest takes `channelDefaults`. */
 export type NewChannelSettings = Pick<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'> & Partial<ChannelSettings>;
 
-export const channelDefaults: Readonly<Omit<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'>> = {
+const channelDefaults: Readonly<Omit<ChannelSettings, 'name' | 'family' | 'baseUrl' | 'models'>> = {
   key: '',
   modelMapping: {},
   groups: [],
@@ -69,10 +69,6 @@ export function evolveChannel(state: ChannelState, event: DomainEvent): ChannelS
     default:
       return state;
   }
-}
-
-export function foldChannel(events: Iterable<DomainEvent>): ChannelState {
-  return fold(channelDecider, events);
 }
 
 export const channelDecider: Decider<ChannelState, ChannelCommand, ChannelEvent> = {

@@ -107,17 +107,8 @@ export const AccountSnapshotPartWritten = z.object({
   tokenUsage: z.array(SnapshotTokenUsage),
   creditIds: z.array(z.string()),
   debitIds: z.array(z.string()),
-  summary: z
-    .object({
-      accountId: z.string(),
-      userId: z.string(),
-      group: z.string(),
-      balance: quota,
-      reserved: nonNegativeQuota,
-      usedQuota: nonNegativeQuota,
-      recentlyClosedReservationIds: z.array(z.string()),
-    })
-    .optional(),
+  /** The figures and the closed ids kept: the snapshot but its lists. */
+  summary: AccountSnapshotted.omit({ openReservations: true, tokenUsage: true, creditIds: true, debitIds: true }).optional(),
 });
 
 // ---- user-<userId> ----
@@ -385,13 +376,6 @@ export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 
 export function isEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
-}
-
-/** Parses recorded data against the catalog; undefined when the type is unknown or the data invalid. */
-export function parseEvent(type: string, data: unknown): DomainEvent | undefined {
-  if (!isEventType(type)) return undefined;
-  const parsed = eventSchemas[type].safeParse(data);
-  return parsed.success ? ({ type, data: parsed.data } as DomainEvent) : undefined;
 }
 
 export const streams = {

@@ -272,12 +272,6 @@ function submittedTask(data: EventDataOf<'TaskSubmitted'>): KnownTask {
   };
 }
 
-export function foldTask(events: Iterable<DomainEvent>): TaskState {
-  let state = initialTaskState();
-  for (const event of events) state = evolveTask(state, event);
-  return state;
-}
-
 export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
   decide: decideTask,
   evolve: evolveTask,

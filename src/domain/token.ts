@@ -7,7 +7,7 @@
  * group, and may only tighten the gateway's per-key rate limit (only an administrator raises it
  * or lifts it). Another user's token, or a deleted one, is treated as missing.
  */
-import { assertNever, fold, type Command, type Decider } from './decider.js';
+import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
 import { Refusal } from './refusal.js';
 
@@ -144,10 +144,6 @@ export function evolveToken(state: TokenState, event: DomainEvent): TokenState {
     default:
       return state;
   }
-}
-
-export function foldToken(events: Iterable<DomainEvent>): TokenState {
-  return fold(tokenDecider, events);
 }
 
 export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {

@@ -67,9 +67,7 @@ function applyInPlace(draft: UserDraft, event: DomainEvent): void {
 }
 
 export function evolveUser(state: UserState, event: DomainEvent): UserState {
-  const draft: UserDraft = { profile: state.profile, openSessions: new Map(state.openSessions) };
-  applyInPlace(draft, event);
-  return draft;
+  return foldUser([event], state);
 }
 
 export function foldUser(events: Iterable<DomainEvent>, from: UserState = initialUserState()): UserState {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { fold } from '../../src/domain/decider.js';
 import type { ChannelSettings } from '../../src/domain/events.js';
 import {
   decideChannel,
   evolveChannel,
-  foldChannel,
+  channelDecider,
   initialChannelState,
   type ChannelCommand,
   type ChannelEvent,
@@ -66,7 +67,7 @@ describe('channel decider', () => {
       events.push(...decided);
       state = decided.reduce(evolveChannel, state);
     }
-    expect(foldChannel(events)).toEqual(state);
+    expect(fold(channelDecider, events)).toEqual(state);
     expect(state.status).toBe('deleted');
   });
 });

@@ -6,7 +6,6 @@ import {
   SubmitFencedError,
   decideTask,
   evolveTask,
-  foldTask,
   initialTaskState,
   taskDecider,
   type KnownTask,
@@ -262,7 +261,6 @@ describe('task: asset expiry', () => {
 describe('task: evolve and fold', () => {
   it('folding the recorded events reproduces the state', () => {
     const { state, events } = run([submit, submitFailed(), dispatched('ch2', 'up-2', 2), progress('queued', 0), progress('in_progress', 30), complete, expire]);
-    expect(foldTask(events)).toEqual(state);
     expect(fold(taskDecider, events)).toEqual(state);
   });
 
@@ -287,7 +285,7 @@ describe('the submit lease (ClaimUpstreamSubmit)', () => {
     type: 'ClaimUpstreamSubmit',
     data: { channelId, attempt, owner, leaseUntil: at + 90, ...(takeOver === undefined ? {} : { takeOver }) },
   });
-  const submitted = () => foldTask(decideTask(submit, initialTaskState()));
+  const submitted = () => fold(taskDecider, decideTask(submit, initialTaskState()));
   const apply = (state: TaskState, command: TaskCommand) => decideTask(command, state).reduce(evolveTask, state);
 
   it("a claim on a submitted task is recorded with epoch 1; each claim after it is the next epoch, the same owner's too", () => {
@@ -334,7 +332,7 @@ describe('the submit lease (ClaimUpstreamSubmit)', () => {
 
   it('claims recorded without an epoch (earlier versions) get their ordinal: the next claim goes on from there', () => {
     const old = (owner: string, leaseUntil: number) => ({ type: 'UpstreamSubmitClaimed' as const, data: { channelId: 'ch1', attempt: 1, owner, leaseUntil } });
-    const state = foldTask([...decideTask(submit, initialTaskState()), old('a', 1090), old('b', 1190)]) as KnownTask;
+    const state = fold(taskDecider, [...decideTask(submit, initialTaskState()), old('a', 1090), old('b', 1190)]) as KnownTask;
     expect(state.claim).toMatchObject({ owner: 'b', epoch: 2 });
     expect(decideTask(claim('b', 1200), state)).toEqual([expect.objectContaining({ data: expect.objectContaining({ epoch: 3 }) })]);
     // Its holder (an earlier version) records without an epoch: accepted as before.
@@ -356,7 +354,7 @@ describe('fencing: an outcome is recorded only under the claim still open (epoch
     data: { channelId: 'ch1', reason: 'HTTP 503', retryable: true, attempt: 1, epoch },
   });
   const apply = (state: TaskState, ...commands: TaskCommand[]) => commands.reduce((s, c) => decideTask(c, s).reduce(evolveTask, s), state);
-  const submitted = () => foldTask(decideTask(submit, initialTaskState()));
+  const submitted = () => fold(taskDecider, decideTask(submit, initialTaskState()));
   /** `a` claimed (epoch 1), paused past its lease; `b` watched it run out and claimed (epoch 2). */
   const takenOver = () => apply(submitted(), claim('a'), claim('b', 1));
 

@@ -1,8 +1,7 @@
 /** A token's requests per minute: users may tighten the gateway's default, only administrators raise or lift it. */
 import { describe, expect, it } from 'vitest';
-import type { TokenSettings } from '../../src/domain/events.js';
+import { eventSchemas, type TokenSettings } from '../../src/domain/events.js';
 import { decideToken, evolveToken, initialTokenState, type TokenActor, type TokenCommand, type TokenState } from '../../src/domain/token.js';
-import { parseEvent } from '../../src/domain/events.js';
 import { refused } from '../support/refused.js';
 
 const NOW = 1_700_000_000;
@@ -76,8 +75,8 @@ describe('token rate limit setting', () => {
       allowIps: [],
       channelId: null,
     };
-    expect(parseEvent('TokenCreated', { ...old, tokenId: 't', accountId: 'a', userId: 'u', keyHash: 'h', keyTail: 'abcd' })).toBeDefined();
-    expect(parseEvent('TokenUpdated', { changes: { name: 'renamed' } })).toBeDefined();
-    expect(parseEvent('TokenUpdated', { changes: { rateLimitPerMinute: -1 } })).toBeUndefined();
+    expect(eventSchemas.TokenCreated.safeParse({ ...old, tokenId: 't', accountId: 'a', userId: 'u', keyHash: 'h', keyTail: 'abcd' }).success).toBe(true);
+    expect(eventSchemas.TokenUpdated.safeParse({ changes: { name: 'renamed' } }).success).toBe(true);
+    expect(eventSchemas.TokenUpdated.safeParse({ changes: { rateLimitPerMinute: -1 } }).success).toBe(false);
   });
 });

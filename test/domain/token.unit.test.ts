@@ -4,7 +4,6 @@ import type { TokenSettings } from '../../src/domain/events.js';
 import {
   decideToken,
   evolveToken,
-  foldToken,
   initialTokenState,
   tokenDecider,
   type BoundChannel,
@@ -129,7 +128,7 @@ describe('token decider', () => {
   it('folds to the same state as deciding, and ignores other streams’ events', () => {
     const { state, events } = run(create({ name: 'a' }), update({ name: 'b' }));
     const noise = { type: 'ChannelDeleted', data: { channelId: 'c' } } as const;
-    expect(foldToken([noise, ...events])).toEqual(state);
+    expect(fold(tokenDecider, [noise, ...events])).toEqual(state);
     expect(fold(tokenDecider, events)).toEqual(state);
   });
 });

@@ -48,6 +48,7 @@ async function processor(owned: Set<number>, handled: string[]): Promise<OwnedPr
     ownership: { ownsPartition: (partition) => owned.has(partition) },
     partitionOf: (e) => Number(/^task-t(\d+)-/.exec(e.streamName)![1]),
     handle: async (e) => void handled.push(e.streamName.slice('task-'.length)),
+    clock: () => new Date(),
   });
   await p.start();
   running = p;

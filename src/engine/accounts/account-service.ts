@@ -183,9 +183,6 @@ export function createAccountService(deps: {
         if (evs.length) undos.push(applyAccountEventsUndoably(state, evs));
         decided.push({ pending, events: evs, recorded });
       }
-      const undo = () => {
-        for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
-      };
       const decidedEvents = decided.flatMap((d) => d.recorded);
       if (decidedEvents.length === 0) {
         for (const d of decided) d.pending.resolve({ events: [], position: undefined });
@@ -211,7 +208,7 @@ export function createAccountService(deps: {
           // Another writer appended first: the cache is right but for this batch's decisions.
           // Taken back out, it catches up with only what was appended since (load), not the
           // whole stream back to the last snapshot.
-          undo();
+          for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
           if (await conflicts.again(err)) {
             log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
             batch = [...decided.map((d) => d.pending), ...rest];

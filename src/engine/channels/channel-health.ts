@@ -75,7 +75,7 @@ export interface ChannelHealth {
 }
 
 /** A failure of the channel itself: counts towards opening its circuit. */
-export function isChannelFailure(err: unknown): boolean {
+function isChannelFailure(err: unknown): boolean {
   return err instanceof UpstreamError && err.retryable;
 }
 

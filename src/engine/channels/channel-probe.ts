@@ -16,6 +16,7 @@
 import type { ChannelDoc } from '../../../projections/channels.js';
 import { failureOf, upstreamJson } from './upstream-http.js';
 import { upstreamModelOf, UpstreamError, type SubmittedTaskData, type UpstreamAdapter } from './upstream.js';
+import { untilAborted } from '../tasks/deadline.js';
 
 /** The upstream task id asked for: no upstream hands out this one. */
 export const HEALTH_CHECK_TASK_ID = 'gateway-health-check';
@@ -32,7 +33,7 @@ export async function probeChannel(
 ): Promise<void> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    await untilAborted(signal, adapter ? pollMissingTask(channel, baseUrl, adapter, signal) : getBaseUrl(channel, baseUrl, signal));
+    await untilAborted(adapter ? pollMissingTask(channel, baseUrl, adapter, signal) : getBaseUrl(channel, baseUrl, signal), signal);
   } catch (err) {
     if (signal.aborted) throw new UpstreamError(`health check: no answer within ${timeoutMs} ms`, true);
     if (err instanceof UpstreamError) {
@@ -72,13 +73,4 @@ function probeTask(channel: ChannelDoc): SubmittedTaskData {
     basis: { model, group: '', unit: 'request', unitPrice: 0, groupRatioPermille: 1000, units: 0 },
     createdAt: 0,
   };
-}
-
-/** Stops waiting at the abort even if the work ignores the signal. */
-function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -97,3 +97,9 @@ export function resolveBaseUrl(baseUrl: string, selfUrl: string): string {
 export function upstreamModelOf(channel: ChannelDoc, model: string): string {
   return Object.hasOwn(channel.modelMapping, model) ? channel.modelMapping[model]! : model;
 }
+
+/** What a submit of `task` to `channel` is given, but its signal: the channel's resolved base URL, the mapped model, the client reference. */
+export function submitContext(channel: ChannelDoc, selfUrl: string, task: SubmittedTaskData): UpstreamContext {
+  const idempotencyKey = submitReference(task.taskId, channel.channelId);
+  return { channel, baseUrl: resolveBaseUrl(channel.baseUrl, selfUrl), upstreamModel: upstreamModelOf(channel, task.model), task, idempotencyKey };
+}

@@ -52,26 +52,18 @@ export async function readState<State, Cmd, Event extends DomainEvent>(
   stream: string,
   decider: Decider<State, Cmd, Event>,
 ): Promise<KnownState<State>> {
-  const cache = stateCache(events, decider);
+  const cache = streamStateCache(events, decider as unknown as Decider<never, never, never>);
   const cached = cache.get(stream) as KnownState<State> | undefined;
   if (cached) {
     const newer = await events.readStream(stream, { fromRevision: cached.revision + 1 });
     if (newer.length === 0) return cached;
-    let state = cached.state;
-    for (const event of newer) {
-      const domain = toDomainEvent(event);
-      if (domain) state = decider.evolve(state, domain);
-    }
+    const state = newer.map(toDomainEvent).reduce((s, event) => (event ? decider.evolve(s, event) : s), cached.state);
     return remember(cache, stream, { state, revision: newer[newer.length - 1]!.revision });
   }
   const recorded = await events.readStream(stream);
   const domain = recorded.map(toDomainEvent).filter((e) => e !== undefined);
   const known = { state: fold(decider, domain), revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1 };
   return known.revision === -1 ? known : remember(cache, stream, known);
-}
-
-function stateCache<State, Cmd, Event extends DomainEvent>(events: EventStore, decider: Decider<State, Cmd, Event>) {
-  return streamStateCache(events, decider as unknown as Decider<never, never, never>);
 }
 
 function remember<State>(cache: ReturnType<typeof streamStateCache>, stream: string, known: KnownState<State>): KnownState<State> {

@@ -6,12 +6,7 @@ import { appendedPosition, executeCommand } from './command-handler.js';
 
 /** Applies `change` to the table the stream holds and appends the whole resulting table. */
 export async function changePrices(events: EventStore, change: ChangePrices['data'], metadata: EventMetadata): Promise<bigint> {
-  const result = await executeCommand({
-    events,
-    stream: streams.pricing(),
-    decider: priceTableDecider,
-    command: { type: 'ChangePrices', data: change },
-    metadata,
-  });
-  return appendedPosition(result);
+  return appendedPosition(
+    await executeCommand({ events, stream: streams.pricing(), decider: priceTableDecider, command: { type: 'ChangePrices', data: change }, metadata }),
+  );
 }

@@ -5,24 +5,21 @@
  * commands harmless.
  */
 import { streams } from '../../domain/events.js';
+import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
 import { taskDecider, type TaskCommand, type TaskEvent, type TaskState } from '../../domain/task.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
-import { executeCommand, readState } from './command-handler.js';
+import { executeCommand, readState, type CommandResult, type KnownState } from './command-handler.js';
 
-export interface TaskCommandResult {
-  state: TaskState;
-  /** Revision of the stream's last event after the command. */
-  revision: number;
-  events: TaskEvent[];
-  position: bigint | undefined;
+export type KnownTaskState = KnownState<TaskState>;
+
+/** The task's TaskSubmitted (the first event of its stream); undefined while the task does not exist. */
+export async function readSubmitted(events: EventStore, taskId: string): Promise<Extract<RecordedDomainEvent, { type: 'TaskSubmitted' }> | undefined> {
+  const [first] = await events.readStream(streams.task(taskId), { maxCount: 1 });
+  const event = first ? toDomainEvent(first) : undefined;
+  return event?.type === 'TaskSubmitted' ? event : undefined;
 }
 
-export interface KnownTaskState {
-  state: TaskState;
-  revision: number;
-}
-
-export async function readTask(events: EventStore, taskId: string): Promise<{ state: TaskState; revision: number }> {
+export async function readTask(events: EventStore, taskId: string): Promise<KnownTaskState> {
   return readState(events, streams.task(taskId), taskDecider);
 }
 
@@ -36,6 +33,6 @@ export async function executeTask(
   command: TaskCommand,
   metadata: EventMetadata,
   known?: KnownTaskState,
-): Promise<TaskCommandResult> {
+): Promise<CommandResult<TaskState, TaskEvent>> {
   return executeCommand({ events, stream: streams.task(taskId), decider: taskDecider, command, metadata, known });
 }

@@ -27,15 +27,13 @@ export interface NewToken {
   settings: Partial<TokenSettings>;
 }
 
-function boundChannel(catalog: TokenCommandDeps['catalog'], settings: Partial<TokenSettings>): { channel?: BoundChannel } {
-  if (!settings.channelId) return {};
-  const doc = catalog.channel(settings.channelId);
-  return { channel: doc ? { channelId: doc.channelId, groups: doc.groups } : null };
-}
-
 /** What the token aggregate checks settings against besides the command: the channel they name, the default rate limit. */
 function settingsFacts(deps: TokenCommandDeps, settings: Partial<TokenSettings>): { channel?: BoundChannel; defaultRateLimitPerMinute?: number } {
-  return { ...boundChannel(deps.catalog, settings), ...(deps.config ? { defaultRateLimitPerMinute: deps.config.rateLimitPerMinute } : {}) };
+  const doc = settings.channelId ? deps.catalog.channel(settings.channelId) : undefined;
+  return {
+    ...(settings.channelId ? { channel: doc ? { channelId: doc.channelId, groups: doc.groups } : null } : {}),
+    ...(deps.config ? { defaultRateLimitPerMinute: deps.config.rateLimitPerMinute } : {}),
+  };
 }
 
 function execute(deps: TokenCommandDeps, tokenId: string, command: TokenCommand, metadata: EventMetadata): Promise<CommandResult<TokenState, TokenEvent>> {

@@ -57,9 +57,9 @@ export function createAdoption(deps: AdoptionDeps): Adoption {
       try {
         if (doc.stage === 'submitted') deps.dispatch(doc.taskId);
         else {
-          const task = await loadTracked(deps.events, doc.taskId);
+          const { state: task } = await readTask(deps.events, doc.taskId);
           // Revoked while it was read (the revoke already untracked what it had): not tracked after it.
-          if (task && task.status !== 'submitted' && ownership.owns(doc.taskId)) deps.track(task);
+          if (task.status !== 'none' && !task.final && task.status !== 'submitted' && ownership.owns(doc.taskId)) deps.track(task);
         }
       } catch (err) {
         deps.log.error({ err, taskId: doc.taskId }, 'adopting a task failed');
@@ -88,10 +88,4 @@ export function createAdoption(deps: AdoptionDeps): Adoption {
     adoptedAt: () => adoptedAt,
     stop: () => stopped.abort(new Error('the task engine is stopping')),
   };
-}
-
-/** Loads a task's current state for tracking (used when rebuilding the in-flight set). */
-async function loadTracked(events: EventStore, taskId: string): Promise<KnownTask | undefined> {
-  const { state } = await readTask(events, taskId);
-  return state.status === 'none' || state.final ? undefined : state;
 }

@@ -25,7 +25,7 @@ import { InputUnavailableError, resolveInlineInputs } from '../media/inline-inpu
 import type { HeldAnswer, SubmitLeaseMemory } from './submit-lease-memory.js';
 import { executeTask, readTask, type KnownTaskState } from '../commands/task-commands.js';
 import { NEVER_SUBMITTED } from '../upkeep/reconciler.js';
-import { resolveBaseUrl, submitReference, UpstreamError, upstreamModelOf } from '../channels/upstream.js';
+import { submitContext, UpstreamError } from '../channels/upstream.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from '../channels/upstream-http.js';
 import { nowSeconds } from '../../lib/time.js';
 import type { UpstreamDeps } from '../engine-deps.js';
@@ -179,9 +179,8 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
       call: ({ channel }) => {
         const adapter = deps.upstreams.get(channel.family)!;
         const deadline = taskDeadline(state.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
-        const ctx = { channel, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()), upstreamModel: upstreamModelOf(channel, state.model), task };
-        const idempotencyKey = submitReference(taskId, channel.channelId);
-        return beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal, idempotencyKey })));
+        const ctx = submitContext(channel, deps.selfUrl(), task);
+        return beforeDeadline(deadline, deps.clock(), (signal) => submitted(adapter.submit({ ...ctx, signal })));
       },
       recordFailure: async ({ channel, attempt }, err) => {
         known = await executeTask(

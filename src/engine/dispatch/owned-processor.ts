@@ -15,9 +15,9 @@
 import type { RecordedDomainEvent } from '../../domain/recorded.js';
 import { toDomainEvent } from '../../domain/recorded.js';
 import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
-import { retry, type Backoff } from '../../lib/backoff.js';
+import { retry, sleep, type Backoff } from '../../lib/backoff.js';
 import type { Ownership } from './ownership.js';
-import { checkpointName, HANDLER_RETRY, processorClock, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
+import { checkpointName, HANDLER_RETRY, untilCaughtUp, type Processor, type ProcessorOptions } from '../upkeep/processor.js';
 
 export interface OwnedProcessor extends Processor {
   /** Partitions this instance now owns: their checkpoints are read and their events handled from there. */
@@ -55,7 +55,6 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   let loop: Promise<void> | undefined;
   let stopped = true;
   let lastPass: Date | undefined;
-  const clock = processorClock(o);
   let lastStored = 0;
   let idleTimer: NodeJS.Timeout | undefined;
   /** Wakes the loop when it waits for a first partition. */
@@ -140,7 +139,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
           readingAt = raw[raw.length - 1]!.position;
           if (Date.now() - lastStored >= STORE_EVERY_MS) await storeOwned();
           else if (handled.size > 0) await storeOwned(handled);
-          lastPass = clock();
+          lastPass = o.clock();
           // A partition gained behind this subscription (or all of them revoked): read anew.
           const low = lowest();
           if (low === undefined || low < readingAt) break;
@@ -148,7 +147,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
       } catch (err) {
         if (stopped) return;
         o.log.error({ err }, 'processor subscription failed; resubscribing');
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       } finally {
         await current.close();
         subscription = undefined;
@@ -195,11 +194,11 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
   async function idleCheck(): Promise<void> {
     const from = lowest();
     if (from === undefined) {
-      lastPass = clock();
+      lastPass = o.clock();
       return;
     }
     const [next] = await o.events.readAll({ after: from, maxCount: 1, streamPrefixes: o.streamPrefixes });
-    if (!next) lastPass = clock();
+    if (!next) lastPass = o.clock();
   }
 
   return {
@@ -234,17 +233,7 @@ export function createOwnedProcessor(o: OwnedProcessorOptions): OwnedProcessor {
       await storeOwned().catch((err: unknown) => o.log.error({ err }, 'storing partition positions on stop failed'));
       await Promise.allSettled([...storing.values()]);
     },
-    async caughtUp(position, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      // Done when no event of these streams lies between what every owned partition handled and `position`.
-      for (;;) {
-        const from = lowest();
-        if (from === undefined || from >= position) return;
-        const [next] = await o.events.readAll({ after: from, maxCount: 1, streamPrefixes: o.streamPrefixes });
-        if (!next || next.position > position) return;
-        if (Date.now() > deadline) throw new Error(`${o.name} did not reach ${position} (at ${from})`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
+    // Caught up when every owned partition's position is.
+    caughtUp: (position, timeoutMs = 10_000) => untilCaughtUp(o, lowest, position, timeoutMs),
   };
 }

@@ -8,6 +8,7 @@ import type { ChannelDoc } from '../../../projections/channels.js';
 import { upstreamModelOf, type UpstreamAdapter, type UpstreamStatus } from '../channels/upstream.js';
 import type { Tracked } from './poll-schedule.js';
 import type { PollSlots } from './poll-slots.js';
+import { untilAborted } from '../tasks/deadline.js';
 
 /** Runs the call with the entry's abort controller (re-hosting has its own deadline as well: rehostCompletion). */
 export async function asCall<T>(entry: Tracked, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -42,20 +43,4 @@ export function pollUpstream(
       signal,
     ),
   );
-}
-
-/**
- * The work's outcome, or the signal's reason as soon as it aborts: the poller stops waiting for
- * an upstream that ignores its signal (at the deadline, on a revoke or a stop).
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -105,14 +105,8 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
     },
 
     async timeOut(entry, deadline) {
-      const t = entry.task;
-      await executeTask(
-        deps.events,
-        t.taskId,
-        { type: 'FailTask', data: { code: 'timeout', reason: `no result within ${deadline.maxAgeSeconds} s`, completedAt: nowSeconds(deps.clock) } },
-        meta(t),
-      );
-      deps.ended(t.taskId);
+      await fail(entry.task, 'timeout', `no result within ${deadline.maxAgeSeconds} s`, undefined);
+      deps.ended(entry.task.taskId);
     },
   };
 }

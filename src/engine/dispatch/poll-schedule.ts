@@ -68,16 +68,18 @@ export interface PollSchedule {
 export function createPollSchedule(deps: PollScheduleDeps): PollSchedule {
   const timers = new TimerSchedule<Tracked>((entry) => deps.onDue(entry));
 
-  function deadlineOf(task: KnownTask): TaskDeadline | undefined {
+  function adapterOf(task: KnownTask) {
     const channel = task.channelId ? deps.catalog.channel(task.channelId) : undefined;
-    const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
+    return channel ? deps.upstreams.get(channel.family) : undefined;
+  }
+
+  function deadlineOf(task: KnownTask): TaskDeadline | undefined {
+    const adapter = adapterOf(task);
     return adapter ? taskDeadline(task.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds) : undefined;
   }
 
   function intervalOf(task: KnownTask): number {
-    const channel = task.channelId ? deps.catalog.channel(task.channelId) : undefined;
-    const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
-    return deps.pollIntervalMs ?? adapter?.pollIntervalMs ?? 2000;
+    return deps.pollIntervalMs ?? adapterOf(task)?.pollIntervalMs ?? 2000;
   }
 
   /**

@@ -66,14 +66,10 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   /** Processors that follow partitions: told of each assignment and revocation. */
   const followers: OwnedProcessor[] = [];
   /** A processor of task events: scoped to owned partitions where instances split the work. */
-  function taskProcessor(o: ProcessorOptions & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
-    if (!deps.partitioned) return createProcessor({ ...o, clock: deps.clock });
-    const p = createOwnedProcessor({
-      ...o,
-      clock: deps.clock,
-      ownership: deps.ownership,
-      partitionOf: (e) => deps.ownership.partitionOf(taskIdOfStream(e.streamName)),
-    });
+  function taskProcessor(options: Pick<ProcessorOptions, 'name' | 'log' | 'handles'> & { handle: NonNullable<ProcessorOptions['handle']> }): Processor {
+    const o = { ...options, events: deps.events, views: deps.views, clock: deps.clock, streamPrefixes: ['task-'], concurrency: 64 };
+    if (!deps.partitioned) return createProcessor(o);
+    const p = createOwnedProcessor({ ...o, ownership: deps.ownership, partitionOf: (e) => deps.ownership.partitionOf(taskIdOfStream(e.streamName)) });
     followers.push(p);
     return p;
   }
@@ -102,12 +98,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   });
   const dispatcher = taskProcessor({
     name: 'dispatcher',
-    events: deps.events,
-    views: deps.views,
     log: dispatcherLog,
     handles: ['TaskSubmitted'],
-    streamPrefixes: ['task-'],
-    concurrency: 64,
     handle: async (event) => {
       const taskId = taskIdOfStream(event.streamName);
       // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
@@ -122,12 +114,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
   // only: a partition that moves is resumed from its checkpoint by its new owner.
   const settler = taskProcessor({
     name: 'settler',
-    events: deps.events,
-    views: deps.views,
     log: deps.log.child({ processor: 'settler' }),
     handles: ['TaskSucceeded', 'TaskFailed'],
-    streamPrefixes: ['task-'],
-    concurrency: 64,
     handle: async (event) => {
       await settleTask(deps, event);
       // The task has ended: its stored inputs are no longer needed (input-cleanup.ts).

@@ -38,17 +38,14 @@ export class TimerSchedule<T extends Schedulable> {
   }
 
   scheduleAt(item: T, dueAt: number): void {
-    if (this.has(item)) {
-      const earlier = dueAt < item.dueAt;
-      item.dueAt = dueAt;
-      if (earlier) this.up(item.heapIndex);
-      else this.down(item.heapIndex);
-    } else {
-      item.dueAt = dueAt;
+    item.dueAt = dueAt;
+    if (!this.has(item)) {
       item.heapIndex = this.heap.length;
       this.heap.push(item);
-      this.up(item.heapIndex);
     }
+    // Moved either way: `up` leaves an item due later in place, `down` one due earlier.
+    this.up(item.heapIndex);
+    this.down(item.heapIndex);
     this.arm();
   }
 
@@ -81,7 +78,10 @@ export class TimerSchedule<T extends Schedulable> {
     // Taken out first, then told: an item scheduled again from `onDue` (even at once) waits
     // for the next firing instead of looping here.
     const due: T[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.dueAt <= now) due.push(this.pop());
+    while (this.heap.length > 0 && this.heap[0]!.dueAt <= now) {
+      due.push(this.heap[0]!);
+      this.remove(this.heap[0]!);
+    }
     this.arm();
     for (const item of due) this.onDue(item);
   }
@@ -98,18 +98,6 @@ export class TimerSchedule<T extends Schedulable> {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.armedAt = Number.POSITIVE_INFINITY;
-  }
-
-  private pop(): T {
-    const first = this.heap[0]!;
-    const last = this.heap.pop()!;
-    first.heapIndex = -1;
-    if (last !== first) {
-      this.heap[0] = last;
-      last.heapIndex = 0;
-      this.down(0);
-    }
-    return first;
   }
 
   private up(index: number): void {

@@ -9,7 +9,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PriceBasis, TaskResultItem } from '../../domain/events.js';
 import { AssetTooLargeError, type AssetStore } from '../../ports/asset-store.js';
-import { DownloadStatusError, openGuardedDownload, OutboundRefusedError, type DownloadStream, type OutboundPolicy } from '../outbound/outbound-guard.js';
+import {
+  DownloadStatusError,
+  openGuardedDownload,
+  originOf,
+  OutboundRefusedError,
+  type DownloadStream,
+  type OutboundPolicy,
+} from '../outbound/outbound-guard.js';
 import type { UpstreamResult } from '../channels/upstream.js';
 
 /** Largest result file the gateway downloads to re-host. */
@@ -112,15 +119,6 @@ export function channelRehostDeps(
     download: (url, result) => openGuardedDownload(url, policy, { signal, ...keyFor(url, result) }),
     maxBytes: policy.maxBytes,
   };
-}
-
-/** A URL's origin; undefined for what is not a URL (the guard then refuses it). */
-function originOf(url: string): string | undefined {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -74,12 +74,6 @@ function mapStrings(value: unknown, at: string, depth: number, map: (text: strin
   return value;
 }
 
-function visitStrings(value: unknown, depth: number, visit: (text: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (depth <= MAX_DEPTH && Array.isArray(value)) value.forEach((item: unknown) => visitStrings(item, depth + 1, visit));
-  else if (depth <= MAX_DEPTH && isRecord(value)) Object.values(value).forEach((item) => visitStrings(item, depth + 1, visit));
-}
-
 /**
  * Pure apart from the nonce: which strings of `request` go to the asset store, under which
  * keys, and the request that records their references. `base64Fields` are paths in `request`
@@ -122,8 +116,9 @@ export async function discardInlineInputs(assets: AssetStore, inputs: readonly I
 export function inputKeysOf(taskId: string, request: Json): string[] {
   const prefix = taskPrefix(taskId);
   const keys = new Set<string>();
-  visitStrings(request, 0, (text) => {
+  mapStrings(request, '', 0, (text) => {
     if (text.startsWith(prefix)) keys.add(text.slice(INPUT_REFERENCE_PREFIX.length));
+    return text;
   });
   return [...keys];
 }

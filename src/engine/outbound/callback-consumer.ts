@@ -14,11 +14,10 @@ import { retry, type Backoff } from '../../lib/backoff.js';
 import type { Bus, Consumer } from '../../ports/bus.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { BackgroundProcess } from '../../lib/background.js';
-import { scheduleCallbackFor } from './callbacks.js';
+import { FINAL_TASK_EVENTS, scheduleCallbackFor } from './callbacks.js';
 import { TASK_TOPIC, type EventEnvelope } from './event-envelope.js';
 
 export const CALLBACK_GROUP = 'gateway-callbacks';
-const FINAL = new Set(['TaskSucceeded', 'TaskFailed']);
 /** Between tries of a failing schedule: 100 ms doubling, at most 10 s. */
 const SCHEDULE_RETRY: Backoff = { initialMs: 100, maxMs: 10_000 };
 
@@ -54,7 +53,7 @@ export function createCallbackConsumer(deps: { bus: Bus; events: EventStore; clo
             deps.log.error({ err, offset: message.offset.toString(), partition: message.partition }, 'skipped a task event that is not JSON');
             return;
           }
-          if (FINAL.has(envelope.type)) await schedule(envelope);
+          if (FINAL_TASK_EVENTS.has(envelope.type)) await schedule(envelope);
           lastPass = deps.clock();
         },
       });

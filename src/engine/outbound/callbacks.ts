@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { streams } from '../../domain/events.js';
+import { streams, type DomainEvent } from '../../domain/events.js';
 import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../ports/event-store.js';
 import type { ViewStore } from '../../ports/view-store.js';
 import type { CallbackDoc } from '../../../projections/callbacks.js';
@@ -41,7 +41,7 @@ export class CallbackBodyUnavailableError extends Error {
   override name = 'CallbackBodyUnavailableError';
 }
 
-const FINAL_TASK_EVENTS = new Set(['TaskSucceeded', 'TaskFailed']);
+export const FINAL_TASK_EVENTS: ReadonlySet<string> = new Set(['TaskSucceeded', 'TaskFailed']);
 
 /** The task's events up to the one that scheduled its callback (older schedules: the first final event). */
 export async function eventsUpToSchedule(events: EventStore, doc: Pick<CallbackDoc, 'taskId' | 'taskRevision'>): Promise<RecordedEvent[]> {
@@ -141,22 +141,18 @@ export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
     const delivered = error === undefined;
     // A body that cannot be built now never can be: no retry.
     const delay = unavailable ? undefined : deps.retryScheduleSeconds[number - 1];
-    const events = delivered
+    const failed = { attempt: number, status, latencyMs, error: error! };
+    const events: DomainEvent[] = delivered
       ? [
-          { type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs } },
-          { type: 'CallbackDelivered' as const, data: { attempt: number } },
+          { type: 'CallbackAttempted', data: { attempt: number, status, latencyMs } },
+          { type: 'CallbackDelivered', data: { attempt: number } },
         ]
       : delay === undefined
         ? [
-            { type: 'CallbackAttempted' as const, data: { attempt: number, status, latencyMs, error: error! } },
-            { type: 'CallbackDeadLettered' as const, data: { attempts: number, reason: error! } },
+            { type: 'CallbackAttempted', data: failed },
+            { type: 'CallbackDeadLettered', data: { attempts: number, reason: error! } },
           ]
-        : [
-            {
-              type: 'CallbackAttempted' as const,
-              data: { attempt: number, status, latencyMs, error: error!, nextAttemptAt: deps.clock().getTime() + jitter(delay * 1000) },
-            },
-          ];
+        : [{ type: 'CallbackAttempted', data: { ...failed, nextAttemptAt: deps.clock().getTime() + jitter(delay * 1000) } }];
     if (!delivered) deps.log.warn({ taskId: doc.taskId, attempt: number, error, deadLettered: delay === undefined }, 'callback delivery failed');
     // Revision = attempts so far + 1 (the schedule event): two passes never record one attempt twice.
     const result = await appendEvents(deps.events, streams.callback(doc.taskId), events, { expectedRevision: doc.attempts.length, metadata: meta });

@@ -70,7 +70,8 @@ export function callbackPolicy(
   return { ...outboundPolicy(config, '', [], limits), ...(config.callbackAllowedDestinations ? { allowed: config.callbackAllowedDestinations } : {}) };
 }
 
-function originOf(url: string): string | undefined {
+/** A URL's origin; undefined for what is not a URL (the guard then refuses it). */
+export function originOf(url: string): string | undefined {
   try {
     return new URL(url).origin;
   } catch {
@@ -117,11 +118,7 @@ function checkLiteral(target: URL, policy: OutboundPolicy): void {
 }
 
 function firstBlocked(addresses: readonly LookupAddress[], policy: OutboundPolicy): string | undefined {
-  for (const a of addresses) {
-    const reason = blockedAddressReason(a.address, policy.allowLoopback, policy.allowed);
-    if (reason) return reason;
-  }
-  return undefined;
+  return addresses.map((a) => blockedAddressReason(a.address, policy.allowLoopback, policy.allowed)).find((reason) => reason);
 }
 
 /** Every address of a name; node:dns unless a test stands in for DNS (rebinding). */

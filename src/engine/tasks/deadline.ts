@@ -54,3 +54,19 @@ export async function beforeDeadline<T>(deadline: TaskDeadline, now: Date, work:
     clearTimeout(timer);
   }
 }
+
+/**
+ * The work's outcome, or the signal's reason as soon as it aborts: a caller stops waiting for an
+ * upstream that ignores its signal (at the deadline, on a revoke or a stop, past a health check's time).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -16,12 +16,12 @@
  * the same body answers the same task and charges nothing; another body is refused (409).
  */
 import { createHash } from 'node:crypto';
-import { streams, type EventDataOf } from '../../domain/events.js';
+import type { EventDataOf } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
-import { toDomainEvent } from '../../domain/recorded.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import { isRefusal, Refusal } from '../../domain/refusal.js';
 import type { SubmittedTask } from './submit.js';
+import { readSubmitted } from '../commands/task-commands.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
 const MAX_KEY_LENGTH = 255;
@@ -47,7 +47,7 @@ export interface SubmitIds {
  * JSON with object keys sorted, so the same body hashes the same whatever its key order.
  * Iterative (an explicit stack), so a deeply nested body cannot overflow the call stack.
  */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   const out: string[] = [];
   // Work items: a value to write, or literal text (brackets, commas, keys) already decided.
   const stack: Array<{ value: unknown } | string> = [{ value }];
@@ -95,12 +95,6 @@ export function idempotentTaskId(tokenId: string, key: string, generation: numbe
   return `task_${id}`;
 }
 
-async function submittedTask(events: EventStore, taskId: string): Promise<TaskData | undefined> {
-  const [first] = await events.readStream(streams.task(taskId), { maxCount: 1 });
-  const e = first ? toDomainEvent(first) : undefined;
-  return e?.type === 'TaskSubmitted' ? e.data : undefined;
-}
-
 export async function submitIdempotently(
   deps: { events: EventStore; clock: () => Date },
   input: { key: string | undefined; tokenId: string; body: unknown; metadata: EventMetadata },
@@ -121,7 +115,7 @@ export async function submitIdempotently(
 
   for (let generation = 0; generation < MAX_GENERATIONS; generation++) {
     const taskId = idempotentTaskId(input.tokenId, key, generation);
-    const existing = await submittedTask(deps.events, taskId);
+    const existing = (await readSubmitted(deps.events, taskId))?.data;
     if (existing) {
       if (deps.clock().getTime() - existing.createdAt * 1000 > WINDOW_MS) continue; // past the window: a new generation
       return answer(existing, true);
@@ -133,7 +127,7 @@ export async function submitIdempotently(
     } catch (err) {
       if (isRefusal(err, 'reservation_closed')) {
         // The reservation was settled or released; the task may exist by now, or never will.
-        const now = await submittedTask(deps.events, taskId);
+        const now = (await readSubmitted(deps.events, taskId))?.data;
         if (now) return answer(now, true);
         continue;
       }

@@ -15,12 +15,12 @@ import { streams, type EventDataOf } from '../../domain/events.js';
 import { newId } from '../../domain/ids.js';
 import { quote } from '../../domain/pricing.js';
 import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type AppendResult, type EventMetadata } from '../../ports/event-store.js';
-import { toDomainEvent } from '../../domain/recorded.js';
 import { taskDecider } from '../../domain/task.js';
 import { assertTokenCovers, type Caller } from '../accounts/caller.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from '../../domain/refusal.js';
 import { appendEvents } from '../commands/append.js';
+import { readSubmitted } from '../commands/task-commands.js';
 import { discardInlineInputs, planInlineInputs, storeInlineInputs } from '../media/inline-inputs.js';
 
 export interface SubmitRequest {
@@ -60,7 +60,7 @@ export interface SubmittedTask {
   opened: boolean;
 }
 
-export function candidateChannels(deps: RequestDeps, caller: Caller, model: string, channelFamily: string): string[] {
+function candidateChannels(deps: RequestDeps, caller: Caller, model: string, channelFamily: string): string[] {
   const channels = deps.catalog.channelsFor(model, caller.group, channelFamily);
   const usable = caller.channelId ? channels.filter((c) => c.channelId === caller.channelId) : channels;
   if (usable.length === 0) throw new Refusal('forbidden', 'model_not_available', `model: ${model} is not available to this API key`, 'model');
@@ -195,8 +195,6 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
 }
 
 async function existingSubmit(deps: RequestDeps, taskId: string, reservationId: string): Promise<SubmittedTask | undefined> {
-  const [first] = await deps.events.readStream(streams.task(taskId), { maxCount: 1 });
-  const e = first ? toDomainEvent(first) : undefined;
-  if (e?.type !== 'TaskSubmitted' || e.data.reservationId !== reservationId) return undefined;
-  return { taskId, data: e.data, position: first!.position, opened: false };
+  const submitted = await readSubmitted(deps.events, taskId);
+  return submitted?.data.reservationId === reservationId ? { taskId, data: submitted.data, position: submitted.position, opened: false } : undefined;
 }

@@ -27,7 +27,7 @@ export const RETRY_GRACE_MS = 5_000;
 
 export const syncMaxAgeSeconds = (deps: RequestDeps): number => deps.config.taskMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
 
-export async function readSyncRecord(deps: RequestDeps, taskId: string): Promise<SyncResultDoc | undefined> {
+async function readSyncRecord(deps: RequestDeps, taskId: string): Promise<SyncResultDoc | undefined> {
   return foldDocument(syncResultProjection, await deps.events.readStream(streams.task(taskId)));
 }
 
@@ -61,7 +61,7 @@ export async function awaitSyncRecord(deps: RequestDeps, task: { taskId: string;
 }
 
 /** The error a synchronous call answers for its TaskFailed code (the call and its replays alike). */
-export function syncFailureError(code: string, reason: string): Refusal {
+function syncFailureError(code: string, reason: string): Refusal {
   switch (code) {
     case 'timeout':
       return new Refusal('upstream_timeout', 'upstream_timeout', `the upstream did not answer in time: ${reason}`);

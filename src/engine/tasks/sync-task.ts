@@ -30,7 +30,7 @@ import { rehostCompletion, type CompletionData } from '../media/rehost.js';
 import { submitTask, type SubmitRequest } from './submit.js';
 import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from '../commands/task-commands.js';
-import { resolveBaseUrl, submitReference, upstreamModelOf, type UpstreamContext, type UpstreamResult } from '../channels/upstream.js';
+import { submitContext, type UpstreamContext, type UpstreamResult } from '../channels/upstream.js';
 import { nowSeconds } from '../../lib/time.js';
 
 export interface SyncCallResult {
@@ -100,18 +100,9 @@ async function executeSyncTask(
     failedMessage: 'synchronous upstream call failed',
     health: deps.channelHealth,
     call: async ({ channel }) => {
-      const baseUrl = resolveBaseUrl(channel.baseUrl, deps.selfUrl());
-      const answer = await beforeDeadline(deadline, deps.clock(), (signal) =>
-        call({
-          channel,
-          baseUrl,
-          upstreamModel: upstreamModelOf(channel, task.model),
-          task,
-          signal,
-          idempotencyKey: submitReference(task.taskId, channel.channelId),
-        }),
-      );
-      return { answer, baseUrl };
+      const ctx = submitContext(channel, deps.selfUrl(), task);
+      const answer = await beforeDeadline(deadline, deps.clock(), (signal) => call({ ...ctx, signal }));
+      return { answer, baseUrl: ctx.baseUrl };
     },
     recordFailure: async ({ channel, attempt }, err) => {
       await executeTask(

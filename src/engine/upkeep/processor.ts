@@ -11,7 +11,7 @@ import type { EventStore, Subscription } from '../../ports/event-store.js';
 import type { ViewStore } from '../../ports/view-store.js';
 import type { BackgroundProcess } from '../../lib/background.js';
 import { idleCheck } from '../../lib/idle-check.js';
-import { retry, type Backoff } from '../../lib/backoff.js';
+import { retry, sleep, type Backoff } from '../../lib/backoff.js';
 
 export interface Processor extends BackgroundProcess {
   /** Resolves once the processor has handled everything up to `position`. */
@@ -32,16 +32,8 @@ export interface ProcessorOptions {
   concurrency?: number;
   /** Where to start when there is no checkpoint: 'beginning' (default) or the current head. */
   startAt?: 'beginning' | 'head';
-  /**
-   * The time of each pass (`lastPass`). Optional only while dispatch/task-engine.ts, changed on
-   * another branch, builds its processors without one: those read the system clock.
-   */
-  clock?: () => Date;
-}
-
-/** The clock a processor reads its passes' times from. */
-export function processorClock(o: Pick<ProcessorOptions, 'clock'>): () => Date {
-  return o.clock ?? (() => new Date());
+  /** The time of each pass (`lastPass`). */
+  clock: () => Date;
 }
 
 /** Between tries of a failing handler: 100 ms doubling, at most 10 s. */
@@ -63,12 +55,11 @@ export function createProcessor(o: ProcessorOptions): Processor {
   let stopped = false;
   let reached = 0n;
   let lastPass: Date | undefined;
-  const clock = processorClock(o);
   const idle = idleCheck(
     o.events,
     o.streamPrefixes,
     () => reached,
-    () => (lastPass = clock()),
+    () => (lastPass = o.clock()),
   );
 
   function withRetry(what: string, work: () => Promise<void>): Promise<void> {
@@ -98,12 +89,12 @@ export function createProcessor(o: ProcessorOptions): Processor {
           after = raw[raw.length - 1]!.position;
           await o.views.commit(checkpoint, [], after);
           reached = after;
-          lastPass = clock();
+          lastPass = o.clock();
         }
       } catch (err) {
         if (stopped) return;
         o.log.error({ err }, 'processor subscription failed; resubscribing');
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     }
   }
@@ -125,16 +116,27 @@ export function createProcessor(o: ProcessorOptions): Processor {
       await subscription?.close();
       await loop?.catch(() => undefined);
     },
-    async caughtUp(position, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      // Done when no event of this processor's streams lies between what it handled and `position`.
-      for (;;) {
-        if (reached >= position) return;
-        const [next] = await o.events.readAll({ after: reached, maxCount: 1, streamPrefixes: o.streamPrefixes });
-        if (!next || next.position > position) return;
-        if (Date.now() > deadline) throw new Error(`${o.name} did not reach ${position} (at ${reached})`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
+    caughtUp: (position, timeoutMs = 10_000) => untilCaughtUp(o, () => reached, position, timeoutMs),
   };
+}
+
+/**
+ * Resolves once no event of the processor's streams lies between where it stands (`at`;
+ * undefined: it reads nothing) and `position`.
+ */
+export async function untilCaughtUp(
+  o: Pick<ProcessorOptions, 'name' | 'events' | 'streamPrefixes'>,
+  at: () => bigint | undefined,
+  position: bigint,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const from = at();
+    if (from === undefined || from >= position) return;
+    const [next] = await o.events.readAll({ after: from, maxCount: 1, streamPrefixes: o.streamPrefixes });
+    if (!next || next.position > position) return;
+    if (Date.now() > deadline) throw new Error(`${o.name} did not reach ${position} (at ${from})`);
+    await sleep(10);
+  }
 }

@@ -40,6 +40,15 @@ export function createReconciler(deps: {
   owns?: (taskId: string) => boolean;
 }): Reconciler {
   const syncCallSeconds = deps.syncMaxAgeSeconds ?? SYNC_MAX_AGE_SECONDS;
+  const fail = (taskId: string, now: Date, code: string, reason: string, known: KnownTaskState & { state: { accountId: string } }) =>
+    executeTask(
+      deps.events,
+      taskId,
+      { type: 'FailTask', data: { code, reason, completedAt: Math.floor(now.getTime() / 1000) } },
+      { at: now.toISOString(), accountId: known.state.accountId, correlationId: taskId },
+      known,
+    );
+
   /**
    * A synchronous call runs in its request; if that process died mid-call nothing else would
    * ever finish the task. Past the call's timeout plus the grace period it is failed, and the
@@ -48,20 +57,7 @@ export function createReconciler(deps: {
   async function failInterruptedSyncTask(taskId: string, now: Date, { state, revision }: KnownTaskState): Promise<boolean> {
     if (state.status === 'none' || state.final || !state.sync) return false;
     if (now.getTime() / 1000 - state.createdAt < syncCallSeconds + deps.graceSeconds) return false;
-    const result = await executeTask(
-      deps.events,
-      taskId,
-      {
-        type: 'FailTask',
-        data: {
-          code: INTERRUPTED,
-          reason: 'the process serving this synchronous call stopped before it finished',
-          completedAt: Math.floor(now.getTime() / 1000),
-        },
-      },
-      { at: now.toISOString(), accountId: state.accountId, correlationId: taskId },
-      { state, revision },
-    );
+    const result = await fail(taskId, now, INTERRUPTED, 'the process serving this synchronous call stopped before it finished', { state, revision });
     if (result.events.length > 0) deps.log.warn({ taskId }, 'failed an interrupted synchronous task');
     return result.events.length > 0;
   }
@@ -88,19 +84,9 @@ export function createReconciler(deps: {
   }
 
   async function failUnpaidTask(taskId: string, now: Date): Promise<void> {
-    const known = await readTask(deps.events, taskId);
-    const { state } = known;
+    const { state, revision } = await readTask(deps.events, taskId);
     if (state.status === 'none' || state.final) return;
-    await executeTask(
-      deps.events,
-      taskId,
-      {
-        type: 'FailTask',
-        data: { code: NEVER_SUBMITTED, reason: 'the task was opened after its reservation had been released', completedAt: Math.floor(now.getTime() / 1000) },
-      },
-      { at: now.toISOString(), accountId: state.accountId, correlationId: taskId },
-      known,
-    );
+    await fail(taskId, now, NEVER_SUBMITTED, 'the task was opened after its reservation had been released', { state, revision });
     deps.log.warn({ taskId }, 'failed a task opened after its reservation was released');
   }
 

@@ -4,6 +4,7 @@
  * on more units than were asked for (`settlementOf`); a failed task releases it. Idempotent
  * per reservation id, so replays charge nothing.
  */
+import type { AccountCommand } from '../../domain/account.js';
 import { isRefusal } from '../../domain/refusal.js';
 import { settlementOf } from '../../domain/pricing.js';
 import type { RecordedDomainEvent } from '../../domain/recorded.js';
@@ -20,22 +21,11 @@ export async function settleTask(deps: { events: EventStore; accounts: AccountSe
   if (state.status === 'none') return false;
   const metadata = { at: event.metadata.at, accountId: state.accountId, correlationId: taskId, causationId: event.id };
   try {
-    if (event.type === 'TaskSucceeded') {
-      const settlement = settlementOf(state.basis, event.data.usage);
-      const result = await deps.accounts.execute(
-        state.accountId,
-        { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlement } },
-        metadata,
-      );
-      return result.events.length > 0;
-    } else {
-      const result = await deps.accounts.execute(
-        state.accountId,
-        { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } },
-        metadata,
-      );
-      return result.events.length > 0;
-    }
+    const command: AccountCommand =
+      event.type === 'TaskSucceeded'
+        ? { type: 'SettleQuota', data: { reservationId: state.reservationId, ...settlementOf(state.basis, event.data.usage) } }
+        : { type: 'ReleaseQuota', data: { reservationId: state.reservationId, reason: event.data.code } };
+    return (await deps.accounts.execute(state.accountId, command, metadata)).events.length > 0;
   } catch (err) {
     // A reservation the reconciler already released cannot be settled: nothing is owed twice.
     if (isRefusal(err, 'unknown_reservation')) return false;
