@@ -1,12 +1,13 @@
 /**
  * Real media bytes for simulated results: PNG images, PCM WAV audio with a tone, and a small MP4
- * container. All generators are deterministic in their inputs, so a stateless file URL can be
+ * with an H.264 video track that browsers play. All generators are deterministic in their inputs, so a stateless file URL can be
  * served again and again with the same bytes; what does not depend on the seed is encoded once
  * and kept in a bounded cache, so serving a result file costs the simulator little.
  */
 import { createHash } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 import { memoCache } from '../lib/memo-cache.js';
+import { avcParameterSets, idrParts, idrPicture, skipPicture, type AvcPictureSize } from './h264.js';
 
 export const MAX_IMAGE_SIDE = 4096;
 
@@ -104,24 +105,61 @@ function encodeWav(samples: number, sampleRate: number, frequencyHz: number): Bu
 
 export type Mp4Options = Readonly<{ width?: number; height?: number; seed?: string | number }>;
 
+/** Seconds between pictures: the picture never changes, so one a second is plenty (and keeps an hour small). */
+const SECONDS_PER_PICTURE = 1;
 /**
- * A small MP4 (ISO BMFF) file: `ftyp`, an `mdat` with one PNG still, and a `moov` whose `mvhd`,
- * `tkhd` and `mdhd` carry the duration, with one video track of a single sample lasting the
- * whole clip. What it honestly is: a container with a correct duration and one frame coded as
- * PNG (QuickTime sample entry `png `). MP4 parsers and ffmpeg/ffprobe read it as a video of that
- * duration and decode the frame; browsers will not play it, because they have no PNG video codec.
+ * The last picture lasts one 25 fps frame: Chromium counts a seek into the last picture as the
+ * end of the clip, and a last picture of a whole second would make the final second unseekable.
+ */
+const LAST_PICTURE_MS = 40;
+
+/** Picture durations (in the timescale) adding up to `total`: `step` each, the rest, and a short last one. */
+export function pictureDurations(total: number, step: number, last: number): number[] {
+  const durations = Array.from({ length: Math.floor(total / step) }, () => step);
+  const rest = total - step * durations.length;
+  if (rest > 0) durations.push(rest);
+  const final = durations.pop() ?? 0;
+  if (final > last) durations.push(final - last, last);
+  else durations.push(final);
+  return durations;
+}
+
+/** [count, value] runs of equal neighbours (the `stts` table). */
+function runLengths(values: readonly number[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const value of values) {
+    const previous = runs.at(-1);
+    if (previous?.[1] === value) previous[0]++;
+    else runs.push([1, value]);
+  }
+  return runs;
+}
+
+/**
+ * A small, playable MP4 (ISO BMFF): `ftyp`, then `moov` (first, so players start before the
+ * whole file is in), then `mdat`. One H.264 video track (`avc1`, Constrained Baseline; see
+ * h264.ts) of `width`×`height` showing the seed's colour: an IDR picture, then a P picture of
+ * skipped macroblocks each second, the last one short (see LAST_PICTURE_MS). `mvhd`, `tkhd` and `mdhd`
+ * carry the duration and the sample durations add up to it, so the header tells the truth about
+ * what plays; `tkhd`, the sample entry and the SPS carry the size. Sizes are clamped to 2..4096
+ * and rounded down to even (4:2:0). Browsers, ffprobe and MP4 parsers all read it as what it is.
+ *
+ * The bytes that depend on the size alone (parameter sets, the IDR picture but for its 384
+ * colour samples, the P pictures) are made once per size and kept in a bounded cache.
  */
 export function makeMp4(seconds: number, options: Mp4Options = {}): Buffer {
-  const width = Math.min(MAX_IMAGE_SIDE, Math.max(2, Math.round(options.width ?? 160)));
-  const height = Math.min(MAX_IMAGE_SIDE, Math.max(2, Math.round(options.height ?? 90)));
-  const frame = makePng(width, height, options.seed ?? 'mp4');
+  const width = evenSide(options.width ?? 160);
+  const height = evenSide(options.height ?? 90);
   const timescale = 1000;
   const duration = Math.max(1, Math.round(Math.max(0, seconds) * timescale));
+  const durations = pictureDurations(duration, SECONDS_PER_PICTURE * timescale, LAST_PICTURE_MS);
+  const count = durations.length;
+  const { sps, pps, profile, compatibility, level, idr, skips } = avcStreamParts.getOrMake(`${width}x${height}`, () => encodeAvcStreamParts({ width, height }));
 
-  const ftyp = box('ftyp', ascii('isom'), u32(0x200), ascii('isom'), ascii('iso2'), ascii('mp41'));
-  const mdat = box('mdat', frame);
-  const frameOffset = ftyp.length + 8;
+  const samples: Buffer[] = [lengthPrefixed(idrPicture({ width, height }, seedColour(options.seed ?? 'mp4'), idr))];
+  for (let i = 1; i < count; i++) samples.push(skips[i % skips.length]!);
 
+  const ftyp = box('ftyp', ascii('isom'), u32(0x200), ascii('isom'), ascii('iso2'), ascii('avc1'), ascii('mp41'));
   const mvhd = fullBox('mvhd', 0, 0, u32(0), u32(0), u32(timescale), u32(duration), u32(0x00010000), u16(0x0100), zeros(10), MATRIX, zeros(24), u32(2));
   const tkhd = fullBox(
     'tkhd',
@@ -145,8 +183,17 @@ export function makeMp4(seconds: number, options: Mp4Options = {}): Buffer {
   const hdlr = fullBox('hdlr', 0, 0, u32(0), ascii('vide'), zeros(12), Buffer.from('VideoHandler\0', 'ascii'));
   const vmhd = fullBox('vmhd', 0, 1, u16(0), zeros(6));
   const dinf = box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1)));
+  const avcC = box(
+    'avcC',
+    Buffer.from([1, profile, compatibility, level, 0xff /* 4-byte NAL lengths */, 0xe1 /* one SPS */]),
+    u16(sps.length),
+    sps,
+    Buffer.from([1]),
+    u16(pps.length),
+    pps,
+  );
   const sampleEntry = box(
-    'png ',
+    'avc1',
     zeros(6),
     u16(1), // reserved, data_reference_index
     zeros(16), // pre_defined, reserved, pre_defined[3]
@@ -159,17 +206,44 @@ export function makeMp4(seconds: number, options: Mp4Options = {}): Buffer {
     zeros(32), // compressorname
     u16(0x0018),
     u16(0xffff), // depth, pre_defined = -1
+    avcC,
   );
-  const stbl = box(
-    'stbl',
-    fullBox('stsd', 0, 0, u32(1), sampleEntry),
-    fullBox('stts', 0, 0, u32(1), u32(1), u32(duration)),
-    fullBox('stsc', 0, 0, u32(1), u32(1), u32(1), u32(1)),
-    fullBox('stsz', 0, 0, u32(0), u32(1), u32(frame.length)),
-    fullBox('stco', 0, 0, u32(1), u32(frameOffset)),
-  );
-  const moov = box('moov', mvhd, box('trak', tkhd, box('mdia', mdhd, hdlr, box('minf', vmhd, dinf, stbl))));
-  return Buffer.concat([ftyp, mdat, moov]);
+  const runs = runLengths(durations);
+  const timeToSample = [u32(runs.length), ...runs.flatMap(([run, delta]) => [u32(run), u32(delta)])];
+  const skipSize = skips[0]!.length; // every P picture has the same size (frame_num has a fixed width)
+  const stbl = (chunkOffset: number): Buffer =>
+    box(
+      'stbl',
+      fullBox('stsd', 0, 0, u32(1), sampleEntry),
+      fullBox('stts', 0, 0, ...timeToSample),
+      fullBox('stss', 0, 0, u32(1), u32(1)), // the IDR picture is the only sync sample
+      fullBox('stsc', 0, 0, u32(1), u32(1), u32(count), u32(1)), // one chunk holds every sample
+      fullBox('stsz', 0, 0, u32(0), u32(count), u32(samples[0]!.length), ...Array.from({ length: count - 1 }, () => u32(skipSize))),
+      fullBox('stco', 0, 0, u32(1), u32(chunkOffset)),
+    );
+  const moovAt = (chunkOffset: number): Buffer => box('moov', mvhd, box('trak', tkhd, box('mdia', mdhd, hdlr, box('minf', vmhd, dinf, stbl(chunkOffset)))));
+  // The chunk offset is a fixed-width field: measure moov once, then write it with the real offset.
+  const chunkOffset = ftyp.length + moovAt(0).length + 8;
+  const mdat = box('mdat', ...samples);
+  return Buffer.concat([ftyp, moovAt(chunkOffset), mdat]);
+}
+
+/** Sizes in use are few (the video tiers); an entry is about a byte per 256 pixels (32 kB at 4K). */
+const avcStreamParts = memoCache<string, ReturnType<typeof encodeAvcStreamParts>>(16);
+
+function encodeAvcStreamParts(size: AvcPictureSize) {
+  // frame_num counts modulo 16, so sixteen P pictures cycle (index 0 stands for 16, 32, …).
+  const skips = Array.from({ length: 16 }, (_, i) => lengthPrefixed(skipPicture(size, i === 0 ? 16 : i)));
+  return { ...avcParameterSets(size), idr: idrParts(size), skips };
+}
+
+function lengthPrefixed(nal: Buffer): Buffer {
+  return Buffer.concat([u32(nal.length), nal]);
+}
+
+function evenSide(side: number): number {
+  const clamped = Math.min(MAX_IMAGE_SIDE, Math.max(2, Math.round(Number.isFinite(side) ? side : 2)));
+  return clamped - (clamped % 2);
 }
 
 const MATRIX = Buffer.concat([u32(0x00010000), u32(0), u32(0), u32(0), u32(0x00010000), u32(0), u32(0), u32(0), u32(0x40000000)]);

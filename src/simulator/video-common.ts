@@ -1,7 +1,7 @@
 /**
  * What the four simulated video upstreams (vidgen, Vid-H3, clip, motion) share: a signed task
  * id holding what the task "renders" (seconds and resolution, decided at submit), the timeline
- * state, and the MP4 result file at `{prefix}/files/<id>/video.mp4`.
+ * state, and the MP4 result file at `{prefix}/files/<id>/video.mp4` (H.264 that browsers play; media.ts).
  *
  * Besides the common `[sim:*]` markers, video prompts take two of their own, so settlement on a
  * delivery different from the request can be exercised:

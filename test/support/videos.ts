@@ -93,7 +93,10 @@ export async function download(url: string, headers: Record<string, string> = {}
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-/** Duration (from `mvhd`) and frame size (from `tkhd`) of an MP4 made by the simulator. */
+/**
+ * Duration (from `mvhd`) and frame size (from `tkhd`) of an MP4 made by the simulator; checks that
+ * its video track is H.264 (`avc1`, what browsers play) whose sample entry states the same size.
+ */
 export function mp4Info(bytes: Buffer): { seconds: number; width: number; height: number } {
   expect(bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
   const mvhd = bytes.indexOf('mvhd', 0, 'latin1');
@@ -105,6 +108,11 @@ export function mp4Info(bytes: Buffer): { seconds: number; width: number; height
   // tkhd v0 ends with width and height as 16.16 fixed point.
   const width = bytes.readUInt32BE(tkhd + 4 + 76) >>> 16;
   const height = bytes.readUInt32BE(tkhd + 4 + 80) >>> 16;
+  // stsd: version+flags 4, entry count 4, then the entry's size and type (`avc1`), 6 reserved, data
+  // reference index 2, 16 more, then its width and height (16 bits each).
+  const stsd = bytes.indexOf('stsd', 0, 'latin1');
+  expect(bytes.toString('latin1', stsd + 16, stsd + 20)).toBe('avc1');
+  expect({ width: bytes.readUInt16BE(stsd + 16 + 28), height: bytes.readUInt16BE(stsd + 16 + 30) }).toEqual({ width, height });
   return { seconds: duration / timescale, width, height };
 }
 
