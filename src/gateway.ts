@@ -78,6 +78,8 @@ export interface GatewayOptions {
   extraFamilies?: readonly FamilyModule[];
   /** Their simulated upstreams, mounted after the built-in ones (src/simulator/families/index.ts) when the simulator is. */
   extraSimulatorFamilies?: readonly SimFamily[];
+  /** Interval of the request summary log line; a minute by default (tests shorten it). */
+  requestSummaryMs?: number;
 }
 
 /** Where the built-in simulator lives, relative to the gateway itself (see docs/decisions/0008-simulator-channels-at-sim.md). */
@@ -217,14 +219,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       extraFamilies: options.extraSimulatorFamilies ?? [],
     });
   };
+  const logOptions = options.requestSummaryMs !== undefined ? { requestSummaryMs: options.requestSummaryMs } : {};
   const app = servesApi
-    ? await buildServer(deps, [
-        (d) => assetRoutes({ ...d, signer }),
-        ...composed.routes,
-        ...(simulatorMounted ? [simulator] : []),
-        ...(options.extraRoutes ?? []),
-      ])
-    : await buildHealthServer(deps);
+    ? await buildServer(
+        deps,
+        [(d) => assetRoutes({ ...d, signer }), ...composed.routes, ...(simulatorMounted ? [simulator] : []), ...(options.extraRoutes ?? [])],
+        logOptions,
+      )
+    : await buildHealthServer(deps, logOptions);
   const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
   // On Kafka several workers split the tasks by partition: each settles, expires and reconciles
