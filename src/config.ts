@@ -57,7 +57,7 @@ const Env = z.object({
   /**
    * Mount the built-in upstream simulator at /_sim (and seed its channels on an empty store without
    * BOOTSTRAP_FILE): `1`, `0`, or `auto` (the default): mounted unless NODE_ENV=production or a real
-   * channel is configured (src/bootstrap/simulator-mount.ts, docs/decisions/0139-simulator-off-by-default-and-limited.md).
+   * channel is configured (src/bootstrap/simulator-mount.ts, docs/decisions/0140-simulator-off-by-default-and-limited.md).
    */
   SIMULATOR: z
     .enum(['0', '1', 'true', 'false', 'auto'])

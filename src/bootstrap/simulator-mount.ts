@@ -1,5 +1,5 @@
 /**
- * Whether this start mounts the built-in simulator at `/_sim` (docs/decisions/0139-simulator-off-by-default-and-limited.md).
+ * Whether this start mounts the built-in simulator at `/_sim` (docs/decisions/0140-simulator-off-by-default-and-limited.md).
  * `SIMULATOR=1` or `0` decides. `auto` (the default) mounts it only on a gateway that has nothing
  * else to call: not with `NODE_ENV=production`, and not when a real channel is configured, that is
  * when the bootstrap file names, or the store already holds (created by an earlier bootstrap or

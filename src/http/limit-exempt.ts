@@ -2,7 +2,7 @@
  * Requests no rate limit or load shedding refuses: the health checks and the metrics scrape
  * (an orchestrator and Prometheus must see an overloaded instance as alive, and see why). The
  * built-in simulator is not among them: mounted, it is limited like any route
- * (docs/decisions/0139-simulator-off-by-default-and-limited.md).
+ * (docs/decisions/0140-simulator-off-by-default-and-limited.md).
  */
 import type { FastifyRequest } from 'fastify';
 

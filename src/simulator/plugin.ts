@@ -40,7 +40,7 @@ export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
  * simulator's routes inherit), except on the one path whose requests grow past what a client may
  * send. A picgen edit may come as a form of up to 14 files of 30 MiB (the gateway's form limits);
  * the gateway sends them on as data URIs in a JSON body, 4/3 larger in Base64: 560 MiB, plus the
- * JSON bound for the rest. docs/decisions/0139-simulator-off-by-default-and-limited.md
+ * JSON bound for the rest. docs/decisions/0140-simulator-off-by-default-and-limited.md
  */
 export const PICGEN_EDITS_BODY_LIMIT = MAX_FILES * 4 * Math.ceil(MAX_REFERENCE_BYTES / 3) + 40 * 1024 * 1024;
 

@@ -1,5 +1,5 @@
 /**
- * The log of the started gateway (src/http/request-log.ts, docs/decisions/0140-production-process-and-logs.md):
+ * The log of the started gateway (src/http/request-log.ts, docs/decisions/0141-production-process-and-logs.md):
  * requests at `debug`, one `info` summary per interval (a minute; shortened here), the simulator's
  * requests counted apart; an upstream failure is one `warn` line with its channel and reason, no
  * error, no stack.

@@ -1,5 +1,5 @@
 /**
- * The built-in simulator on the started gateway (docs/decisions/0139-simulator-off-by-default-and-limited.md):
+ * The built-in simulator on the started gateway (docs/decisions/0140-simulator-off-by-default-and-limited.md):
  * - `SIMULATOR=auto` (the default) mounts it only when nothing else is configured: not when the
  *   bootstrap file names a real channel, nor the store holds one (created through the admin API),
  *   nor with NODE_ENV=production;
