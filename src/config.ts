@@ -54,8 +54,17 @@ const Env = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seeds channels and prices on an empty store (JSON, see docs/bootstrap.md). */
   BOOTSTRAP_FILE: z.string().optional(),
-  /** Mount the built-in upstream simulator at /_sim and wire default channels to it. */
-  SIMULATOR: bool.default(true),
+  /**
+   * Mount the built-in upstream simulator at /_sim (and seed its channels on an empty store without
+   * BOOTSTRAP_FILE): `1`, `0`, or `auto` (the default): mounted unless NODE_ENV=production or a real
+   * channel is configured (src/bootstrap/simulator-mount.ts, docs/decisions/0140-simulator-off-by-default-and-limited.md).
+   */
+  SIMULATOR: z
+    .enum(['0', '1', 'true', 'false', 'auto'])
+    .default('auto')
+    .transform((v): boolean | 'auto' => (v === 'auto' ? 'auto' : v === '1' || v === 'true')),
+  /** `production` turns the simulator's `auto` off. */
+  NODE_ENV: z.string().optional(),
   ASSET_RETENTION_SECONDS: z.coerce.number().int().min(1).default(7200),
   /** Grace period after which a reservation whose task never appeared is released. */
   RESERVATION_GRACE_SECONDS: z.coerce.number().int().min(1).default(300),
@@ -181,6 +190,7 @@ function fromEnv(e: z.infer<typeof Env>) {
     logLevel: e.LOG_LEVEL,
     bootstrapFile: e.BOOTSTRAP_FILE,
     simulator: e.SIMULATOR,
+    nodeEnv: e.NODE_ENV,
     assetRetentionSeconds: e.ASSET_RETENTION_SECONDS,
     reservationGraceSeconds: e.RESERVATION_GRACE_SECONDS,
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,

@@ -7,9 +7,10 @@ import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed } from './bootstrap/seed.js';
+import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed, type BootstrapFile } from './bootstrap/seed.js';
+import { isSimulatorChannel, simulatorMount, type SimulatorMount } from './bootstrap/simulator-mount.js';
 import { createAccountService } from './engine/accounts/account-service.js';
-import { createCatalog } from './engine/channels/catalog.js';
+import { createCatalog, type Catalog } from './engine/channels/catalog.js';
 import { createReconciler } from './engine/upkeep/reconciler.js';
 import { startAll, stopAll, type BackgroundProcess } from './lib/background.js';
 import { periodicProcess } from './engine/upkeep/periodic.js';
@@ -77,10 +78,30 @@ export interface GatewayOptions {
   extraFamilies?: readonly FamilyModule[];
   /** Their simulated upstreams, mounted after the built-in ones (src/simulator/families/index.ts) when the simulator is. */
   extraSimulatorFamilies?: readonly SimFamily[];
+  /** Interval of the request summary log line; a minute by default (tests shorten it). */
+  requestSummaryMs?: number;
 }
 
 /** Where the built-in simulator lives, relative to the gateway itself (see docs/decisions/0008-simulator-channels-at-sim.md). */
 export const SIMULATOR_BASE_URL = '/_sim';
+
+/** Whether this start mounts the simulator (bootstrap/simulator-mount.ts), said in one line; a warning for channels left pointing at it. */
+function decideSimulatorMount(config: Config, catalog: Catalog, bootstrap: BootstrapFile | undefined, log: Logger): SimulatorMount {
+  const stored = [...catalog.channels(), ...catalog.unreadable().map((u) => u.channel)].map((c) => ({ id: c.channelId, baseUrl: c.baseUrl }));
+  const configured = [...(bootstrap?.channels ?? []), ...stored];
+  const mount = simulatorMount(config, configured, SIMULATOR_BASE_URL);
+  log.info(
+    { simulator: mount.mounted, why: mount.why },
+    mount.mounted ? `the built-in simulator is mounted at ${SIMULATOR_BASE_URL}` : 'the built-in simulator is not mounted',
+  );
+  const orphans = stored.filter((c) => isSimulatorChannel(c, SIMULATOR_BASE_URL));
+  if (!mount.mounted && !config.simulatorUrl && orphans.length > 0)
+    log.warn(
+      { channels: orphans.map((c) => c.id) },
+      `${orphans.length} channel(s) call the built-in simulator (${SIMULATOR_BASE_URL}), which is not mounted: their calls fail until they are disabled or SIMULATOR=1`,
+    );
+  return mount;
+}
 
 export function createLogger(config: Config): Logger {
   return pino({
@@ -179,8 +200,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
 
   const metadata = { at: clock().toISOString(), correlationId: 'bootstrap' };
   const generatedAdminPassword = servesApi ? await seedAdmin(deps, metadata) : undefined;
-  if (servesApi && config.bootstrapFile) await seedChannelsAndPrices(deps, await loadBootstrapFile(config.bootstrapFile), metadata);
-  else if (servesApi && config.simulator) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL, modelCatalogOf(allFamilies)), metadata);
+  const bootstrap = servesApi && config.bootstrapFile ? await loadBootstrapFile(config.bootstrapFile) : undefined;
+  // Only where the API is served; decided before seeding, which seeds its channels when it is mounted.
+  const simulatorMounted = servesApi && decideSimulatorMount(config, catalog, bootstrap, log).mounted;
+  if (bootstrap) await seedChannelsAndPrices(deps, bootstrap, metadata);
+  else if (simulatorMounted) await seedChannelsAndPrices(deps, simulatorSeed(SIMULATOR_BASE_URL, modelCatalogOf(allFamilies)), metadata);
 
   const simulator: RoutePlugin = () => async (sim) => {
     sim.addHook('onRoute', (route) => {
@@ -195,14 +219,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       extraFamilies: options.extraSimulatorFamilies ?? [],
     });
   };
+  const logOptions = options.requestSummaryMs !== undefined ? { requestSummaryMs: options.requestSummaryMs } : {};
   const app = servesApi
-    ? await buildServer(deps, [
-        (d) => assetRoutes({ ...d, signer }),
-        ...composed.routes,
-        ...(config.simulator ? [simulator] : []),
-        ...(options.extraRoutes ?? []),
-      ])
-    : await buildHealthServer(deps);
+    ? await buildServer(
+        deps,
+        [(d) => assetRoutes({ ...d, signer }), ...composed.routes, ...(simulatorMounted ? [simulator] : []), ...(options.extraRoutes ?? [])],
+        logOptions,
+      )
+    : await buildHealthServer(deps, logOptions);
   const closeServer = serverCloser(app);
   const ownership = createOwnership(bus);
   // On Kafka several workers split the tasks by partition: each settles, expires and reconciles

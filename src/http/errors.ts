@@ -146,7 +146,10 @@ export function normalizeError(error: unknown): GatewayError {
 
 export function sendError(reply: FastifyReply, shape: ErrorShape, error: unknown): FastifyReply {
   const err = normalizeError(error);
-  if (err.status >= 500) reply.log.error({ err: error }, 'request failed');
+  // The gateway's own fault (500) is an error, with its stack. Other 5xx are expected outcomes
+  // (an upstream failed or timed out, no channel answered, an account busy), logged where they
+  // are decided: an upstream failure is one warn line with its channel and reason (failover.ts).
+  if (err.status === 500) reply.log.error({ err: error }, 'request failed');
   if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
   else if (err.status === 503) void reply.header('retry-after', '1');
   return reply.status(err.status).send(renderError(shape, err));

@@ -5,8 +5,8 @@
  *   for as long as it is open);
  * - MAX_EVENT_LOOP_DELAY_MS, MAX_HEAP_USED_BYTES: @fastify/under-pressure's samples of the
  *   process (taken once a second).
- * All are off by default (0). The health checks, the metrics scrape and the simulator are never
- * shed (limit-exempt.ts). The refusal is thrown from an onRequest hook, so the error handler of
+ * All are off by default (0). The health checks and the metrics scrape are never shed
+ * (limit-exempt.ts); the simulator, when mounted, is shed like any route. The refusal is thrown from an onRequest hook, so the error handler of
  * the route's family renders it in that family's shape, and nothing is appended or charged.
  */
 import underPressure from '@fastify/under-pressure';

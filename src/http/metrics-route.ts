@@ -1,6 +1,7 @@
 /**
  * `GET /metrics` (Prometheus text format) behind `Authorization: Bearer <METRICS_TOKEN>`, and
- * the hook that counts every answered request by its route pattern. Without METRICS_TOKEN the
+ * the hook that counts every answered request by its route pattern (the built-in simulator's
+ * apart, under gateway_simulator_http_*). Without METRICS_TOKEN the
  * gateway collects nothing and /metrics is an unknown route (404). Not in the OpenAPI document:
  * it is an operator's endpoint, like /healthz and /readyz.
  */
@@ -8,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError, renderError } from './errors.js';
+import { isSimulatorRequest } from './limit-exempt.js';
 
 /** Installs on the root instance (not a plugin): the hook must see the routes of every plugin. */
 export function installMetrics(app: FastifyInstance, deps: Pick<GatewayDeps, 'config' | 'metrics'>): void {
@@ -17,8 +19,10 @@ export function installMetrics(app: FastifyInstance, deps: Pick<GatewayDeps, 'co
   app.addHook('onResponse', async (request, reply) => {
     // The pattern (`/v1/videos/:task_id`), never the URL: ids and query strings would make a series per request.
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    // The simulator's traffic (the gateway calling itself, or a test) apart from clients'.
+    const simulator = isSimulatorRequest(request);
+    (simulator ? metrics.simulatorHttpRequests : metrics.httpRequests).inc(labels);
+    (simulator ? metrics.simulatorHttpDuration : metrics.httpDuration).observe(labels, reply.elapsedTime / 1000);
   });
   const expected = digest(`Bearer ${token}`);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

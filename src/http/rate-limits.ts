@@ -8,6 +8,9 @@
  * Over the limit: 429 `rate_limited` with `Retry-After` (when the key's one-minute window ends),
  * in the error shape of the route's family; nothing is appended or charged.
  *
+ * The built-in simulator, when mounted, is limited too: it takes any bearer, so its requests are
+ * counted per client address at RATE_LIMIT_PER_MINUTE (the gateway's own calls to it included).
+ *
  * The counts are @fastify/rate-limit's in-memory store, per process: N API instances allow up to
  * N times the limit (as the login throttle).
  */
@@ -17,7 +20,7 @@ import { bearerKey } from './auth/bearer.js';
 import { sha256 } from './auth/secrets.js';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError } from './errors.js';
-import { exemptFromLimits } from './limit-exempt.js';
+import { exemptFromLimits, isSimulatorRequest } from './limit-exempt.js';
 
 const WINDOW_MS = 60_000;
 /** Windows remembered (LRU): a key pushed out only starts a new window early. */
@@ -45,16 +48,30 @@ export async function limitRequestsPerToken(app: FastifyInstance, deps: Pick<Gat
   });
   const limited = check!;
 
-  app.addHook('onRequest', async (request, reply) => {
+  /** Whose window the request counts in, and its limit; undefined: not counted. */
+  async function windowOf(request: FastifyRequest): Promise<{ tokenId: string; max: number } | undefined> {
+    if (exemptFromLimits(request)) return undefined;
+    // The simulator takes any bearer, so a bearer names no one: its callers are told apart by
+    // address (TRUST_PROXY decides which), at the gateway's default limit.
+    if (isSimulatorRequest(request)) {
+      const max = deps.config.rateLimitPerMinute;
+      return max === 0 ? undefined : { tokenId: `simulator ${request.ip}`, max };
+    }
     const key = bearerKey(request);
-    if (key === undefined || exemptFromLimits(request)) return;
+    if (key === undefined) return undefined;
     // An unknown key is the route's to refuse (401), with the route's own message.
     const token = await deps.tokens.byKeyHash(sha256(key));
-    if (!token) return;
+    if (!token) return undefined;
     // The key's limit: its own, else the gateway's; 0 = none.
     const max = token.rateLimitPerMinute ?? deps.config.rateLimitPerMinute;
-    if (max === 0) return;
-    limitOf.set(request, { tokenId: token.tokenId, max });
+    return max === 0 ? undefined : { tokenId: token.tokenId, max };
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const window = await windowOf(request);
+    if (!window) return;
+    const { max } = window;
+    limitOf.set(request, window);
     const limit = await limited(request);
     if (limit.isAllowed) return;
     const reset = Math.max(1, limit.ttlInSeconds);
@@ -62,6 +79,8 @@ export async function limitRequestsPerToken(app: FastifyInstance, deps: Pick<Gat
     void reply.header('x-ratelimit-remaining', String(limit.remaining));
     void reply.header('x-ratelimit-reset', String(reset));
     if (!limit.isExceeded) return;
+    if (isSimulatorRequest(request))
+      throw new GatewayError(429, 'rate_limited', `the simulator takes ${max} requests per minute from one address; retry in ${reset} s`, undefined, reset);
     throw new GatewayError(429, 'rate_limited', `Authorization: this API key may make ${max} requests per minute; retry in ${reset} s`, 'Authorization', reset);
   });
 }

@@ -32,13 +32,15 @@ import { documentRoutes, finishDocument } from './openapi.js';
 import { shedLoad } from './load-shedding.js';
 import { limitRequestsPerToken } from './rate-limits.js';
 import { installMetrics } from './metrics-route.js';
+import { installRequestLog, quietRequests } from './request-log.js';
 import { taskListRoutes } from './api/tasks.js';
 import { consoleRoutes } from './console.js';
 
 /** The server of the `worker` and `projector` roles: health and readiness only. */
-export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInstance> {
+export async function buildHealthServer(deps: GatewayDeps, options: ServerLogOptions = {}): Promise<FastifyInstance> {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it is needed: it picks fastify's logger type for the instance (pino's Logger makes another FastifyInstance)
-  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger });
+  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger, logController: quietRequests() });
+  installRequestLog(app, deps.log, options.requestSummaryMs);
   installMetrics(app, deps);
   await app.register(healthRoutes(deps));
   return app;
@@ -47,10 +49,17 @@ export async function buildHealthServer(deps: GatewayDeps): Promise<FastifyInsta
 /** Route plugins contributed by the generation families and other modules. */
 export type RoutePlugin = (deps: GatewayDeps) => FastifyPluginAsync;
 
-export async function buildServer(deps: GatewayDeps, extraRoutes: readonly RoutePlugin[] = []): Promise<FastifyInstance> {
+export interface ServerLogOptions {
+  /** Interval of the request summary's `info` line (request-log.ts); a minute unless a test says otherwise. */
+  requestSummaryMs?: number;
+}
+
+export async function buildServer(deps: GatewayDeps, extraRoutes: readonly RoutePlugin[] = [], options: ServerLogOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- as above: the instance's logger type
     loggerInstance: deps.log as FastifyBaseLogger,
+    // Requests are logged at debug, and summed up once a minute at info (request-log.ts).
+    logController: quietRequests(),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -77,6 +86,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   answerUndeclaredMethods(app);
   // JSON nested absurdly deep is refused before it is parsed: later code walks bodies recursively.
   limitJsonDepth(app);
+  installRequestLog(app, deps.log, options.requestSummaryMs);
   // Prometheus: every answer counted by route pattern, and GET /metrics (with METRICS_TOKEN).
   installMetrics(app, deps);
   // 429s before any route runs: load shed past the configured bounds, then each API key's requests per minute.

@@ -24,6 +24,9 @@ export interface GatewayMetrics {
   readonly registry: Registry;
   readonly httpRequests: Counter<HttpLabels>;
   readonly httpDuration: Histogram<HttpLabels>;
+  /** The built-in simulator's requests (`/_sim`), apart: the http_* series are clients' traffic alone. */
+  readonly simulatorHttpRequests: Counter<HttpLabels>;
+  readonly simulatorHttpDuration: Histogram<HttpLabels>;
   readonly tasksSubmitted: Counter<TaskLabels>;
   readonly tasksSucceeded: Counter<TaskLabels>;
   readonly tasksFailed: Counter<TaskLabels>;
@@ -58,6 +61,17 @@ export function createGatewayMetrics(config: Pick<Config, 'role'>): GatewayMetri
     httpDuration: histogram(
       'gateway_http_request_duration_seconds',
       'Time from receiving a request to the end of its answer, by method, route pattern and status.',
+      HTTP_BUCKETS,
+      ['method', 'route', 'status'],
+    ),
+    simulatorHttpRequests: counter(
+      'gateway_simulator_http_requests_total',
+      'Requests to the built-in simulator (/_sim, mounted in this process), by method, route pattern and status; not in gateway_http_requests_total.',
+      ['method', 'route', 'status'],
+    ),
+    simulatorHttpDuration: histogram(
+      'gateway_simulator_http_request_duration_seconds',
+      'Time from receiving a request to the built-in simulator to the end of its answer; not in gateway_http_request_duration_seconds.',
       HTTP_BUCKETS,
       ['method', 'route', 'status'],
     ),

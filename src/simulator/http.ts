@@ -28,12 +28,19 @@ export function useSimErrorShape(app: FastifyInstance, render: SimErrorRenderer)
   app.setErrorHandler((error: FastifyError | SimHttpError, request: FastifyRequest, reply: FastifyReply) => {
     const simError = toSimError(error);
     if (simError.status >= 500 && !(error instanceof SimHttpError)) request.log.error({ err: error }, 'simulator route failed');
+    // The gateway's limits (rate limit, load shedding) refuse with a time to come back.
+    const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return reply.status(simError.status).send(render(simError));
   });
 }
 
 function toSimError(error: FastifyError | SimHttpError): SimHttpError {
   if (error instanceof SimHttpError) return error;
+  // A refusal of the gateway's own hooks (429 rate_limited, overloaded): its status and code.
+  const refusal = error as { status?: unknown; code?: unknown };
+  if (typeof refusal.status === 'number' && refusal.status >= 400 && refusal.status < 500 && typeof refusal.code === 'string')
+    return new SimHttpError(refusal.status, refusal.code, error.message);
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
   if (status >= 400 && status < 500) return new SimHttpError(status, 'invalid_request', error.message);
   return new SimHttpError(500, 'internal_error', 'simulator internal error');

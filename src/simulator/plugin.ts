@@ -10,6 +10,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { SimContext, SimFamily } from './context.js';
 import { simulatorFamilies } from './families/index.js';
+import { PICGEN_EDITS_PATH } from './families/picgen.js';
+import { MAX_FILES } from '../families/picgen/multipart.js';
+import { MAX_REFERENCE_BYTES } from '../families/picgen/schema.js';
 import { fileRoutes } from './files.js';
 import { notFound, plainErrorBody, useSimErrorShape } from './http.js';
 import { createSubmitLog } from './submit-log.js';
@@ -33,12 +36,13 @@ export type SimulatorOptions = {
 export const DEFAULT_ASSET_RETENTION_MS = 2 * 60 * 60 * 1000;
 
 /**
- * Request bodies the simulator accepts. The gateway sends reference files upstream as data
- * URIs in JSON: the spec's most (14 files of 30 MiB, picgen edits) grows by 4/3 in Base64, so a
- * real upstream's limit would be at least this; the gateway's own 40 MiB JSON limit is for
- * clients, not for what it sends.
+ * Request bodies the simulator accepts: the gateway's own bound (the server's 40 MiB, which the
+ * simulator's routes inherit), except on the one path whose requests grow past what a client may
+ * send. A picgen edit may come as a form of up to 14 files of 30 MiB (the gateway's form limits);
+ * the gateway sends them on as data URIs in a JSON body, 4/3 larger in Base64: 560 MiB, plus the
+ * JSON bound for the rest. docs/decisions/0140-simulator-off-by-default-and-limited.md
  */
-export const SIMULATOR_BODY_LIMIT = 600 * 1024 * 1024;
+export const PICGEN_EDITS_BODY_LIMIT = MAX_FILES * 4 * Math.ceil(MAX_REFERENCE_BYTES / 3) + 40 * 1024 * 1024;
 
 export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app, options) => {
   const secret = options.secret ?? (process.env.SIM_SECRET || DEFAULT_SIM_SECRET);
@@ -54,7 +58,7 @@ export const simulatorPlugin: FastifyPluginAsync<SimulatorOptions> = async (app,
   };
 
   app.addHook('onRoute', (route) => {
-    route.bodyLimit ??= SIMULATOR_BODY_LIMIT;
+    if (route.url.endsWith(PICGEN_EDITS_PATH)) route.bodyLimit ??= PICGEN_EDITS_BODY_LIMIT;
   });
   useSimErrorShape(app, plainErrorBody);
   app.setNotFoundHandler((request) => {

@@ -82,7 +82,8 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
   const { child, url } = await startTsxServer({
     script: 'src/main.ts',
     name: 'gateway',
-    env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', ...env },
+    // SIMULATOR=1 as startGateway (gateway.ts) sets it.
+    env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', SIMULATOR: '1', ...env },
     port,
     readyPath: '/readyz',
   });

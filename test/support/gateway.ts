@@ -32,6 +32,9 @@ export async function startGateway(
     ADMIN_PASSWORD,
     LOG_LEVEL: 'silent',
     RESPONSE_SCHEMAS: 'strict',
+    // Tests are about the embedded default with its simulator, whatever channels they add: the
+    // default (`auto`) would take it away once a test created a real channel and restarted.
+    SIMULATOR: '1',
     ...env,
   });
   const gateway = await createGateway(config, options);

@@ -168,7 +168,11 @@ export function createPoller(deps: PollerDeps): Poller {
       return;
     }
     entry.errors++;
-    deps.log.warn({ taskId: entry.task.taskId, errors: entry.errors, reason: err instanceof Error ? err.message : String(err) }, what);
+    // One line, the channel and the reason: an upstream failing is expected, no stack to read.
+    deps.log.warn(
+      { taskId: entry.task.taskId, channelId: entry.task.channelId, errors: entry.errors, reason: err instanceof Error ? err.message : String(err) },
+      what,
+    );
     schedule.backOff(entry);
   }
 

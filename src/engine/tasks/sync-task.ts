@@ -115,7 +115,11 @@ async function executeSyncTask(
   });
   switch (outcome.kind) {
     case 'threw':
-      if (outcome.error instanceof TaskDeadlineError) return fail('timeout', outcome.error.message);
+      if (outcome.error instanceof TaskDeadlineError) {
+        // An upstream failure like the others (failover.ts): one warn line, its channel and reason.
+        deps.log.warn({ taskId: task.taskId, channelId: outcome.channel.channelId, reason: outcome.error.message }, 'synchronous upstream call timed out');
+        return fail('timeout', outcome.error.message);
+      }
       deps.log.error({ err: outcome.error, taskId: task.taskId }, 'synchronous call failed');
       return fail('internal_error', message(outcome.error));
     case 'refused':

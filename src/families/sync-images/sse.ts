@@ -52,7 +52,8 @@ export class SseReply {
       throw error;
     }
     const err: GatewayError = normalizeError(error);
-    if (err.status >= 500) this.reply.log.error({ err: error }, 'stream failed');
+    // As sendError (http/errors.ts): only the gateway's own fault is an error; an upstream's is logged where it failed.
+    if (err.status === 500) this.reply.log.error({ err: error }, 'stream failed');
     this.send({ error: { code: err.code, message: err.message } }, event);
     this.end();
   }
