@@ -54,9 +54,7 @@ function assign(target: Record<string, FormValue> | FormValue[], path: readonly 
     return;
   }
   if (rest.length === 0) {
-    // A plain key repeated is a list, one item a part (as OpenAPI sends an array of text in a form).
-    const earlier = container[head];
-    container[head] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+    container[head] = value;
     return;
   }
   const wantsArray = rest[0] === '' || /^\d+$/.test(rest[0] ?? '');
@@ -87,7 +85,10 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
     if (path.length > MAX_JSON_DEPTH) throw invalidRequest(part.name.slice(0, 64), `form key nested deeper than ${MAX_JSON_DEPTH} levels`);
     const value =
       part.kind === 'file' ? new UploadedFile(part.filename, part.contentType, await part.size()) : 'json' in part ? (part.json as FormValue) : part.value;
-    assign(out, path, value);
+    const listed = path.length === 1 ? LIST_FIELDS.find((name) => name === path[0]) : undefined;
+    // A list field's plain key repeated is the list, a part an item (as OpenAPI sends an array of text in a form).
+    if (listed) out[listed] = out[listed] === undefined ? value : [...(Array.isArray(out[listed]) ? out[listed] : [out[listed]]), value];
+    else assign(out, path, value);
   });
   // A list field sent as one plain part is a list of one: a form cannot tell one item from a value.
   for (const name of LIST_FIELDS) if (typeof out[name] === 'string') out[name] = [out[name]];
