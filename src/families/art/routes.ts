@@ -15,7 +15,7 @@ import { changeParent } from './parent.js';
 import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArt } from './request.js';
 import { ART_BODIES, type ArtBody, ArtSubmitAnswer, ArtTaskAnswer, ArtTaskParams } from './schema.js';
 
-export const SUBMIT_SUCCESS = 'Submit success';
+const SUBMIT_SUCCESS = 'Submit success';
 
 /** The family's own answer for a missing task (spec 4.14). */
 const TASK_NO_FOUND: MissingTask = { param: 'id', status: 404, code: 'task_no_found', message: () => 'task_no_found' };

@@ -38,7 +38,7 @@ const FRAME_RULE = 'must be an image: an http/https URL, a data:image/<format>;b
 const FRAME_DESCRIPTION = 'an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
 
 /** A frame image as the upstream takes it: a URL, a Base64 image data URI or raw Base64. */
-export function isFrameImage(text: string): boolean {
+function isFrameImage(text: string): boolean {
   return isHttpUrl(text) || isImageDataUri(text) || RAW_BASE64.test(text);
 }
 

@@ -25,7 +25,7 @@ const MODEL_ECHO_MAX = 64;
 export const MODEL_REQUIRED = 'required, the name of an async image model';
 
 /** Why `model` is refused when it names no async image model (the name echoed, cut at 64 characters). */
-export function notAsyncImageModel(model: string): string {
+function notAsyncImageModel(model: string): string {
   const shown = model.length > MODEL_ECHO_MAX ? `${model.slice(0, MODEL_ECHO_MAX)}…` : model;
   return `${JSON.stringify(shown)} is not an async image model; this endpoint accepts pro-image and the anime, vis and picgen async models`;
 }
@@ -182,7 +182,6 @@ export const AsyncImageBody = z.preprocess(
 );
 
 export type AsyncImageRequest = z.output<typeof AsyncImageBody>;
-export type ProImageRequest = z.output<typeof ProImageBody>;
 export type AnimeRequest = z.output<typeof AnimeBody>;
 export type VisEditRequest = z.output<(typeof VisEditBodies)[number]>;
 export type VisRequest = z.output<(typeof VisGenerationBodies)[number]> | VisEditRequest;

@@ -42,13 +42,6 @@ export function isOneOf<T extends string>(values: readonly T[], value: unknown):
   return typeof value === 'string' && (values as readonly string[]).includes(value);
 }
 
-/** An own field of the body; `null` and inherited names (`constructor`, …) count as absent. */
-export function field(body: Body, key: string): unknown {
-  if (!Object.hasOwn(body, key)) return undefined;
-  const value = body[key];
-  return value === null ? undefined : value;
-}
-
 // ---- free text --------------------------------------------------------------------------------
 
 /**

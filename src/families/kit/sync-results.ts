@@ -29,7 +29,7 @@ export interface FetchedImages {
 }
 
 /** Result downloads trust the gateway itself and the channel's own origin; redirects away are checked. */
-export function resultPolicy(deps: GatewayDeps, ctx: UpstreamContext): OutboundPolicy {
+function resultPolicy(deps: GatewayDeps, ctx: UpstreamContext): OutboundPolicy {
   return outboundPolicy(deps.config, deps.selfUrl(), [ctx.baseUrl], { maxBytes: MAX_RESULT_BYTES });
 }
 

@@ -54,7 +54,7 @@ function checkShape(field: UrlField): void {
 }
 
 /** Refuses the first field (in request order) whose URL is not allowed. */
-export async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlField[]): Promise<void> {
+async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlField[]): Promise<void> {
   const over = fields[MAX_URLS_PER_REQUEST];
   if (over) throw new GatewayError(400, 'invalid_request', `${over.param}: at most ${MAX_URLS_PER_REQUEST} URLs in one request`, over.param);
   fields.forEach(checkShape);

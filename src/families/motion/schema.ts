@@ -219,7 +219,6 @@ export const MotionImageBody = withAlias(
 export const MOTION_BODIES = { text: MotionTextBody, image: MotionImageBody } as const;
 export type MotionTextRequest = z.output<typeof MotionTextBody>;
 export type MotionImageRequest = z.output<typeof MotionImageBody>;
-export type MotionMediaItem = NonNullable<MotionImageRequest['media']>[number];
 
 export const MotionSubmitAnswer = z.object({
   request_id: z.string().meta({ description: "this request's id" }),

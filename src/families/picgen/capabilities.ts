@@ -3,8 +3,7 @@
  * custom pixel-area range, sequential generation, layer decomposition, output format, tools,
  * fast prompt optimisation, and the reference limit of the edit endpoint (4.8).
  */
-import { picgenSyncModels } from './catalog.js';
-import { isOneOf } from '../kit/fields.js';
+import type { picgenSyncModels } from './catalog.js';
 
 export type PicgenSyncModel = (typeof picgenSyncModels)[number];
 
@@ -84,10 +83,6 @@ export const LAYER_SIZES = ['1K', '1.5K', '2K', 'auto'] as const;
 
 /** Sequential generation: references plus estimated outputs, and `max_images`, at most this. */
 export const SEQUENTIAL_MAX_TOTAL = 15;
-
-export function isPicgenSyncModel(model: unknown): model is PicgenSyncModel {
-  return isOneOf(picgenSyncModels, model);
-}
 
 export function capabilitiesOf(model: PicgenSyncModel): PicgenCapabilities {
   return PICGEN_CAPABILITIES[model];

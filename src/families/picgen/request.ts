@@ -71,11 +71,6 @@ function edit(body: PicgenEditRequest): PicgenPlan {
   });
 }
 
-/** The plan of a generation body the route's schema parsed. */
-export const planGeneration = (body: PicgenGenerationRequest): PicgenPlanResult => planned(() => generation(body));
-/** The plan of an edit body the route's schema parsed. */
-export const planEdit = (body: PicgenEditRequest): PicgenPlanResult => planned(() => edit(body));
-
 /** The plan of a raw generation body: its schema, then the plan. */
 export const planPicgenGeneration = (raw: unknown): PicgenPlanResult => planned(() => generation(parsedBody(GenerationBody, raw)));
 /** The plan of a raw edit body (JSON or the decoded form): its schema, then the plan. */

@@ -9,9 +9,7 @@ import { isPlainObject, redactDataUris } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
 import { planMessages } from './messages.js';
-import { ChatBody, type ChatRequest, type ImageOptions, ImagesBody, type ImagesRequest, SYNC_IMAGE_MODELS, type SyncImageModel } from './schema.js';
-
-export { MODEL_REQUIRED, MODEL_UNKNOWN, REFERENCES_NOT_TAKEN, RESPONSE_FORMATS, STYLE_MAX, SYNC_IMAGE_MODELS, type SyncImageModel } from './schema.js';
+import { ChatBody, type ChatRequest, type ImageOptions, ImagesBody, type ImagesRequest, type SyncImageModel } from './schema.js';
 
 const OPTION_KEYS = ['size', 'quality', 'background', 'output_format', 'moderation', 'user'] as const;
 
@@ -38,10 +36,6 @@ export interface SyncImagePlan {
 }
 
 export type SyncImagePlanResult = PlanResult<SyncImagePlan>;
-
-export function isSyncImageModel(model: unknown): model is SyncImageModel {
-  return typeof model === 'string' && (SYNC_IMAGE_MODELS as readonly string[]).includes(model);
-}
 
 /** The 4.5 options sent upstream: `n` (default 1), then each other option given. */
 function optionsOf(body: ImageOptions): { n: number; options: Record<string, unknown> } {
@@ -96,11 +90,6 @@ function images(body: ImagesRequest): SyncImagePlan {
     echo: echoOf(body),
   };
 }
-
-/** The plan of a chat body the route's schema parsed. */
-export const planChat = (body: ChatRequest): SyncImagePlanResult => planned(() => chat(body));
-/** The plan of an images body the route's schema parsed. */
-export const planImages = (body: ImagesRequest): SyncImagePlanResult => planned(() => images(body));
 
 /** The plan of a raw chat body: its schema, then the plan. */
 export const planChatRequest = (raw: unknown): SyncImagePlanResult => planned(() => chat(parsedBody(ChatBody, raw)));
