@@ -10,7 +10,7 @@ import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } fr
 import { animeRules } from './rules/anime.js';
 import { picgenRules } from './rules/picgen.js';
 import { proImageDraft } from '../kit/pro-image-rules.js';
-import { type FamilyDraft, isOneOf, isPlainObject, redactDataUris } from '../kit/fields.js';
+import { type FamilyDraft, isOneOf, recordedCopy } from '../kit/fields.js';
 import { visRules } from './rules/vis.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
@@ -66,8 +66,7 @@ function draftOf(body: AsyncImageRequest): FamilyDraft & { family: AsyncImageFam
 
 function plan(body: AsyncImageRequest): AsyncImagePlan {
   const { family, action, units, upstream } = draftOf(body);
-  const recorded = redactDataUris(upstream);
-  return { family, action, model: body.model, units, upstream, recorded: isPlainObject(recorded) ? recorded : {} };
+  return { family, action, model: body.model, units, upstream, recorded: recordedCopy(upstream) };
 }
 
 /** The plan of a body the route's schema parsed (the route's handler holds it). */

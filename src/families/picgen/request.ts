@@ -5,7 +5,7 @@
  * is recorded, what is reserved at which size tier. Pure: a body in, a plan or the first refusal
  * `{param, message}` out. The URL policy on reference URLs is the route's.
  */
-import { isPlainObject, redactDataUris } from '../kit/fields.js';
+import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
 import { capabilitiesOf, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
@@ -30,8 +30,7 @@ export interface PicgenPlan {
 export type PicgenPlanResult = PlanResult<PicgenPlan>;
 
 function finish(draft: Omit<PicgenPlan, 'recorded'>): PicgenPlan {
-  const recorded = redactDataUris(draft.upstream);
-  return { ...draft, recorded: isPlainObject(recorded) ? recorded : {} };
+  return { ...draft, recorded: recordedCopy(draft.upstream) };
 }
 
 function generation(body: PicgenGenerationRequest): PicgenPlan {

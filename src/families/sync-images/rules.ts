@@ -5,7 +5,7 @@
  * options `n`, `size`, `quality`, `background`, `output_format`, `moderation`, `user` take the
  * values of 4.5 (n defaults to 1). Pure; unknown fields are dropped, not forwarded.
  */
-import { isPlainObject, redactDataUris } from '../kit/fields.js';
+import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
 import { planMessages } from './messages.js';
@@ -49,11 +49,6 @@ function echoOf(body: ImageOptions): ImageEcho {
   return { size: body.size ?? 'auto', quality: body.quality ?? 'auto', background: body.background ?? 'auto', output_format: body.output_format ?? 'png' };
 }
 
-function recordedOf(upstream: Record<string, unknown>): Record<string, unknown> {
-  const recorded = redactDataUris(upstream);
-  return isPlainObject(recorded) ? recorded : {};
-}
-
 function chat(body: ChatRequest): SyncImagePlan {
   const { model } = body;
   const { messages, images } = planMessages(body.messages);
@@ -67,7 +62,7 @@ function chat(body: ChatRequest): SyncImagePlan {
     units: n,
     stream: body.stream === true,
     upstream,
-    recorded: recordedOf(upstream),
+    recorded: recordedCopy(upstream),
     references,
     responseFormat: 'url',
     echo: echoOf(body),
@@ -84,7 +79,7 @@ function images(body: ImagesRequest): SyncImagePlan {
     units: n,
     stream: body.stream === true,
     upstream,
-    recorded: recordedOf(upstream),
+    recorded: recordedCopy(upstream),
     references: [],
     responseFormat: body.response_format ?? (model === 'pro-image' ? 'b64_json' : 'url'),
     echo: echoOf(body),
