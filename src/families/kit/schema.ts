@@ -13,7 +13,8 @@ export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
   return z.looseObject(shape, { error: 'must be a JSON object' });
 }
 
-const absent = (input: unknown) => input === undefined || input === null;
+/** A field missing or `null` (which counts as omitted). */
+export const absent = (input: unknown) => input === undefined || input === null;
 
 // ---- patterns: what the checks below say, in the words of JSON Schema ----------------------------
 //
@@ -189,6 +190,13 @@ export const refused = (reason: string) =>
     .null({ error: reason })
     .optional()
     .meta({ description: `not taken: ${reason}` });
+
+/** A field that must not be there at all (even as null), refused in the rules' words. */
+export const notTaken = (reason: string) =>
+  z
+    .never({ error: reason })
+    .optional()
+    .meta({ description: `refused: ${reason}` });
 
 /** An optional completion callback address. */
 export const callbackUrl = () => {
