@@ -8,22 +8,19 @@
 import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
+import type { SyncPlan } from '../kit/sync-call.js';
 import { capabilitiesOf, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
 import { commonOf } from './fields.js';
 import { EditBody, GenerationBody, type PicgenEditRequest, type PicgenGenerationRequest } from './schema.js';
 import { sizeOf } from './size.js';
 
-export interface PicgenPlan {
+export interface PicgenPlan extends SyncPlan {
   model: PicgenSyncModel;
   action: 'generate' | 'edit' | 'layers';
-  /** Images the reservation is quoted on. */
-  units: number;
   /** Size preset the price is looked up for (estimate when size is omitted). */
   tier: string;
   /** Sent upstream: known fields only. */
   upstream: Record<string, unknown>;
-  /** Recorded in TaskSubmitted: `upstream` with data URIs shortened. */
-  recorded: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
 }
 

@@ -8,6 +8,7 @@
 import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
+import type { SyncPlan } from '../kit/sync-call.js';
 import { planMessages } from './messages.js';
 import { ChatBody, type ChatRequest, type ImageOptions, ImagesBody, type ImagesRequest, type SyncImageModel } from './schema.js';
 
@@ -21,13 +22,11 @@ export interface ImageEcho {
   output_format: string;
 }
 
-export interface SyncImagePlan {
+export interface SyncImagePlan extends SyncPlan {
   model: SyncImageModel;
   action: 'chat/generate' | 'chat/edit' | 'images/generate';
-  units: number;
   stream: boolean;
   upstream: Record<string, unknown>;
-  recorded: Record<string, unknown>;
   /** http(s) references, for the outbound guard. */
   references: Array<{ param: string; url: string }>;
   /** images-style: how `data` items are given. */
