@@ -64,10 +64,7 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       '/art/task/:id/fetch',
       { config, schema: { tags: ['art'], summary: 'Query an art task', params: ArtTaskParams, response: { 200: ArtTaskAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND)).body,
     );
   };
 }

@@ -51,10 +51,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       `${VID_H3_PATH}/:task_id`,
       { config, schema: { tags: ['video'], summary: 'Query a Vid-H3 video', params: taskIdParams, response: { 200: VideoAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404))).body,
     );
 
     app.get(
