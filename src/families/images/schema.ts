@@ -9,20 +9,7 @@
 import { z } from 'zod';
 import { isOneOf, isPlainObject } from '../kit/fields.js';
 import { proImageOptions, proImageReferences } from '../kit/pro-image-rules.js';
-import {
-  absent,
-  ABSENT_OR_NULL,
-  boundedString,
-  forwardedObject,
-  given,
-  int,
-  integerRangeSource,
-  jsonBody,
-  prompt,
-  ref,
-  refList,
-  refused,
-} from '../kit/schema.js';
+import { ABSENT_OR_NULL, boundedString, forwardedObject, given, int, integerRangeSource, jsonBody, prompt, ref, refList, refused } from '../kit/schema.js';
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
 import { ANIME_MAX_N, ANIME_MAX_SIDE, ANIME_MIN_SIDE, ANIME_SIZE_RULE, isAnimeSize } from './rules/anime.js';
 import { METADATA_RESERVED, NOT_ACCEPTED, NOT_SUPPORTED, PICGEN_ASYNC_MAX_REFERENCES, PICGEN_ASYNC_SIZE_MAX } from './rules/picgen.js';
@@ -170,7 +157,7 @@ const PicgenBody = jsonBody({
 function unchosen(issue: z.core.$ZodRawIssue): string {
   if (issue.code === 'invalid_type') return 'must be a JSON object';
   const model = isPlainObject(issue.input) ? issue.input.model : undefined;
-  if (absent(model)) return MODEL_REQUIRED;
+  if (model === undefined || model === null) return MODEL_REQUIRED;
   return typeof model === 'string' ? notAsyncImageModel(model) : 'must be a string';
 }
 
