@@ -12,10 +12,9 @@ import { refuse } from '../kit/fields.js';
 import { given, secondsOf } from '../kit/schema.js';
 import { type VideoPlan } from '../kit/video.js';
 import { planners } from '../kit/plan.js';
-import { type ContentItem, contentOf, framesOf } from './references.js';
-import { VidH3Body, type VidH3Request, type VidH3Resolution } from './schema.js';
+import { contentOf, framesOf } from './references.js';
+import { type ContentItem, VidH3Body, type VidH3Request, type VidH3Resolution } from './schema.js';
 
-export { VID_H3_MODEL, VID_H3_RESOLUTIONS, type VidH3Resolution } from './schema.js';
 export const VID_H3_DEFAULT_SECONDS = 5;
 
 /** Every field naming a URL, for the URL policy (src/families/kit/url-policy.ts). */
