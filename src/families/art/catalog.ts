@@ -1,7 +1,7 @@
 /** The art models (spec 4.14), one request each, and their default prices. */
 import { type ModelEntry, perRequest } from '../kit/prices.js';
 
-export const artModels = ['art_imagine', 'art_describe', 'art_blend', 'art_change'] as const;
+const artModels = ['art_imagine', 'art_describe', 'art_blend', 'art_change'] as const;
 
 export const artCatalog: readonly ModelEntry[] = artModels.map((model) => ({
   model,

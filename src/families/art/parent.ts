@@ -9,7 +9,7 @@ import { GatewayError } from '../../http/errors.js';
 import { ART_FAMILY } from './view.js';
 
 /** Actions whose result is a grid of four images that UPSCALE/VARIATION/REROLL work on. */
-export const GRID_ACTIONS: readonly string[] = ['IMAGINE', 'BLEND', 'VARIATION', 'REROLL'];
+const GRID_ACTIONS: readonly string[] = ['IMAGINE', 'BLEND', 'VARIATION', 'REROLL'];
 
 export interface ChangeParent {
   upstreamTaskId: string;

@@ -24,7 +24,7 @@ export type ArtAction = 'IMAGINE' | 'DESCRIBE' | 'BLEND' | ChangeAction;
 /** The only URL field (images are data URIs), for the URL policy. */
 export const ART_URL_FIELDS: readonly UrlFieldSpec[] = [{ path: 'notifyHook', use: 'callback' }];
 
-export const MODEL_OF: Readonly<Record<ArtSubmit, string>> = { imagine: 'art_imagine', describe: 'art_describe', blend: 'art_blend', change: 'art_change' };
+const MODEL_OF: Readonly<Record<ArtSubmit, string>> = { imagine: 'art_imagine', describe: 'art_describe', blend: 'art_blend', change: 'art_change' };
 
 export interface ArtPlan {
   submit: ArtSubmit;

@@ -15,7 +15,7 @@ import { changeParent } from './parent.js';
 import { ART_SUBMITS, ART_URL_FIELDS, type ArtPlan, type ArtSubmit, planArt } from './request.js';
 import { ART_BODIES, type ArtBody, ArtSubmitAnswer, ArtTaskAnswer, ArtTaskParams } from './schema.js';
 
-export const SUBMIT_SUCCESS = 'Submit success';
+const SUBMIT_SUCCESS = 'Submit success';
 
 /** The family's own answer for a missing task (spec 4.14). */
 const TASK_NO_FOUND: MissingTask = { param: 'id', status: 404, code: 'task_no_found', message: () => 'task_no_found' };
@@ -64,10 +64,7 @@ export function artRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       '/art/task/:id/fetch',
       { config, schema: { tags: ['art'], summary: 'Query an art task', params: ArtTaskParams, response: { 200: ArtTaskAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND);
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, artTaskProjection, TASK_NO_FOUND)).body,
     );
   };
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { isPlainObject } from '../kit/fields.js';
-import { boundedString, callbackUrl, IMAGE_DATA_URI_PATTERN, jsonBody, NON_BLANK, oneOf } from '../kit/schema.js';
+import { absent, boundedString, callbackUrl, IMAGE_DATA_URI_PATTERN, jsonBody, NON_BLANK, oneOf } from '../kit/schema.js';
 import type { ArtSubmit } from './request.js';
 
 export const CHANGE_ACTIONS = ['UPSCALE', 'VARIATION', 'REROLL'] as const;
@@ -24,8 +24,6 @@ export const TASK_ID_MAX = 128;
 export const TASK_ID_PATTERN = new RegExp(`^[\\w-]{1,${TASK_ID_MAX}}$`);
 
 export const DATA_URI_HINT = 'a data:image/<format>;base64,<data> URI';
-
-const absent = (input: unknown) => input === undefined || input === null;
 
 /** A string the field cannot do without: `required` when missing (or null), as the rules word it. */
 const requiredString = (required: string, wrongType = 'must be a string') => z.string({ error: (issue) => (absent(issue.input) ? required : wrongType) });

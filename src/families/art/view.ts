@@ -19,7 +19,6 @@ export const ART_FAMILY = 'art';
 
 /** The task record as stored and answered (schema.ts). */
 export type ArtTaskRecord = z.infer<typeof ArtTaskAnswer>;
-export type ArtStatus = ArtTaskRecord['status'];
 
 export interface ArtTaskDoc {
   accountId: string;
@@ -58,16 +57,16 @@ export function retentionText(seconds: number): string {
   return unit(seconds, 'second');
 }
 
-export function retentionNotice(retentionSeconds: number, expireAt: number): string {
+function retentionNotice(retentionSeconds: number, expireAt: number): string {
   return `Result images are kept for ${retentionText(retentionSeconds)} after the task finished (until ${new Date(expireAt * 1000).toISOString()}), then deleted; images is empty after that.`;
 }
 
-export function expiredNotice(retentionSeconds: number): string {
+function expiredNotice(retentionSeconds: number): string {
   return `The result images were deleted after the ${retentionText(retentionSeconds)} retention; images is empty.`;
 }
 
 /** The record right after submit. */
-export function submittedArtRecord(data: EventDataOf<'TaskSubmitted'>, submittedAtMs: number): ArtTaskRecord {
+function submittedArtRecord(data: EventDataOf<'TaskSubmitted'>, submittedAtMs: number): ArtTaskRecord {
   return {
     id: data.taskId,
     action: data.action,

@@ -38,7 +38,7 @@ const FRAME_RULE = 'must be an image: an http/https URL, a data:image/<format>;b
 const FRAME_DESCRIPTION = 'an http/https URL, a data:image/<format>;base64,<data> URI or raw Base64';
 
 /** A frame image as the upstream takes it: a URL, a Base64 image data URI or raw Base64. */
-export function isFrameImage(text: string): boolean {
+function isFrameImage(text: string): boolean {
   return isHttpUrl(text) || isImageDataUri(text) || RAW_BASE64.test(text);
 }
 
@@ -90,35 +90,25 @@ const tail = {
   metadata: object().meta({ description: 'forwarded upstream as given' }),
 };
 
-export const ClipTextBody = withAlias(
-  'model_name',
-  'model',
-  ClipModel,
-  jsonBody({
-    ...head,
-    prompt: requiredText('required for text2video, a non-empty string').meta({ description: 'the prompt, at most 32000 characters' }),
-    negative_prompt: optionalString(),
-    image: notHere(),
-    image_tail: notHere(),
-    ...tail,
-  }).meta({ anyOf: MODEL_CHOSEN }),
-);
+/** A submit body: the model and mode, the path's own fields, then what both paths read last. */
+const clipBody = <S extends z.core.$ZodLooseShape>(own: S) =>
+  withAlias('model_name', 'model', ClipModel, jsonBody({ ...head, ...own, ...tail }).meta({ anyOf: MODEL_CHOSEN }));
 
-export const ClipImageBody = withAlias(
-  'model_name',
-  'model',
-  ClipModel,
-  jsonBody({
-    ...head,
-    prompt: optionalString(),
-    negative_prompt: optionalString(),
-    image: frame('required for image2video: the first-frame image').meta({ description: `the first frame: ${FRAME_DESCRIPTION}` }),
-    image_tail: frame()
-      .nullish()
-      .meta({ description: `the last frame: ${FRAME_DESCRIPTION}` }),
-    ...tail,
-  }).meta({ anyOf: MODEL_CHOSEN }),
-);
+export const ClipTextBody = clipBody({
+  prompt: requiredText('required for text2video, a non-empty string').meta({ description: 'the prompt, at most 32000 characters' }),
+  negative_prompt: optionalString(),
+  image: notHere(),
+  image_tail: notHere(),
+});
+
+export const ClipImageBody = clipBody({
+  prompt: optionalString(),
+  negative_prompt: optionalString(),
+  image: frame('required for image2video: the first-frame image').meta({ description: `the first frame: ${FRAME_DESCRIPTION}` }),
+  image_tail: frame()
+    .nullish()
+    .meta({ description: `the last frame: ${FRAME_DESCRIPTION}` }),
+});
 
 export const CLIP_BODIES = { text2video: ClipTextBody, image2video: ClipImageBody } as const;
 export type ClipBody = z.output<typeof ClipTextBody> | z.output<typeof ClipImageBody>;

@@ -36,7 +36,7 @@ export function clipSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId
   };
 }
 
-export function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId: string): ClipTaskBody {
+function submittedClipBody(task: EventDataOf<'TaskSubmitted'>, requestId: string): ClipTaskBody {
   const at = task.createdAt * 1000;
   return {
     code: 0,

@@ -10,11 +10,10 @@ import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } fr
 import { animeRules } from './rules/anime.js';
 import { picgenRules } from './rules/picgen.js';
 import { proImageDraft } from '../kit/pro-image-rules.js';
-import { type FamilyDraft, isOneOf, isPlainObject, redactDataUris } from '../kit/fields.js';
+import { type FamilyDraft, isOneOf, recordedCopy } from '../kit/fields.js';
 import { visRules } from './rules/vis.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { planned, type PlanResult } from '../kit/plan.js';
-import { parsedBody } from '../kit/schema.js';
+import { planners } from '../kit/plan.js';
 import { type AnimeRequest, AsyncImageBody, type AsyncImageRequest, PRO_IMAGE_MODEL, type VisRequest } from './schema.js';
 
 export type AsyncImageFamily = 'pro-image' | 'anime' | 'vis' | 'picgen';
@@ -31,8 +30,6 @@ export interface AsyncImagePlan {
   /** Request as recorded in the task event: the same as upstream but with inline Base64 data URIs replaced by a short placeholder like `data:image/png;base64,…(12345 bytes)` so events stay small. */
   recorded: Record<string, unknown>;
 }
-
-export type AsyncImageResult = PlanResult<AsyncImagePlan>;
 
 const REFERENCES: readonly UrlFieldSpec[] = [{ path: 'image' }, { path: 'images.*' }];
 
@@ -66,12 +63,7 @@ function draftOf(body: AsyncImageRequest): FamilyDraft & { family: AsyncImageFam
 
 function plan(body: AsyncImageRequest): AsyncImagePlan {
   const { family, action, units, upstream } = draftOf(body);
-  const recorded = redactDataUris(upstream);
-  return { family, action, model: body.model, units, upstream, recorded: isPlainObject(recorded) ? recorded : {} };
+  return { family, action, model: body.model, units, upstream, recorded: recordedCopy(upstream) };
 }
 
-/** The plan of a body the route's schema parsed (the route's handler holds it). */
-export const planAsyncImage = (body: AsyncImageRequest): AsyncImageResult => planned(() => plan(body));
-
-/** The plan of a raw body: the schema's first refusal, or the rules'. */
-export const planAsyncImageRequest = (body: unknown): AsyncImageResult => planned(() => plan(parsedBody(AsyncImageBody, body)));
+export const { parsed: planAsyncImage, raw: planAsyncImageRequest } = planners(AsyncImageBody, plan);

@@ -1,8 +1,7 @@
-import { imageTaskProjection } from './view.js';
+import { IMAGE_FAMILY, imageTaskProjection } from './view.js';
 import type { FamilyModule } from '../family.js';
 import { asyncImagesCatalog } from './catalog.js';
 import { taskViewFromEvents } from '../../engine/tasks/task-view.js';
-import { IMAGE_FAMILY } from './view.js';
 import { asyncImageRoutes, withInlineBase64 } from './async-routes.js';
 import { asyncImagesUpstream } from './upstream.js';
 

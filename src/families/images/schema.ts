@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isOneOf, isPlainObject } from '../kit/fields.js';
 import { proImageOptions, proImageReferences } from '../kit/pro-image-rules.js';
-import { ABSENT_OR_NULL, boundedString, forwardedObject, int, integerRangeSource, jsonBody, prompt, ref, refList, refused } from '../kit/schema.js';
+import { ABSENT_OR_NULL, boundedString, forwardedObject, given, int, integerRangeSource, jsonBody, prompt, ref, refList, refused } from '../kit/schema.js';
 import { animeModels, picgenAsyncModels, visEditModels, visGenerationModels } from './catalog.js';
 import { ANIME_MAX_N, ANIME_MAX_SIDE, ANIME_MIN_SIDE, ANIME_SIZE_RULE, isAnimeSize } from './rules/anime.js';
 import { METADATA_RESERVED, NOT_ACCEPTED, NOT_SUPPORTED, PICGEN_ASYNC_MAX_REFERENCES, PICGEN_ASYNC_SIZE_MAX } from './rules/picgen.js';
@@ -25,7 +25,7 @@ const MODEL_ECHO_MAX = 64;
 export const MODEL_REQUIRED = 'required, the name of an async image model';
 
 /** Why `model` is refused when it names no async image model (the name echoed, cut at 64 characters). */
-export function notAsyncImageModel(model: string): string {
+function notAsyncImageModel(model: string): string {
   const shown = model.length > MODEL_ECHO_MAX ? `${model.slice(0, MODEL_ECHO_MAX)}…` : model;
   return `${JSON.stringify(shown)} is not an async image model; this endpoint accepts pro-image and the anime, vis and picgen async models`;
 }
@@ -161,8 +161,6 @@ function unchosen(issue: z.core.$ZodRawIssue): string {
   return typeof model === 'string' ? notAsyncImageModel(model) : 'must be a string';
 }
 
-const given = (value: unknown): boolean => value !== undefined && value !== null;
-
 /**
  * A vis model that both generates and edits takes `n` 1 to 4, but only 1 once a reference image
  * makes the task an edit: no member can say that, so it is checked before the member is, with
@@ -182,7 +180,6 @@ export const AsyncImageBody = z.preprocess(
 );
 
 export type AsyncImageRequest = z.output<typeof AsyncImageBody>;
-export type ProImageRequest = z.output<typeof ProImageBody>;
 export type AnimeRequest = z.output<typeof AnimeBody>;
 export type VisEditRequest = z.output<(typeof VisEditBodies)[number]>;
 export type VisRequest = z.output<(typeof VisGenerationBodies)[number]> | VisEditRequest;

@@ -42,13 +42,6 @@ export function isOneOf<T extends string>(values: readonly T[], value: unknown):
   return typeof value === 'string' && (values as readonly string[]).includes(value);
 }
 
-/** An own field of the body; `null` and inherited names (`constructor`, …) count as absent. */
-export function field(body: Body, key: string): unknown {
-  if (!Object.hasOwn(body, key)) return undefined;
-  const value = body[key];
-  return value === null ? undefined : value;
-}
-
 // ---- free text --------------------------------------------------------------------------------
 
 /**
@@ -68,11 +61,18 @@ function deeperThan(value: unknown, levels: number): boolean {
   return Object.values(value).some((item: unknown) => deeperThan(item, levels - 1));
 }
 
-/** Bounds an object or array that is recorded and forwarded without field-by-field rules. */
-export function checkForwarded(value: unknown, param: string): void {
-  if (deeperThan(value, MAX_FORWARDED_OBJECT_DEPTH)) refuse(param, `must be nested at most ${MAX_FORWARDED_OBJECT_DEPTH} levels deep`);
+/** Why an object or array recorded and forwarded without field-by-field rules is out of bounds, if it is. */
+export function forwardedProblem(value: unknown): string | undefined {
+  if (deeperThan(value, MAX_FORWARDED_OBJECT_DEPTH)) return `must be nested at most ${MAX_FORWARDED_OBJECT_DEPTH} levels deep`;
   const size = JSON.stringify(value)?.length ?? 0;
-  if (size > MAX_FORWARDED_OBJECT_CHARS) refuse(param, `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}`);
+  if (size > MAX_FORWARDED_OBJECT_CHARS) return `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}`;
+  return undefined;
+}
+
+/** Refuses such an object or array out of bounds. */
+export function checkForwarded(value: unknown, param: string): void {
+  const problem = forwardedProblem(value);
+  if (problem !== undefined) refuse(param, problem);
 }
 
 /** Longest completion callback address; the spec shows none (docs/decisions/0047-callback-url-bounds.md). */
@@ -157,10 +157,16 @@ export function placeholderFor(text: string): string {
 }
 
 /** A deep copy with every inline Base64 data URI replaced by its placeholder. */
-export function redactDataUris(value: unknown): unknown {
+function redactDataUris(value: unknown): unknown {
   if (typeof value === 'string') return placeholderFor(value);
   if (Array.isArray(value)) return value.map(redactDataUris);
   // Object.fromEntries defines own properties, so a `__proto__` key stays a plain key.
   if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactDataUris(item)]));
   return value;
+}
+
+/** The recorded copy of an upstream body: the body with every inline Base64 data URI shortened. */
+export function recordedCopy(upstream: Record<string, unknown>): Record<string, unknown> {
+  const recorded = redactDataUris(upstream);
+  return isPlainObject(recorded) ? recorded : {};
 }

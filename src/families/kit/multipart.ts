@@ -74,6 +74,21 @@ export async function acceptMultipart(app: FastifyInstance): Promise<void> {
   await app.register(multipart);
 }
 
+/**
+ * Accepts forms as above. The route's `preValidation` hook it returns makes the form, decoded by
+ * `decode`, the request's body before validation, as a parsed JSON body is, so the schema and
+ * the rules judge either alike; a form is read only once its key is accepted (route-config.ts).
+ */
+export async function acceptForms(
+  app: FastifyInstance,
+  decode: (request: FastifyRequest) => Promise<unknown>,
+): Promise<(request: FastifyRequest) => Promise<void>> {
+  await acceptMultipart(app);
+  return async (request) => {
+    if (request.isMultipart()) request.body = await decode(request);
+  };
+}
+
 const LIMIT_OF_CODE: Readonly<Record<string, FormLimit>> = {
   FST_FILES_LIMIT: 'files',
   FST_REQ_FILE_TOO_LARGE: 'fileBytes',

@@ -6,24 +6,15 @@
  * stays with the family's plan (request.ts), which runs on the parsed body.
  */
 import { z } from 'zod';
-import {
-  CALLBACK_URL_MAX,
-  isHttpUrl,
-  isImageDataUri,
-  isPlainObject,
-  MAX_FORWARDED_OBJECT_CHARS,
-  MAX_FORWARDED_OBJECT_DEPTH,
-  MAX_PROMPT_CHARS,
-  refuse,
-  type RefKind,
-} from './fields.js';
+import { CALLBACK_URL_MAX, isHttpUrl, isImageDataUri, forwardedProblem, isPlainObject, MAX_PROMPT_CHARS, refuse, type RefKind } from './fields.js';
 
 /** The request body: a JSON object; fields not declared are left to the rules (they ignore or refuse them). */
 export function jsonBody<S extends z.core.$ZodLooseShape>(shape: S) {
   return z.looseObject(shape, { error: 'must be a JSON object' });
 }
 
-const absent = (input: unknown) => input === undefined || input === null;
+/** A field missing or `null` (which counts as omitted). */
+export const absent = (input: unknown) => input === undefined || input === null;
 
 // ---- patterns: what the checks below say, in the words of JSON Schema ----------------------------
 //
@@ -200,6 +191,13 @@ export const refused = (reason: string) =>
     .optional()
     .meta({ description: `not taken: ${reason}` });
 
+/** A field that must not be there at all (even as null), refused in the rules' words. */
+export const notTaken = (reason: string) =>
+  z
+    .never({ error: reason })
+    .optional()
+    .meta({ description: `refused: ${reason}` });
+
 /** An optional completion callback address. */
 export const callbackUrl = () => {
   const message = `must be an http or https URL of at most ${CALLBACK_URL_MAX} characters`;
@@ -214,12 +212,6 @@ export const callbackUrl = () => {
 /** An optional plain object; its fields are the rules' (or a nested schema's). */
 export const object = <S extends z.core.$ZodLooseShape>(shape: S = {} as S) => z.looseObject(shape, { error: 'must be an object' }).nullish();
 
-function deeperThan(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (levels === 0) return true;
-  return Object.values(value).some((item: unknown) => deeperThan(item, levels - 1));
-}
-
 /**
  * An optional object forwarded upstream as given: its keys in
  * `shape` are checked first, then how deep it is nested and how long its JSON is.
@@ -228,13 +220,8 @@ export const forwardedObject = <S extends z.core.$ZodLooseShape>(shape: S = {} a
   z
     .looseObject(shape, { error: 'must be an object' })
     .superRefine((value, ctx) => {
-      if (deeperThan(value, MAX_FORWARDED_OBJECT_DEPTH)) {
-        ctx.addIssue({ code: 'custom', message: `must be nested at most ${MAX_FORWARDED_OBJECT_DEPTH} levels deep` });
-        return;
-      }
-      const size = JSON.stringify(value).length;
-      if (size > MAX_FORWARDED_OBJECT_CHARS)
-        ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_FORWARDED_OBJECT_CHARS} characters of JSON, got ${size}` });
+      const problem = forwardedProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     })
     .nullish();
 

@@ -18,20 +18,14 @@ import { assertModelAllowed } from '../../http/auth/bearer.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { metadataFor } from '../../http/request-meta.js';
 import { acceptedPlan, type PlanResult } from './plan.js';
-import { idempotencyKeyOf } from './submit.js';
+import { idempotencyKeyOf, type TaskPlan } from './submit.js';
 import type { UrlFieldSpec } from './url-fields.js';
 import { enforceUrlPolicyOn } from './url-policy.js';
 
 export const TASK_ID_HEADER = 'x-task-id';
 
-/** What every family's rules decide for a synchronous call. */
-export interface SyncPlan {
-  action: string;
-  model: string;
-  /** What the reservation is quoted on (images). */
-  units: number;
-  /** The size tier the reservation is quoted on, when the price has tiers. */
-  tier?: string;
+/** What every family's rules decide for a synchronous call: what they decide for a task (submit.ts), and the recorded request. */
+export interface SyncPlan extends Pick<TaskPlan, 'action' | 'model' | 'units' | 'tier'> {
   /** The request as recorded on the task (inline images as short placeholders). */
   recorded: Record<string, unknown>;
 }

@@ -4,7 +4,7 @@
  * re-hosting only stores bytes. (Reference URLs are checked at submit by the URL policy,
  * src/families/kit/url-policy.ts.)
  */
-import { outboundPolicy, guardedDownload, type OutboundPolicy } from '../../engine/outbound/outbound-guard.js';
+import { outboundPolicy, guardedDownload } from '../../engine/outbound/outbound-guard.js';
 import { UpstreamError, type UpstreamContext, type UpstreamResult } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from './fields.js';
@@ -28,11 +28,6 @@ export interface FetchedImages {
   slots: ImageSlot[];
 }
 
-/** Result downloads trust the gateway itself and the channel's own origin; redirects away are checked. */
-export function resultPolicy(deps: GatewayDeps, ctx: UpstreamContext): OutboundPolicy {
-  return outboundPolicy(deps.config, deps.selfUrl(), [ctx.baseUrl], { maxBytes: MAX_RESULT_BYTES });
-}
-
 function absolute(url: string, baseUrl: string): string {
   return url.startsWith('/') ? new URL(baseUrl).origin + url : url;
 }
@@ -47,7 +42,8 @@ export async function fetchImages(
   images: readonly UpstreamImage[],
   onFailure: 'fail' | 'keep-url',
 ): Promise<FetchedImages> {
-  const policy = resultPolicy(deps, ctx);
+  // Result downloads trust the gateway itself and the channel's own origin; redirects away are checked.
+  const policy = outboundPolicy(deps.config, deps.selfUrl(), [ctx.baseUrl], { maxBytes: MAX_RESULT_BYTES });
   const fetched = await Promise.all(
     images.map(async (image): Promise<UpstreamResult | { url: string; reason: string }> => {
       const base = { kind: 'image' as const, ...(image.revisedPrompt !== undefined ? { revisedPrompt: image.revisedPrompt } : {}) };
@@ -74,9 +70,10 @@ export async function fetchImages(
   return { results, slots };
 }
 
-/** The images of an OpenAI-style images answer (`data[]` with `b64_json` or `url`). */
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** A string the upstream answered; undefined for anything else. */
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
+/** The images of an OpenAI-style images answer (`data[]` with `b64_json` or `url`). */
 export function itemsOf(body: unknown): UpstreamImage[] {
   const data = isPlainObject(body) && Array.isArray(body.data) ? body.data : [];
   return data.filter(isPlainObject).flatMap((item): UpstreamImage[] => {

@@ -31,7 +31,7 @@ const FETCHING_SCHEMES = /^(?:file|gopher|ftp|dict|ldaps?|tftp|sftp|smb|jar|netd
 /** Deeper than any request rule lets a forwarded object be; a bound on the walk itself. */
 const MAX_DEPTH = 32;
 
-export function isUrlShaped(text: string): boolean {
+function isUrlShaped(text: string): boolean {
   // The WHATWG parser drops tabs and newlines anywhere and leading controls and spaces.
   const normalised = text.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+/, '');
   return SCHEME_AND_SLASH.test(normalised) || FETCHING_SCHEMES.test(normalised);

@@ -53,8 +53,9 @@ function checkShape(field: UrlField): void {
   if (field.url.length > max) throw new GatewayError(400, 'invalid_request', `${field.param}: must be a URL of at most ${max} characters`, field.param);
 }
 
-/** Refuses the first field (in request order) whose URL is not allowed. */
-export async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlField[]): Promise<void> {
+/** The policy on the URL fields a route declares, read from the body the client sent: refuses the first (in request order) whose URL is not allowed. */
+export async function enforceUrlPolicyOn(deps: PolicyDeps, body: unknown, specs: readonly UrlFieldSpec[]): Promise<void> {
+  const fields = urlFields(body, specs);
   const over = fields[MAX_URLS_PER_REQUEST];
   if (over) throw new GatewayError(400, 'invalid_request', `${over.param}: at most ${MAX_URLS_PER_REQUEST} URLs in one request`, over.param);
   fields.forEach(checkShape);
@@ -78,9 +79,4 @@ export async function enforceUrlPolicy(deps: PolicyDeps, fields: readonly UrlFie
     if (err instanceof OutboundRefusedError) throw notAllowed(param, err.reason);
     throw err;
   });
-}
-
-/** The policy on the URL fields a route declares, read from the body the client sent. */
-export function enforceUrlPolicyOn(deps: PolicyDeps, body: unknown, specs: readonly UrlFieldSpec[]): Promise<void> {
-  return enforceUrlPolicy(deps, urlFields(body, specs));
 }

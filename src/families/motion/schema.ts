@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import {
+  absent,
   ABSENT_OR_NULL,
   bool,
   httpUrl,
@@ -42,8 +43,6 @@ const IMAGES_RULE = 'must be an array of image URLs: the first frame, then the l
 const MEDIA_RULE = 'must be an array of {type, url} references';
 const MEDIA_ITEM_RULE = 'must be an object {type, url}';
 const NOT_HERE = 'image and media inputs go to the image2video path';
-
-const absent = (input: unknown) => input === undefined || input === null;
 
 /** The path's own models: another path's model is refused naming the value and the path's models. */
 function model(path: MotionPath) {
@@ -219,7 +218,6 @@ export const MotionImageBody = withAlias(
 export const MOTION_BODIES = { text: MotionTextBody, image: MotionImageBody } as const;
 export type MotionTextRequest = z.output<typeof MotionTextBody>;
 export type MotionImageRequest = z.output<typeof MotionImageBody>;
-export type MotionMediaItem = NonNullable<MotionImageRequest['media']>[number];
 
 export const MotionSubmitAnswer = z.object({
   request_id: z.string().meta({ description: "this request's id" }),

@@ -21,7 +21,7 @@ export interface MotionTaskDoc {
 }
 
 /** `2026-01-01 12:00:00.000`: the family's time text, in UTC. */
-export const motionTime = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+const motionTime = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
 /** The submit response (spec 2.8); `code` and `message` stay empty on success, as the family's clients expect. */
 export function motionSubmitResponse(task: EventDataOf<'TaskSubmitted'>, requestId: string): MotionSubmitBody {
@@ -29,7 +29,7 @@ export function motionSubmitResponse(task: EventDataOf<'TaskSubmitted'>, request
 }
 
 /** The first document; `submittedAt` (epoch ms) is when the submit was recorded. */
-export function submittedMotionBody(task: EventDataOf<'TaskSubmitted'>, requestId: string, submittedAt: number): MotionTaskBody {
+function submittedMotionBody(task: EventDataOf<'TaskSubmitted'>, requestId: string, submittedAt: number): MotionTaskBody {
   return { request_id: requestId, output: { task_id: task.taskId, task_status: 'PENDING', submit_time: motionTime(submittedAt) } };
 }
 

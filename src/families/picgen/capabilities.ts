@@ -3,8 +3,7 @@
  * custom pixel-area range, sequential generation, layer decomposition, output format, tools,
  * fast prompt optimisation, and the reference limit of the edit endpoint (4.8).
  */
-import { picgenSyncModels } from './catalog.js';
-import { isOneOf } from '../kit/fields.js';
+import type { picgenSyncModels } from './catalog.js';
 
 export type PicgenSyncModel = (typeof picgenSyncModels)[number];
 
@@ -53,29 +52,15 @@ export const PICGEN_CAPABILITIES: Readonly<Record<PicgenSyncModel, PicgenCapabil
   'vendor-picgen-5-0-flash-260915': { label: '5.0 Flash', ...FIVE_PRO_FLASH, fastPrompt: false },
   'vendor-picgen-5-0-lite-260128': { label: '5.0 Lite', ...FIVE_LITE_BASE },
   'vendor-picgen-5-0-260128': { label: '5.0', ...FIVE_LITE_BASE },
-  'vendor-picgen-4-5-251128': {
-    label: '4.5',
-    presets: ['2K', '4K'],
-    minArea: 3_686_400,
-    maxArea: 16_777_216,
-    sequential: true,
-    layers: false,
-    outputFormat: false,
-    tools: false,
-    fastPrompt: false,
-    maxReferences: 14,
-  },
+  'vendor-picgen-4-5-251128': { label: '4.5', ...FIVE_LITE_BASE, presets: ['2K', '4K'], outputFormat: false, tools: false },
   'vendor-picgen-4-0-250828': {
     label: '4.0',
+    ...FIVE_LITE_BASE,
     presets: ['1K', '2K', '4K'],
     minArea: 921_600,
-    maxArea: 16_777_216,
-    sequential: true,
-    layers: false,
     outputFormat: false,
     tools: false,
     fastPrompt: true,
-    maxReferences: 14,
   },
 };
 
@@ -84,10 +69,6 @@ export const LAYER_SIZES = ['1K', '1.5K', '2K', 'auto'] as const;
 
 /** Sequential generation: references plus estimated outputs, and `max_images`, at most this. */
 export const SEQUENTIAL_MAX_TOTAL = 15;
-
-export function isPicgenSyncModel(model: unknown): model is PicgenSyncModel {
-  return isOneOf(picgenSyncModels, model);
-}
 
 export function capabilitiesOf(model: PicgenSyncModel): PicgenCapabilities {
   return PICGEN_CAPABILITIES[model];

@@ -1,6 +1,5 @@
-import { picgenSyncModels } from './catalog.js';
 import type { FamilyModule } from '../family.js';
-import { picgenCatalog } from './catalog.js';
+import { picgenCatalog, picgenSyncModels } from './catalog.js';
 import { IMAGE_GENERATIONS_PATH } from '../kit/shared-paths.js';
 import { picgenBody } from './answer.js';
 import { PICGEN_SYNC_FAMILY, picgenEditRoutes, picgenGeneration } from './routes.js';

@@ -5,33 +5,29 @@
  * is recorded, what is reserved at which size tier. Pure: a body in, a plan or the first refusal
  * `{param, message}` out. The URL policy on reference URLs is the route's.
  */
-import { isPlainObject, redactDataUris } from '../kit/fields.js';
+import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
+import type { SyncPlan } from '../kit/sync-call.js';
 import { capabilitiesOf, SEQUENTIAL_MAX_TOTAL, type PicgenSyncModel } from './capabilities.js';
 import { commonOf } from './fields.js';
 import { EditBody, GenerationBody, type PicgenEditRequest, type PicgenGenerationRequest } from './schema.js';
 import { sizeOf } from './size.js';
 
-export interface PicgenPlan {
+export interface PicgenPlan extends SyncPlan {
   model: PicgenSyncModel;
   action: 'generate' | 'edit' | 'layers';
-  /** Images the reservation is quoted on. */
-  units: number;
   /** Size preset the price is looked up for (estimate when size is omitted). */
   tier: string;
   /** Sent upstream: known fields only. */
   upstream: Record<string, unknown>;
-  /** Recorded in TaskSubmitted: `upstream` with data URIs shortened. */
-  recorded: Record<string, unknown>;
   responseFormat: 'url' | 'b64_json';
 }
 
 export type PicgenPlanResult = PlanResult<PicgenPlan>;
 
 function finish(draft: Omit<PicgenPlan, 'recorded'>): PicgenPlan {
-  const recorded = redactDataUris(draft.upstream);
-  return { ...draft, recorded: isPlainObject(recorded) ? recorded : {} };
+  return { ...draft, recorded: recordedCopy(draft.upstream) };
 }
 
 function generation(body: PicgenGenerationRequest): PicgenPlan {
@@ -70,11 +66,6 @@ function edit(body: PicgenEditRequest): PicgenPlan {
     responseFormat: common.responseFormat,
   });
 }
-
-/** The plan of a generation body the route's schema parsed. */
-export const planGeneration = (body: PicgenGenerationRequest): PicgenPlanResult => planned(() => generation(body));
-/** The plan of an edit body the route's schema parsed. */
-export const planEdit = (body: PicgenEditRequest): PicgenPlanResult => planned(() => edit(body));
 
 /** The plan of a raw generation body: its schema, then the plan. */
 export const planPicgenGeneration = (raw: unknown): PicgenPlanResult => planned(() => generation(parsedBody(GenerationBody, raw)));

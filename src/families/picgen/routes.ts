@@ -13,7 +13,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
 import { runFamilySyncCall } from '../kit/sync-call.js';
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { acceptMultipart } from '../kit/multipart.js';
+import { acceptForms } from '../kit/multipart.js';
 import { submitHeaders } from '../kit/schema.js';
 import type { PlanResult } from '../kit/plan.js';
 import { picgenBody, picgenLayout } from './answer.js';
@@ -56,12 +56,7 @@ const EDIT_DESCRIPTION = [
 export function picgenEditRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   return async (app) => {
     const config = { auth: 'bearer', errorShape: 'plain' } as const;
-    await acceptMultipart(app);
-    // A form is read only once its key is accepted (route-config.ts runs the check first), and
-    // becomes the body before validation: the schema and the rules judge it as they judge JSON.
-    const formBody = async (request: FastifyRequest) => {
-      if (request.isMultipart()) request.body = await multipartBody(request);
-    };
+    const formBody = await acceptForms(app, multipartBody);
 
     app.post(
       PICGEN_EDITS_PATH,

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isOneOf, isPlainObject, MAX_PROMPT_CHARS } from '../kit/fields.js';
-import { bool, byKind, int, jsonBody, NON_BLANK, oneOf, optionalString, prompt, urlOrDataUriPattern } from '../kit/schema.js';
+import { absent, bool, byKind, int, jsonBody, NON_BLANK, notTaken, oneOf, optionalString, prompt, urlOrDataUriPattern } from '../kit/schema.js';
 import { LAYER_SIZES, PICGEN_CAPABILITIES, type PicgenSyncModel, SEQUENTIAL_MAX_TOTAL } from './capabilities.js';
 import { picgenSyncModels } from './catalog.js';
 import { layerSizeProblem, sizePattern, sizeProblem } from './size.js';
@@ -40,15 +40,7 @@ const REFERENCES_ON_GENERATIONS = 'reference images are not taken by /v1/images/
 const LAYERS_ON_GENERATIONS = 'true needs exactly one reference image and cannot be used on /v1/images/generations; use /v1/images/edits';
 const TOOLS_RULE = `must be an array of 1 to ${MAX_TOOLS} objects, each with a non-empty string type`;
 
-const absent = (input: unknown) => input === undefined || input === null;
 const enumRule = (values: readonly string[]) => `must be one of ${values.join(', ')}`;
-
-/** A field that must not be there at all (even as null), refused in the rules' words. */
-const notTaken = (reason: string) =>
-  z
-    .never({ error: reason })
-    .optional()
-    .meta({ description: `refused: ${reason}` });
 
 /**
  * A field this model does not take: any value but null is refused, `valid` ones with `reason`,

@@ -17,7 +17,7 @@ type ChatUsage = ChatAnswerBody['usage'];
 const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
 
 /** The images-style `usage` of 2.2, every figure an integer. */
-export function imagesUsageOf(raw: unknown): ImagesAnswerBody['usage'] {
+function imagesUsageOf(raw: unknown): ImagesAnswerBody['usage'] {
   const usage = isPlainObject(raw) ? raw : {};
   const details = isPlainObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
   const input = int(usage.input_tokens);
@@ -30,14 +30,14 @@ export function imagesUsageOf(raw: unknown): ImagesAnswerBody['usage'] {
   };
 }
 
-export function chatUsageOf(snapshot: Record<string, unknown> | undefined): ChatUsage {
+function chatUsageOf(snapshot: Record<string, unknown> | undefined): ChatUsage {
   const usage = snapshot && isPlainObject(snapshot.usage) ? snapshot.usage : {};
   const prompt = int(usage.prompt_tokens);
   const completion = int(usage.completion_tokens);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: int(usage.total_tokens) || prompt + completion };
 }
 
-export function markdownOf(urls: readonly string[]): string {
+function markdownOf(urls: readonly string[]): string {
   return urls.map((url, i) => `![image ${i + 1}](${url})`).join('\n\n');
 }
 

@@ -16,8 +16,8 @@ import { nowSeconds } from '../../lib/time.js';
 import type { ImageGenerator } from '../kit/shared-paths.js';
 import { runFamilySyncCall, type SyncStream } from '../kit/sync-call.js';
 import { completedEvents, imagesBody, SYNC_IMAGE_FAMILY } from './answers.js';
-import { planImagesRequest, SYNC_IMAGE_MODELS, type ImageEcho } from './rules.js';
-import { ImagesAnswer, ImagesBody } from './schema.js';
+import { planImagesRequest, type ImageEcho } from './rules.js';
+import { ImagesAnswer, ImagesBody, SYNC_IMAGE_MODELS } from './schema.js';
 import { SseReply } from './sse.js';
 import { callImages, callImagesStream } from './upstream.js';
 

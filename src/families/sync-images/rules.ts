@@ -5,13 +5,12 @@
  * options `n`, `size`, `quality`, `background`, `output_format`, `moderation`, `user` take the
  * values of 4.5 (n defaults to 1). Pure; unknown fields are dropped, not forwarded.
  */
-import { isPlainObject, redactDataUris } from '../kit/fields.js';
+import { recordedCopy } from '../kit/fields.js';
 import { planned, type PlanResult } from '../kit/plan.js';
 import { given, parsedBody } from '../kit/schema.js';
+import type { SyncPlan } from '../kit/sync-call.js';
 import { planMessages } from './messages.js';
-import { ChatBody, type ChatRequest, type ImageOptions, ImagesBody, type ImagesRequest, SYNC_IMAGE_MODELS, type SyncImageModel } from './schema.js';
-
-export { MODEL_REQUIRED, MODEL_UNKNOWN, REFERENCES_NOT_TAKEN, RESPONSE_FORMATS, STYLE_MAX, SYNC_IMAGE_MODELS, type SyncImageModel } from './schema.js';
+import { ChatBody, type ChatRequest, type ImageOptions, ImagesBody, type ImagesRequest, type SyncImageModel } from './schema.js';
 
 const OPTION_KEYS = ['size', 'quality', 'background', 'output_format', 'moderation', 'user'] as const;
 
@@ -23,13 +22,11 @@ export interface ImageEcho {
   output_format: string;
 }
 
-export interface SyncImagePlan {
+export interface SyncImagePlan extends SyncPlan {
   model: SyncImageModel;
   action: 'chat/generate' | 'chat/edit' | 'images/generate';
-  units: number;
   stream: boolean;
   upstream: Record<string, unknown>;
-  recorded: Record<string, unknown>;
   /** http(s) references, for the outbound guard. */
   references: Array<{ param: string; url: string }>;
   /** images-style: how `data` items are given. */
@@ -38,10 +35,6 @@ export interface SyncImagePlan {
 }
 
 export type SyncImagePlanResult = PlanResult<SyncImagePlan>;
-
-export function isSyncImageModel(model: unknown): model is SyncImageModel {
-  return typeof model === 'string' && (SYNC_IMAGE_MODELS as readonly string[]).includes(model);
-}
 
 /** The 4.5 options sent upstream: `n` (default 1), then each other option given. */
 function optionsOf(body: ImageOptions): { n: number; options: Record<string, unknown> } {
@@ -53,11 +46,6 @@ function optionsOf(body: ImageOptions): { n: number; options: Record<string, unk
 
 function echoOf(body: ImageOptions): ImageEcho {
   return { size: body.size ?? 'auto', quality: body.quality ?? 'auto', background: body.background ?? 'auto', output_format: body.output_format ?? 'png' };
-}
-
-function recordedOf(upstream: Record<string, unknown>): Record<string, unknown> {
-  const recorded = redactDataUris(upstream);
-  return isPlainObject(recorded) ? recorded : {};
 }
 
 function chat(body: ChatRequest): SyncImagePlan {
@@ -73,7 +61,7 @@ function chat(body: ChatRequest): SyncImagePlan {
     units: n,
     stream: body.stream === true,
     upstream,
-    recorded: recordedOf(upstream),
+    recorded: recordedCopy(upstream),
     references,
     responseFormat: 'url',
     echo: echoOf(body),
@@ -90,17 +78,12 @@ function images(body: ImagesRequest): SyncImagePlan {
     units: n,
     stream: body.stream === true,
     upstream,
-    recorded: recordedOf(upstream),
+    recorded: recordedCopy(upstream),
     references: [],
     responseFormat: body.response_format ?? (model === 'pro-image' ? 'b64_json' : 'url'),
     echo: echoOf(body),
   };
 }
-
-/** The plan of a chat body the route's schema parsed. */
-export const planChat = (body: ChatRequest): SyncImagePlanResult => planned(() => chat(body));
-/** The plan of an images body the route's schema parsed. */
-export const planImages = (body: ImagesRequest): SyncImagePlanResult => planned(() => images(body));
 
 /** The plan of a raw chat body: its schema, then the plan. */
 export const planChatRequest = (raw: unknown): SyncImagePlanResult => planned(() => chat(parsedBody(ChatBody, raw)));

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isHttpUrl, isImageDataUri, isPlainObject } from '../kit/fields.js';
 import { proImageOptions } from '../kit/pro-image-rules.js';
-import { bool, boundedString, byKind, jsonBody, limitedString, oneOf, prompt, urlOrDataUriPattern } from '../kit/schema.js';
+import { absent, bool, boundedString, byKind, jsonBody, limitedString, notTaken, oneOf, prompt, urlOrDataUriPattern } from '../kit/schema.js';
 import { DETAILS, MAX_CONVERSATION_CHARS, MAX_IMAGE_PARTS, MAX_MESSAGE_TEXT_CHARS, MAX_MESSAGES, ROLES } from './messages.js';
 
 export const SYNC_IMAGE_MODELS = ['std-image', 'pro-image'] as const;
@@ -22,8 +22,6 @@ export const REFERENCES_NOT_TAKEN = 'not taken by /v1/images/generations; for im
 export const MODEL_REQUIRED = 'required: std-image or pro-image';
 export const MODEL_UNKNOWN = 'must be std-image or pro-image';
 
-const absent = (input: unknown) => input === undefined || input === null;
-
 const model = z
   .enum(SYNC_IMAGE_MODELS, { error: (issue) => (absent(issue.input) ? MODEL_REQUIRED : MODEL_UNKNOWN) })
   .meta({ description: 'std-image or pro-image (priced per image)' });
@@ -33,13 +31,6 @@ const options = {
   ...proImageOptions,
   n: proImageOptions.n.meta({ description: 'images to make, default 1; reserved on n, charged on the images returned' }),
 };
-
-/** A field that must not be there at all (even as null), refused in the rules' words. */
-const notTaken = (reason: string) =>
-  z
-    .never({ error: reason })
-    .optional()
-    .meta({ description: `refused: ${reason}` });
 
 // ---- messages -----------------------------------------------------------------------------------
 

@@ -11,15 +11,13 @@ import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstr
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
 import { postSubmit } from '../kit/upstream.js';
-import { fetchImages, itemsOf, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from '../kit/sync-results.js';
+import { fetchImages, itemsOf, str, SYNC_UPSTREAM_TIMEOUT_MS, type UpstreamImage } from '../kit/sync-results.js';
 import { readSse } from './sse.js';
 
 export const IMAGES_PATH = '/v1/images/generations';
 export const CHAT_PATH = '/v1/chat/completions';
 
 const MARKDOWN_IMAGE = /!\[[^\]]*\]\(\s*([^)\s]+)[^)]*\)/g;
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Image links in a chat answer: URLs, or inline Base64 data URIs. */
 export function markdownImages(content: string): UpstreamImage[] {

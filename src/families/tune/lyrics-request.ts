@@ -4,9 +4,8 @@
  * `hookUrl` (completion callback). Other fields are ignored; the callback stays with the
  * gateway (it is not forwarded upstream).
  */
-import { planned } from '../kit/plan.js';
-import { parsedBody } from '../kit/schema.js';
-import type { TunePlan, TunePlanResult } from './plan.js';
+import { planners } from '../kit/plan.js';
+import type { TunePlan } from './plan.js';
 import { LyricsBody, type LyricsRequest } from './schema.js';
 
 function lyricsPlan(body: LyricsRequest): TunePlan {
@@ -20,10 +19,4 @@ function lyricsPlan(body: LyricsRequest): TunePlan {
   };
 }
 
-/** The plan of a body the route's schema parsed (the route's handler holds it). */
-export const planLyrics = (body: LyricsRequest): TunePlanResult => planned(() => lyricsPlan(body));
-
-/** The plan of a raw body: the schema's first refusal, or the plan. */
-export function planLyricsRequest(body: unknown): TunePlanResult {
-  return planned(() => lyricsPlan(parsedBody(LyricsBody, body)));
-}
+export const { parsed: planLyrics, raw: planLyricsRequest } = planners(LyricsBody, lyricsPlan);

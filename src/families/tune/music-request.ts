@@ -15,9 +15,8 @@
  *   `callback_url`.
  */
 import { refuse } from '../kit/fields.js';
-import { planned } from '../kit/plan.js';
-import { parsedBody } from '../kit/schema.js';
-import type { TunePlan, TunePlanResult } from './plan.js';
+import { planners } from '../kit/plan.js';
+import type { TunePlan } from './plan.js';
 import { MusicBody, type MusicRequest } from './schema.js';
 
 export const DEFAULT_TUNE_VERSION = 'tune-v5';
@@ -67,10 +66,4 @@ function musicPlan(body: MusicRequest): TunePlan {
   return { action: 'MUSIC', model: 'tune_music', units: 1, upstream, ...(callbackUrl !== undefined ? { callbackUrl } : {}) };
 }
 
-/** The plan of a body the route's schema parsed (the route's handler holds it). */
-export const planMusic = (body: MusicRequest): TunePlanResult => planned(() => musicPlan(body));
-
-/** The plan of a raw body: the schema's first refusal, or the plan's. */
-export function planMusicRequest(body: unknown): TunePlanResult {
-  return planned(() => musicPlan(parsedBody(MusicBody, body)));
-}
+export const { parsed: planMusic, raw: planMusicRequest } = planners(MusicBody, musicPlan);

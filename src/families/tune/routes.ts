@@ -60,10 +60,7 @@ export function tuneRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       '/tune/fetch/:task_id',
       { config, schema: { tags: ['tune'], summary: 'Query a lyrics or song task', params: taskIdParams, response: { 200: TaskAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, tuneTaskProjection, taskNotExist(400));
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, tuneTaskProjection, taskNotExist(400))).body,
     );
   };
 }

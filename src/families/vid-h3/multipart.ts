@@ -9,10 +9,10 @@
  * Reading the form: the shared reader (families/kit/multipart.ts), bounded as a JSON body is
  * (the server's body limit, for the whole form); a part is a file when it has a filename.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH } from '../../http/json-depth.js';
-import { acceptMultipart, readForm, type FormLimits } from '../kit/multipart.js';
+import { readForm, type FormLimits } from '../kit/multipart.js';
 
 /** A file part of the form (not kept: the Vid-H3 upstream takes image URLs only). */
 export class UploadedFile {
@@ -93,16 +93,4 @@ export async function readVidH3Form(request: FastifyRequest): Promise<Record<str
   // A list field sent as one plain part is a list of one: a form cannot tell one item from a value.
   for (const name of LIST_FIELDS) if (typeof out[name] === 'string') out[name] = [out[name]];
   return out;
-}
-
-/**
- * Accepts `multipart/form-data` in this (encapsulated) plugin. The route's `preValidation` hook it
- * returns makes the decoded form the request's body before validation, as a parsed JSON body is,
- * so the route reads either alike (after the key's check: route-config.ts).
- */
-export async function acceptForms(app: FastifyInstance): Promise<(request: FastifyRequest) => Promise<void>> {
-  await acceptMultipart(app);
-  return async (request) => {
-    if (request.isMultipart()) request.body = await readVidH3Form(request);
-  };
 }

@@ -9,8 +9,6 @@
 import { checkReferenceCounts, oneOf, refuse } from '../kit/fields.js';
 import type { ContentItem, VidH3Request } from './schema.js';
 
-export type { ContentItem } from './schema.js';
-
 export interface Frames {
   first?: string;
   last?: string;

@@ -9,13 +9,12 @@
  */
 import type { UrlFieldSpec } from '../kit/url-fields.js';
 import { refuse } from '../kit/fields.js';
-import { given, parsedBody, secondsOf } from '../kit/schema.js';
-import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
-import { planned } from '../kit/plan.js';
-import { type ContentItem, contentOf, framesOf } from './references.js';
-import { VidH3Body, type VidH3Request, type VidH3Resolution } from './schema.js';
+import { given, secondsOf } from '../kit/schema.js';
+import { type VideoPlan } from '../kit/video.js';
+import { planners } from '../kit/plan.js';
+import { contentOf, framesOf } from './references.js';
+import { type ContentItem, VidH3Body, type VidH3Request, type VidH3Resolution } from './schema.js';
 
-export { VID_H3_MODEL, VID_H3_RESOLUTIONS, type VidH3Resolution } from './schema.js';
 export const VID_H3_DEFAULT_SECONDS = 5;
 
 /** Every field naming a URL, for the URL policy (src/families/kit/url-policy.ts). */
@@ -94,12 +93,5 @@ function plan(body: VidH3Request): VideoPlan {
   return { action, model, units: seconds, tier: resolution, upstream, ...(callbackUrl !== undefined ? { callbackUrl } : {}) };
 }
 
-/** The plan of a body the route's schema parsed. */
-export function planVidH3(body: VidH3Request): VideoPlanResult {
-  return planned(() => plan(body));
-}
-
-/** The plan of a raw body (JSON, or a decoded form): the route's schema, then the plan. */
-export function planVidH3Request(raw: unknown): VideoPlanResult {
-  return planned(() => plan(parsedBody(VidH3Body, raw)));
-}
+/** The raw body may be JSON or a decoded form. */
+export const { parsed: planVidH3, raw: planVidH3Request } = planners(VidH3Body, plan);

@@ -11,7 +11,8 @@ import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from './view.
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
-import { acceptForms } from './multipart.js';
+import { acceptForms } from '../kit/multipart.js';
+import { readVidH3Form } from './multipart.js';
 import { planVidH3, VID_H3_URL_FIELDS } from './request.js';
 import { ContentAnswers, ContentQuery, SubmitAnswer, VideoAnswer, VidH3Body } from './schema.js';
 
@@ -20,8 +21,7 @@ export const VID_H3_PATH = '/v1/videos';
 export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
   return async (app) => {
     const config = { auth: 'bearer', errorShape: 'openai' } as const;
-    // Its key is checked first (route-config.ts): a request without a valid key is refused before its form is read.
-    const formBody = await acceptForms(app);
+    const formBody = await acceptForms(app, readVidH3Form);
 
     app.post(
       VID_H3_PATH,
@@ -51,10 +51,7 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       `${VID_H3_PATH}/:task_id`,
       { config, schema: { tags: ['video'], summary: 'Query a Vid-H3 video', params: taskIdParams, response: { 200: VideoAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404));
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, vidH3VideoProjection, taskNotExist(404))).body,
     );
 
     app.get(

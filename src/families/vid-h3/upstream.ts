@@ -8,7 +8,7 @@ import type { SubmittedTaskData, UpstreamAdapter, UpstreamStatus } from '../../e
 import { isPlainObject } from '../kit/fields.js';
 import { getStatus, postSubmit, submittedAs, unknownStatus } from '../kit/upstream.js';
 import { knownTier, reportedNumber, VIDEO_UPSTREAM, videoSucceeded } from '../kit/video.js';
-import { VID_H3_RESOLUTIONS } from './request.js';
+import { VID_H3_RESOLUTIONS } from './schema.js';
 
 const PATH = '/v1/videos';
 

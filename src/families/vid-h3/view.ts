@@ -10,8 +10,6 @@ import type { EventDataOf } from '../../domain/events.js';
 import type { VidH3VideoBody } from './schema.js';
 import { taskView } from '../kit/view.js';
 
-export type { VidH3VideoBody } from './schema.js';
-
 export const VID_H3_FAMILY = 'vid-h3';
 
 export interface VidH3VideoDoc {

@@ -37,10 +37,6 @@ export const VIDGEN_MODELS: Readonly<Record<VidgenModel, VidgenCapabilities>> = 
   'vendor-vidgen-2-5-260628': { tiers: UP_TO_1080P, ...SECOND_GENERATION },
 };
 
-export function isVidgenModel(model: unknown): model is VidgenModel {
-  return typeof model === 'string' && Object.hasOwn(VIDGEN_MODELS, model);
-}
-
 /** Spec 4.3 rule 4: without `resolution`, reserve on the highest tier up to 1080p. */
 export function reservationTier(capabilities: VidgenCapabilities): VidgenTier {
   const upTo1080p = capabilities.tiers.filter((t) => t !== '4k');

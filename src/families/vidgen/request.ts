@@ -9,9 +9,9 @@
  * with the gateway.
  */
 import type { UrlFieldSpec } from '../kit/url-fields.js';
-import { given, parsedBody, secondsOf } from '../kit/schema.js';
-import { type VideoPlan, type VideoPlanResult } from '../kit/video.js';
-import { planned } from '../kit/plan.js';
+import { given, secondsOf } from '../kit/schema.js';
+import { type VideoPlan } from '../kit/video.js';
+import { planners } from '../kit/plan.js';
 import { contentPlan } from './content.js';
 import { reservationTier, VIDGEN_MODELS } from './models.js';
 import { VidgenBody, type VidgenRequest } from './schema.js';
@@ -83,12 +83,4 @@ function plan(body: VidgenRequest): VideoPlan {
   };
 }
 
-/** The plan of a body the route's schema parsed. */
-export function planVidgen(body: VidgenRequest): VideoPlanResult {
-  return planned(() => plan(body));
-}
-
-/** The plan of a raw body: the route's schema, then the plan. */
-export function planVidgenRequest(raw: unknown): VideoPlanResult {
-  return planned(() => plan(parsedBody(VidgenBody, raw)));
-}
+export const { parsed: planVidgen, raw: planVidgenRequest } = planners(VidgenBody, plan);

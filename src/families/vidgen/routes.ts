@@ -40,10 +40,7 @@ export function vidgenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.get(
       `${VIDGEN_PATH}/:task_id`,
       { config, schema: { tags: ['video'], summary: 'Query a vidgen video task', params: taskIdParams, response: { 200: VidgenTaskAnswer } } },
-      async (request) => {
-        const doc = await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404));
-        return doc.body;
-      },
+      async (request) => (await findOwnTask(deps, request, vidgenTaskProjection, taskNotExist(404))).body,
     );
   };
 }

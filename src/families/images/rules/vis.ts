@@ -9,6 +9,7 @@
  */
 import { visEditModels, visGenerationModels } from '../catalog.js';
 import { type FamilyDraft, isOneOf, parsePixelSize, refuse } from '../../kit/fields.js';
+import { given } from '../../kit/schema.js';
 import type { VisEditRequest, VisRequest } from '../schema.js';
 
 export const VIS_MAX_N = 4;
@@ -87,7 +88,6 @@ function editRules(body: VisEditRequest): FamilyDraft {
   return { action: 'edit', units: 1, upstream: withQuality(body, { model, prompt, images: merged, size: sizeOf(body) }) };
 }
 
-const given = (value: unknown): boolean => value !== undefined && value !== null;
 const takesReferences = (body: VisRequest): body is VisEditRequest => isOneOf(visEditModels, body.model);
 
 export function visRules(body: VisRequest): FamilyDraft {
