@@ -112,3 +112,29 @@ describe('GET /api/tasks', () => {
     }
   });
 });
+
+describe('GET /api/billing/ledger?account_id=', () => {
+  it("an administrator reads any account's statement; a user only their own, and naming another is refused", async () => {
+    const user = await newUser(admin, { credit: 12_345 });
+    const other = await newUser(admin, { credit: 100 });
+    const credits = (body: any) => body.data.items.filter((e: { type: string }) => e.type === 'QuotaCredited').map((e: { amount: number }) => e.amount);
+
+    // Every statement is ledger projection output: wait until the credit is there.
+    const byAdmin = await eventually(async () => {
+      const r = await admin.get(`/api/billing/ledger?account_id=${user.accountId}`);
+      return r.status === 200 && credits(r.body).length > 0 ? r : undefined;
+    });
+    expect(credits(byAdmin.body)).toEqual([12_345]);
+    // The administrator's own statement does not hold it.
+    expect(credits((await admin.get('/api/billing/ledger')).body)).not.toContain(12_345);
+
+    const own = await user.client.get(`/api/billing/ledger?account_id=${user.accountId}`);
+    expect(own.status).toBe(200);
+    expect(credits(own.body)).toEqual([12_345]);
+
+    const refused = await user.client.get(`/api/billing/ledger?account_id=${other.accountId}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ success: false, code: 'forbidden' });
+    expect(refused.body.message).toBe("account_id: only an administrator may read another account's statement");
+  });
+});

@@ -1,12 +1,15 @@
 /**
  * `GET /api/billing/ledger`: the caller's account statement — every reservation, settlement,
  * release, credit and debit, newest first, with the task, model, price basis and amounts, so a
- * charge can be traced to the upstream result it was settled on.
+ * charge can be traced to the upstream result it was settled on. An administrator reads any
+ * account's with `account_id`; anyone else naming an account not their own is refused (a
+ * parameter that did nothing would answer the wrong statement without saying so).
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { LedgerEntry } from '../../../projections/ledger.js';
 import { currentUser, requireSession } from '../auth/session.js';
+import { GatewayError } from '../errors.js';
 import type { GatewayDeps } from '../deps.js';
 import { API_ROUTE, listPage, ok, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
@@ -31,6 +34,7 @@ const LedgerQuery = z.object({
   to: isoTime.optional(),
   model: z.string().min(1).max(128).optional(),
   task_id: z.string().min(1).max(128).optional(),
+  account_id: z.string().min(1).max(128).optional().meta({ description: "whose statement: an administrator's to choose; others may name only their own" }),
 });
 
 const record = (e: LedgerEntry) => ({
@@ -57,8 +61,11 @@ export function billingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       { config: API_ROUTE, schema: { tags: ['billing'], querystring: LedgerQuery }, preHandler: requireSession(deps) },
       async (request) => {
         const user = currentUser(request);
-        const { p, size, from, to, model, task_id } = request.query;
-        const where = { accountId: user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
+        const { p, size, from, to, model, task_id, account_id } = request.query;
+        if (account_id !== undefined && account_id !== user.accountId && user.role !== 'admin') {
+          throw new GatewayError(403, 'forbidden', "account_id: only an administrator may read another account's statement", 'account_id');
+        }
+        const where = { accountId: account_id ?? user.accountId, ...(model ? { model } : {}), ...(task_id ? { taskId: task_id } : {}) };
         if (!from && !to) return listPage(deps.views, VIEWS.ledger, where, { sortBy: 'seq', desc: true }, { p, size }, record);
         // A time window: walk the statement newest first and keep what falls inside.
         const wanted = (p + 1) * size;
