@@ -1,5 +1,5 @@
 /**
- * `POST /v1/videos`, `GET /v1/videos/{task_id}` and `GET /v1/videos/{task_id}/content`
+ * `POST /v1/videos`, `GET /v1/videos` (the account's videos, OpenAI's cursor list), `GET /v1/videos/{task_id}` and `GET /v1/videos/{task_id}/content`
  * (spec 4.13): OpenAI's video endpoints, so its client works against them. The submit takes JSON
  * or the client's multipart form; the content endpoint streams the MP4 with range support.
  */
@@ -7,14 +7,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GatewayDeps } from '../../http/deps.js';
 import { GatewayError } from '../../http/errors.js';
 import { sendAsset } from '../../http/send-asset.js';
-import { submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
+import { listVidH3Videos, submittedVidH3Body, VID_H3_FAMILY, vidH3VideoProjection } from './view.js';
 import { findOwnTask, taskNotExist } from '../kit/query.js';
 import { submitHeaders, taskIdParams } from '../kit/schema.js';
 import { submitFamilyTask } from '../kit/submit.js';
 import { acceptForms } from '../kit/multipart.js';
 import { readVidH3Form } from './multipart.js';
 import { planVidH3, VID_H3_URL_FIELDS } from './request.js';
-import { ContentAnswers, ContentQuery, SubmitAnswer, VideoAnswer, VidH3Body } from './schema.js';
+import { ContentAnswers, ContentQuery, ListAnswer, ListQuery, SubmitAnswer, VideoAnswer, VidH3Body } from './schema.js';
 
 export const VID_H3_PATH = '/v1/videos';
 
@@ -46,6 +46,20 @@ export function vidH3Routes(deps: GatewayDeps): FastifyPluginAsyncZod {
         });
         return submittedVidH3Body(task);
       },
+    );
+
+    app.get(
+      VID_H3_PATH,
+      {
+        config,
+        schema: {
+          tags: ['video'],
+          summary: "List the account's Vid-H3 videos (newest first by default; cursor after)",
+          querystring: ListQuery,
+          response: { 200: ListAnswer },
+        },
+      },
+      async (request) => listVidH3Videos(deps.views, request.caller.accountId, request.query),
     );
 
     app.get(

@@ -230,6 +230,38 @@ export const ContentQuery = z.looseObject({
   variant: z.enum(['video'], { error: 'only video is available' }).optional().meta({ description: 'only video' }),
 });
 
+const LIMIT_RULE = 'must be an integer from 1 to 100';
+
+/** `GET /v1/videos`: OpenAI's list parameters (its client's `videos.list`). */
+export const ListQuery = z.looseObject({
+  after: z
+    .string({ error: 'must be a video id' })
+    .regex(/^[\w-]{1,128}$/, 'must be a video id')
+    .optional()
+    .meta({ description: 'a video id from the previous page (its last_id): list the videos after it' }),
+  limit: z.coerce
+    .number({ error: LIMIT_RULE })
+    .int(LIMIT_RULE)
+    .min(1, LIMIT_RULE)
+    .max(100, LIMIT_RULE)
+    .default(20)
+    .meta({ description: 'videos per page, 1 to 100, default 20' }),
+  order: z
+    .enum(['asc', 'desc'], { error: 'must be asc or desc' })
+    .default('desc')
+    .meta({ description: 'by created_at: desc (newest first, the default) or asc' }),
+});
+
+export type VidH3ListQuery = z.output<typeof ListQuery>;
+
+export const ListAnswer = z.object({
+  object: z.literal('list'),
+  data: z.array(VideoObject),
+  first_id: z.string().nullable().meta({ description: 'the id of the first video of the page; null when empty' }),
+  last_id: z.string().nullable().meta({ description: "the id of the last video of the page (the next page's after); null when empty" }),
+  has_more: z.boolean(),
+});
+
 /** The MP4 as it is stored: never serialised (a buffer is sent as it is); it only documents the answer. */
 const mp4 = (description: string) => z.string().meta({ format: 'binary', description });
 

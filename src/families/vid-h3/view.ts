@@ -7,8 +7,10 @@
  * asset key the content endpoint streams, and whether the assets expired.
  */
 import type { EventDataOf } from '../../domain/events.js';
-import type { VidH3VideoBody } from './schema.js';
+import type { VidH3ListQuery, VidH3VideoBody } from './schema.js';
 import { taskView } from '../kit/view.js';
+import type { ViewStore } from '../../ports/view-store.js';
+import { GatewayError } from '../../http/errors.js';
 
 export const VID_H3_FAMILY = 'vid-h3';
 
@@ -72,3 +74,31 @@ export const vidH3VideoProjection = taskView<VidH3VideoDoc>({
     }
   },
 });
+
+/**
+ * `GET /v1/videos`: a page of the account's videos from the view, as OpenAI lists them
+ * (`{object: 'list', data, first_id, last_id, has_more}`, the next page `after` the last id).
+ * Ordered by `created_at`, ties by id, in the same direction. The view only matches on equal
+ * fields, so the account's documents are read and the page cut here. A video submitted a moment
+ * ago shows once the view has folded its submit.
+ */
+export async function listVidH3Videos(views: ViewStore, accountId: string, query: VidH3ListQuery) {
+  const desc = query.order === 'desc';
+  const docs = await views.find<VidH3VideoDoc>(vidH3VideoProjection.view, { accountId }, { sortBy: 'body.created_at', desc });
+  const sign = desc ? -1 : 1;
+  const bodies = docs.map((d) => d.doc.body).sort((a, b) => sign * (a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+  let start = 0;
+  if (query.after !== undefined) {
+    const at = bodies.findIndex((b) => b.id === query.after);
+    if (at < 0) throw new GatewayError(400, 'invalid_request', `after: no video ${query.after}`, 'after');
+    start = at + 1;
+  }
+  const data = bodies.slice(start, start + query.limit);
+  return {
+    object: 'list' as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: start + query.limit < bodies.length,
+  };
+}
