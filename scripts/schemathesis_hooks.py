@@ -7,6 +7,7 @@ draws requests that break them:
 - chat completions: the prompt is the text of the *last* user message (a rule of position);
 - picgen `size`: `<width>x<height>` within the model's pixel area and a ratio from 1:16 to 16:1;
 - motion: `size` and `resolution`, when both are given, must name the same tier;
+- the Vid-H3 list's `after` cursor names an existing video of the caller's;
 - Vid-H3 (`/v1/videos`): `size`, `resolution` and `metadata.resolution`, where given, must agree;
   a frame given in several fields must be the same; a last frame needs a first; frames and
   reference media do not mix; reference media counted by type; text from `prompt` or one text item.
@@ -49,6 +50,8 @@ RULES_BEYOND_THE_DOCUMENT: dict[str, list[tuple[re.Pattern[str], re.Pattern[str]
         (re.compile(r"^metadata\.content$"), re.compile(r"(at most one text item|frame images cannot be mixed with reference media; use either frames or metadata\.content references|at most \d+ (images|videos|audio references), got \d+)$")),
         (re.compile(r"^prompt$"), re.compile(r"every request needs text: a non-empty prompt or a text item in metadata\.content$")),
     ],
+    # A cursor names an existing video of the caller's; any string is one by the document.
+    "getV1Videos": [(re.compile(r"^after$"), re.compile(r"no video \S+$"))],
     "postVendorApiV1ServicesAigcImage2videoVideoSynthesis": [(re.compile(r"^resolution$"), re.compile(r"conflicts with size \(\w+\); give one of them$"))],
 }
 
