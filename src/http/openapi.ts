@@ -143,8 +143,9 @@ const structured = (schema: JsonSchema): boolean =>
 
 /**
  * A field as a form part. One that holds only objects (or arrays of them) is one part declared
- * `application/json` (returns true: its `encoding`); an array of text is a part per item. One that is text or an object (the openai
- * client's `{image_url}`, which a form sends as bracketed keys) is text here: a part is not an object.
+ * `application/json` (returns true: its `encoding`); an array of text is a part per item. One
+ * that is text or an object (the openai client's `{image_url}`, which a form sends as bracketed
+ * keys) is text here: a part is not an object.
  */
 function asPart(field: JsonSchema): boolean {
   const branches = branchesOf(field);

@@ -234,10 +234,14 @@ const [firstEdit, ...moreEdits] = picgenSyncModels.map(editsOf);
 /** `POST /v1/images/edits`, JSON or the decoded form. */
 export const EditBody = z.discriminatedUnion('model', [firstEdit!, ...moreEdits], { error: modelError });
 
+/** The object shapes a union holds, through nested unions. */
+const shapesOf = (schema: unknown): object[] => {
+  const { shape, options } = schema as { shape?: object; options?: unknown[] };
+  return shape ? [shape] : (options ?? []).flatMap(shapesOf);
+};
+
 /** Every field an edit body of some model names (a form may repeat only the others: multipart.ts). */
-export const EDIT_FIELDS: ReadonlySet<string> = new Set(
-  picgenSyncModels.flatMap((model) => [false, true].flatMap((layers) => Object.keys(editOf(model, layers).shape))),
-);
+export const EDIT_FIELDS: ReadonlySet<string> = new Set(shapesOf(EditBody).flatMap((shape) => Object.keys(shape)));
 
 export type PicgenGenerationRequest = z.output<typeof GenerationBody>;
 export type PicgenEditRequest = z.output<typeof EditBody>;
