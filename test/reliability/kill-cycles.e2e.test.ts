@@ -30,7 +30,7 @@ import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { recordReliability } from '../support/reliability-summary.js';
 import { startSimProcess } from '../support/sim-process.js';
-import { acceptedPerTask, runningUpstreamAt, unexplainedRepeats } from '../support/upstream-submits.js';
+import { acceptedPerTask, claimsPerTask, runningUpstreamAt, unexplainedRepeats } from '../support/upstream-submits.js';
 import type { SubmitRecord } from '../../src/simulator/submit-log.js';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -326,7 +326,8 @@ describe('kill -9 at random moments of a mixed load', () => {
       // A task succeeded at most once, and each success was settled exactly once.
       const successes = new Map<string, number>();
       const promptOf = new Map<string, string>(); // task id → its prompt
-      for (const e of (await store.readAll({ streamPrefixes: ['task-'] })).map(toDomainEvent)) {
+      const taskEvents = (await store.readAll({ streamPrefixes: ['task-'] })).map(toDomainEvent);
+      for (const e of taskEvents) {
         if (e?.type === 'TaskSucceeded') successes.set(e.streamName, (successes.get(e.streamName) ?? 0) + 1);
         if (e?.type === 'TaskSubmitted') promptOf.set(e.data.taskId, String(e.data.request.prompt ?? ''));
       }
@@ -342,10 +343,11 @@ describe('kill -9 at random moments of a mixed load', () => {
        * Upstream submits per gateway task. The submit lease (dispatcher.ts) makes a second submit
        * of a task impossible while the gateway that submitted it lives; a gateway killed between
        * the upstream's answer and its record leaves the task `submitted`, and the restarted one
-       * (same instance id on the embedded default) submits it again at once. Until submits are
-       * fenced upstream by their idempotency key, that repeat is allowed here and counted: every
-       * repeat must have a kill between it and the submit before (so a task is submitted at most
-       * once per kill that hit it), and a task no kill hit is submitted exactly once.
+       * (same instance id on the embedded default) claims it again and submits it at once. Until
+       * submits are fenced upstream by their idempotency key, that repeat is allowed here and
+       * counted: each repeat needs a kill between two of the task's claims (whose times the
+       * gateway recorded itself), so a task is submitted at most once more per kill that hit it,
+       * and a task no kill hit is submitted exactly once.
        */
       const taskOfPrompt = new Map<string, string>();
       for (const [id, prompt] of promptOf) taskOfPrompt.set(prompt, id);
@@ -362,6 +364,7 @@ describe('kill -9 at random moments of a mixed load', () => {
       expect(
         unexplainedRepeats(
           perTask,
+          claimsPerTask(taskEvents),
           kills.map((k) => k.at),
         ),
         'repeated upstream submits with no kill between',

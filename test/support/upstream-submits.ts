@@ -5,6 +5,7 @@
  */
 import type { SubmitRecord } from '../../src/simulator/submit-log.js';
 import { BASE_STEPS, SLOW_FACTOR } from '../../src/simulator/timeline.js';
+import type { RecordedDomainEvent } from '../../src/domain/recorded.js';
 
 /** The upstream took the task on: it minted an id (refusals mint none). */
 export const accepted = (s: SubmitRecord): boolean => s.ids.length > 0;
@@ -42,18 +43,46 @@ export function acceptedPerTask(
   return { perTask, unattributed };
 }
 
+/** A task's submit claims (UpstreamSubmitClaimed) as the gateway recorded them: epoch and when, epoch ms. */
+export type ClaimTimes = ReadonlyArray<{ epoch: number; at: number }>;
+
+/** The submit claims of every task in `events` (a read of the task streams), oldest first. */
+export function claimsPerTask(events: ReadonlyArray<RecordedDomainEvent | undefined>): Map<string, ClaimTimes> {
+  const claims = new Map<string, Array<{ epoch: number; at: number }>>();
+  for (const e of events) {
+    if (e?.type !== 'UpstreamSubmitClaimed') continue;
+    const taskId = e.streamName.slice('task-'.length);
+    claims.set(taskId, [...(claims.get(taskId) ?? []), { epoch: e.data.epoch ?? 0, at: Date.parse(e.metadata.at) }]);
+  }
+  return claims;
+}
+
 /**
- * Repeated submits of one task that no kill explains: between two accepted submits of the same
- * task a gateway must have died (the one window the submit lease leaves open, dispatcher.ts).
+ * Repeated submits of one task that no kill explains. Every upstream submit is made under a
+ * claim of its own (dispatcher.ts), and a gateway claims anew over its own open claim only when
+ * it lost its memory of it: a kill. So a task may reach the upstream once, plus once for each
+ * kill that fell between two of its claims; more is a second submit with no kill between.
+ *
+ * The claims' times are the gateway's own (read before each claim was appended, by a live
+ * process), so a kill's place among them is exact. The upstream's arrival times are not: a
+ * submit written just before a kill may be read by the upstream after it.
  */
-export function unexplainedRepeats(perTask: ReadonlyMap<string, readonly SubmitRecord[]>, killsAt: readonly number[]): string[] {
+export function unexplainedRepeats(
+  perTask: ReadonlyMap<string, readonly SubmitRecord[]>,
+  claims: ReadonlyMap<string, ClaimTimes>,
+  killsAt: readonly number[],
+): string[] {
   const found: string[] = [];
-  for (const [taskId, list] of perTask) {
-    for (let i = 1; i < list.length; i++) {
-      const before = list[i - 1]!.at;
-      const after = list[i]!.at;
-      if (!killsAt.some((k) => k >= before && k <= after)) found.push(`${taskId}: submits #${list[i - 1]!.seq} and #${list[i]!.seq} with no kill between`);
-    }
+  for (const [taskId, submits] of perTask) {
+    if (submits.length < 2) continue;
+    const own = claims.get(taskId) ?? [];
+    const killGaps = own.slice(1).filter((c, i) => killsAt.some((k) => k > own[i]!.at && k < c.at)).length;
+    if (submits.length <= own.length && submits.length - 1 <= killGaps) continue;
+    found.push(
+      `${taskId}: ${submits.length} accepted submits (${submits.map((s) => `#${s.seq} at ${s.at} key ${s.idempotencyKey ?? '-'}`).join(', ')}),` +
+        ` ${own.length} claims (${own.map((c) => `epoch ${c.epoch} at ${c.at}`).join(', ')}), ${killGaps} kills between claims` +
+        ` (kills at ${killsAt.filter((k) => k >= (own[0]?.at ?? submits[0]!.at) - 5000 && k <= submits.at(-1)!.at + 5000).join(', ') || 'none near'})`,
+    );
   }
   return found;
 }
