@@ -1,13 +1,13 @@
-import { Pager } from '../components/ui.js';
 /**
  * The account statement (`/api/billing/ledger`): spending over time as a chart (the latest 500
  * movements) and every movement, page by page, refreshed live as reservations and charges land.
+ * A debit by an administrator shows its reason.
  */
 import { useState } from 'preact/hooks';
 import { get } from '../api';
+import { LedgerTable } from '../components/ledger-table';
 import { SpendingChart } from '../components/spending-chart';
-import { Card, Empty, ErrorLine } from '../components/ui';
-import { quota, signed, time } from '../format';
+import { Card, Empty, ErrorLine, Pager } from '../components/ui';
 import { useLoad } from '../load';
 import { useDebounced, useLiveEvents } from '../live';
 import type { LedgerEntry, Page, Self } from '../types';
@@ -61,36 +61,7 @@ export function LedgerPage(props: { self: Self }) {
       >
         <ErrorLine error={ledger.error} />
         {ledger.value && ledger.value.items.length === 0 && <Empty>Nothing on this account yet.</Empty>}
-        {ledger.value && ledger.value.items.length > 0 && (
-          <table data-testid="ledger-table">
-            <thead>
-              <tr>
-                <th>At</th>
-                <th>Movement</th>
-                <th>Model</th>
-                <th>Task</th>
-                <th class="num">Amount</th>
-                <th class="num">Balance</th>
-                <th class="num">Reserved</th>
-                <th>Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {ledger.value.items.map((e) => (
-                <tr key={e.id} data-ledger-type={e.type} data-task-id={e.task_id ?? undefined}>
-                  <td>{time(e.at)}</td>
-                  <td>{e.type.replace('Quota', '')}</td>
-                  <td>{e.model ?? ''}</td>
-                  <td>{e.task_id ? <code>{e.task_id}</code> : ''}</td>
-                  <td class="num">{quota(e.amount)}</td>
-                  <td class={`num ${e.balance_delta < 0 ? 'minus' : e.balance_delta > 0 ? 'plus' : ''}`}>{e.balance_delta ? signed(e.balance_delta) : ''}</td>
-                  <td class="num">{e.reserved_delta ? signed(e.reserved_delta) : ''}</td>
-                  <td class="muted">{e.note ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {ledger.value && ledger.value.items.length > 0 && <LedgerTable entries={ledger.value.items} testId="ledger-table" />}
         <Pager page={page} pages={pages} setPage={setPage} labels={['Newer', 'Older']} />
       </Card>
     </>
