@@ -9,6 +9,7 @@ import { api, ApiError, get, messageOf, SESSION_ENDED } from './api';
 import { Badge } from './components/ui';
 import { quota } from './format';
 import { LiveContext, openLiveEvents, useDebounced, type LiveEvents, type LiveState } from './live';
+import { AccountPage } from './pages/account';
 import { AdminChannelsPage } from './pages/admin-channels';
 import { AdminMetricsPage } from './pages/admin-metrics';
 import { AdminPricesPage } from './pages/admin-prices';
@@ -30,6 +31,7 @@ const USER_PAGES: readonly [string, string][] = [
   ['ledger', 'Ledger'],
   ['prices', 'Prices'],
   ['webhooks', 'Webhooks'],
+  ['account', 'Account'],
 ];
 const ADMIN_PAGES: readonly [string, string][] = [
   ['admin/metrics', 'Metrics'],
@@ -91,10 +93,12 @@ function Page(props: { route: string; self: Self; apiKey: string | undefined; on
       return <PricesPage />;
     case 'webhooks':
       return <WebhooksPage />;
+    case 'account':
+      return <AccountPage self={self} />;
     case 'admin/metrics':
       return <AdminMetricsPage />;
     case 'admin/users':
-      return <AdminUsersPage />;
+      return <AdminUsersPage self={self} />;
     case 'admin/channels':
       return <AdminChannelsPage />;
     case 'admin/prices':

@@ -116,6 +116,38 @@ export interface UserRecord {
   account_id: string;
 }
 
+/** Disabled: refused at login, on its sessions and keys (403 `user_disabled`); deleted: for good. */
+export type UserStatus = 'enabled' | 'disabled' | 'deleted';
+
+/** A user as administrators list them (`/api/user/`, `/api/user/:id`), with their account's figures. */
+export interface AdminUser extends UserRecord {
+  status: UserStatus;
+  disabled_reason: string | null;
+  /** Available: the balance minus open reservations. */
+  quota: number;
+  used_quota: number;
+  balance: number;
+  reserved_quota: number;
+  created_at: string;
+}
+
+/** What a credit or a debit leaves on the account (`/api/admin/credits`, `/api/admin/debits`). */
+export interface BalanceAnswer {
+  account_id: string;
+  balance: number;
+  available: number;
+}
+
+/** One of the signed-in user's sessions (`/api/user/self/sessions`): never the cookie itself. */
+export interface SessionInfo {
+  /** The first 12 hex characters of the session's hash. */
+  id: string;
+  current: boolean;
+  started_at: string | null;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
 export interface Channel {
   id: string;
   name: string;

@@ -1,13 +1,19 @@
-import { Pager } from '../components/ui.js';
-/** Administration: the users (`/api/user/`), creating one, and crediting quota (`/api/admin/credits`). */
-import { useState } from 'preact/hooks';
+/**
+ * Administration: the users (`/api/user/`) with their status and account figures, creating one,
+ * and each user opened to manage (components/admin-user-panel.tsx): disable, enable, delete,
+ * reset the password, change the group, credit, debit, and revoke their keys.
+ */
+import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { Card, Empty, ErrorLine, useSubmit } from '../components/ui';
+import { AdminUserPanel, type OnChanged } from '../components/admin-user-panel';
+import { Badge, Card, Empty, ErrorLine, Pager, useSubmit, type Tone } from '../components/ui';
 import { quota } from '../format';
 import { useLoad } from '../load';
-import type { Page, UserRecord } from '../types';
+import type { AdminUser, Page, Self, UserStatus } from '../types';
 
 const PAGE_SIZE = 50;
+
+const STATUS_TONES: Readonly<Record<UserStatus, Tone>> = { enabled: 'good', disabled: 'bad', deleted: 'muted' };
 
 function NewUserForm(props: { onCreated: () => void }) {
   const [username, setUsername] = useState('');
@@ -21,7 +27,7 @@ function NewUserForm(props: { onCreated: () => void }) {
     props.onCreated();
   });
   return (
-    <form class="inline-form" onSubmit={form.onSubmit}>
+    <form class="inline-form" onSubmit={form.onSubmit} data-testid="new-user-form">
       <label>
         Username
         <input required minLength={3} maxLength={32} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
@@ -57,83 +63,108 @@ function NewUserForm(props: { onCreated: () => void }) {
   );
 }
 
-function CreditForm(props: { user: UserRecord }) {
-  const [amount, setAmount] = useState('');
-  const [note, setNote] = useState('');
-  const [result, setResult] = useState<string | undefined>(undefined);
-  const form = useSubmit(async () => {
-    const answer = await api<{ balance: number; available: number }>('POST', '/api/admin/credits', { user_id: props.user.id, amount: Number(amount), note });
-    setResult(`balance ${quota(answer.balance)}, available ${quota(answer.available)}`);
-    setAmount('');
-    setNote('');
-  });
+const COLUMNS = 8;
+
+/** A user's row and, opened, the panel to manage them; an action's answer (or a fresh read) replaces the row. */
+function UserRow(props: { user: AdminUser; self: Self; open: boolean; toggle: () => void }) {
+  const [user, setUser] = useState(props.user);
+  useEffect(() => setUser(props.user), [props.user]);
+  const onChanged: OnChanged = async (row) => setUser(row ?? (await get<AdminUser>(`/api/user/${encodeURIComponent(user.id)}`)));
+  const status = user.status ?? 'enabled';
   return (
-    <form class="row-form" onSubmit={form.onSubmit}>
-      <input
-        type="number"
-        min={1}
-        step={1}
-        required
-        value={amount}
-        onInput={(e) => setAmount(e.currentTarget.value)}
-        placeholder="quota units"
-        aria-label="amount"
-      />
-      <input maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} placeholder="note" aria-label="note" />
-      <button type="submit" disabled={form.busy}>
-        Credit
-      </button>
-      {result && <span class="ok">{result}</span>}
-      <ErrorLine error={form.error} />
-    </form>
+    <>
+      <tr class={`user-row ${props.open ? 'open' : ''}`} data-user-id={user.id} data-status={status}>
+        <td data-label="User">
+          <strong>{user.username}</strong> <span class="muted">{user.role}</span>
+          {user.id === props.self.id && <span class="muted"> (you)</span>}
+          <br />
+          <code class="muted">{user.id}</code>
+        </td>
+        <td data-label="Status">
+          <span class="status-cell">
+            <Badge value={status} tone={STATUS_TONES[status]} testId="user-status" />
+            {status === 'disabled' && user.disabled_reason && (
+              <span class="muted" data-testid="user-disabled-reason">
+                {user.disabled_reason}
+              </span>
+            )}
+          </span>
+        </td>
+        <td data-label="Group" data-testid="user-group">
+          {user.group}
+        </td>
+        <td data-label="Balance" class="num" data-testid="user-balance">
+          {quota(user.balance)}
+        </td>
+        <td data-label="Available" class="num" data-testid="user-available">
+          {quota(user.quota)}
+        </td>
+        <td data-label="Used" class="num" data-testid="user-used">
+          {quota(user.used_quota)}
+        </td>
+        <td data-label="Reserved" class="num" data-testid="user-reserved">
+          {quota(user.reserved_quota)}
+        </td>
+        <td class="row-actions">
+          <button type="button" class={props.open ? 'primary' : ''} aria-expanded={props.open} onClick={props.toggle} data-testid="manage-user">
+            {props.open ? 'Close' : 'Manage'}
+          </button>
+        </td>
+      </tr>
+      {props.open && (
+        <tr class="detail-row" data-detail-of={user.id}>
+          <td colSpan={COLUMNS}>
+            <AdminUserPanel user={user} onChanged={onChanged} />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
 
-export function AdminUsersPage() {
+export function AdminUsersPage(props: { self: Self }) {
   const [page, setPage] = useState(0);
-  const users = useLoad(() => get<Page<UserRecord>>(`/api/user/?size=${PAGE_SIZE}&p=${page}`), [page]);
+  const [open, setOpen] = useState<string | undefined>(undefined);
+  const users = useLoad(() => get<Page<AdminUser>>(`/api/user/?size=${PAGE_SIZE}&p=${page}`), [page]);
   const pages = Math.max(1, Math.ceil((users.value?.total ?? 0) / PAGE_SIZE));
   return (
     <>
       <Card title="New user">
         <NewUserForm onCreated={users.reload} />
       </Card>
-      <Card title="Users" actions={<span class="muted">{users.value?.total ?? 0} in all</span>}>
+      <Card
+        title="Users"
+        actions={
+          <>
+            <span class="muted">{users.value?.total ?? 0} in all</span>
+            <button onClick={users.reload}>Refresh</button>
+          </>
+        }
+      >
         <ErrorLine error={users.error} />
         {users.value && users.value.items.length === 0 && <Empty>No users.</Empty>}
         {users.value && users.value.items.length > 0 && (
-          <table data-testid="users-table">
+          <table class="stack users" data-testid="users-table">
             <thead>
               <tr>
-                <th>Username</th>
-                <th>Role</th>
+                <th>User</th>
+                <th>Status</th>
                 <th>Group</th>
-                <th>User id</th>
-                <th>Account</th>
-                <th>Credit quota</th>
+                <th class="num">Balance</th>
+                <th class="num">Available</th>
+                <th class="num">Used</th>
+                <th class="num">Reserved</th>
+                <th />
               </tr>
             </thead>
             <tbody>
               {users.value.items.map((u) => (
-                <tr key={u.id}>
-                  <td>{u.username}</td>
-                  <td>{u.role}</td>
-                  <td>{u.group}</td>
-                  <td>
-                    <code>{u.id}</code>
-                  </td>
-                  <td>
-                    <code>{u.account_id}</code>
-                  </td>
-                  <td>
-                    <CreditForm user={u} />
-                  </td>
-                </tr>
+                <UserRow key={u.id} user={u} self={props.self} open={open === u.id} toggle={() => setOpen(open === u.id ? undefined : u.id)} />
               ))}
             </tbody>
           </table>
         )}
-        <Pager page={page} pages={pages} setPage={setPage} labels={['Previous', 'Next']} />
+        <Pager page={page} pages={pages} setPage={setPage} />
       </Card>
     </>
   );
