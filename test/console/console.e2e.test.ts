@@ -4,7 +4,13 @@
  * submits tasks with it from the page and watches them complete live (the event stream, no
  * reload), sees the images, the song playable, the video playing, the charge on the task, in the figures and in the
  * ledger with its chart, and rotates the webhook secret; an administrator sees the users,
- * channels, price table and metrics. Screenshots go to test/console/output/.
+ * channels, price table and metrics. An administrator manages a user in the users page (disables
+ * them with a reason — their key is refused at once — enables them, resets their password,
+ * debits them with a reason, revokes their key, changes their group, deletes another after a
+ * confirm step), each refusal of the API shown as the API words it; the user changes their own
+ * password on the Account page and sees their sessions, and finds the debit with its reason in
+ * their ledger. The pages touched fit a phone's width (360 px). Screenshots go to
+ * test/console/output/.
  *
  * Chromium is required, never skipped: CHROMIUM_PATH, else `chromium` on the PATH (CI installs
  * it: .ci/run).
@@ -15,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath } from '../support/chromium.js';
-import { adminClient, ADMIN_PASSWORD, newUser, startGateway, type Client, type TestGateway } from '../support/gateway.js';
+import { adminClient, ADMIN_PASSWORD, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 
 const OUTPUT = resolve('test/console/output');
 
@@ -102,6 +108,41 @@ async function statusesUntilFinal(page: Page, taskId: string): Promise<string[]>
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 15_000, interval: 50 });
 
 const figure = async (page: Page, id: string) => Number(((await page.getByTestId(`figure-${id}`).textContent()) ?? '').replace(/,/g, ''));
+
+/** A plain request with an API key, as any client makes it: the status and the error's code. */
+async function keyAnswer(key: string): Promise<{ status: number; code: string | undefined }> {
+  const response = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+  const body = (await response.json()) as { code?: string };
+  return { status: response.status, code: body.code };
+}
+
+/** Signing in over HTTP: the status and the envelope's code. */
+async function loginAnswer(username: string, password: string): Promise<{ status: number; code: string | undefined }> {
+  const reply = await new Client(gw.url).post('/api/user/login', { username, password });
+  return { status: reply.status, code: (reply.body as { code?: string }).code };
+}
+
+/** At a phone's width (360 px) the page has no sideways scrolling, neither the page nor any card. */
+async function fitsPhone(page: Page, screenshot: string): Promise<void> {
+  const viewport = page.viewportSize();
+  await page.setViewportSize({ width: 360, height: 780 });
+  await poll(() =>
+    page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth),
+  ).toBeLessThanOrEqual(360);
+  const overflowing = await page
+    .locator('.card')
+    .evaluateAll((cards) => cards.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.querySelector('h2')?.textContent ?? '?'));
+  expect(overflowing, 'cards wider than a phone').toEqual([]);
+  await page.screenshot({ path: join(OUTPUT, screenshot), fullPage: true });
+  if (viewport) await page.setViewportSize(viewport);
+}
+
+/** The user the administrator manages, and what the two tests below share of them. */
+const RESET_PASSWORD = 'reset-by-admin-2';
+const OWN_PASSWORD = 'chosen-by-user-3';
+const DEBIT = 2_500;
+const DEBIT_REASON = 'duplicate credit of 12 May reversed';
+let managed: Awaited<ReturnType<typeof newUser>>;
 
 describe('the web console', () => {
   it('a user signs in, makes a key, submits tasks, watches them complete live, sees results and what they cost, and manages the key', async () => {
@@ -294,6 +335,159 @@ describe('the web console', () => {
     expect(await page.evaluate(async () => (await fetch('/api/user/logout', { method: 'POST' })).status)).toBe(200);
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByTestId('login-form').waitFor();
+    await page.close();
+  }, 60_000);
+
+  it('an administrator disables, enables, resets the password of, debits and revokes the key of a user in the users page; each takes effect at once', async () => {
+    managed = await newUser(admin, { credit: 100_000 });
+    const { key } = await newToken(managed.client, { name: 'managed key' });
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    const adminId = ((await admin.get('/api/user/self')).body as { data: { id: string } }).data.id;
+
+    const page = await newPage();
+    await signIn(page, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Users' }).click();
+    const row = page.locator(`tr[data-user-id="${managed.userId}"]`);
+    const status = row.getByTestId('user-status');
+    await poll(() => status.textContent()).toBe('enabled');
+    expect(await row.getByTestId('user-available').textContent()).toBe('100,000');
+    expect(await row.getByTestId('user-used').textContent()).toBe('0');
+    expect(await row.getByTestId('user-reserved').textContent()).toBe('0');
+    await row.getByTestId('manage-user').click();
+    const panel = page.locator(`tr[data-detail-of="${managed.userId}"]`);
+
+    // Disabled with a reason: the row says so, and the user's key, session and login are refused at once.
+    await panel.getByTestId('disable-reason').fill('chargeback under review');
+    await panel.getByTestId('disable-user').click();
+    await poll(() => status.textContent()).toBe('disabled');
+    expect(await row.getByTestId('user-disabled-reason').textContent()).toBe('chargeback under review');
+    expect(await keyAnswer(key)).toEqual({ status: 403, code: 'user_disabled' });
+    const session = await managed.client.get('/api/user/self');
+    expect([session.status, (session.body as { code?: string }).code]).toEqual([403, 'user_disabled']);
+    expect(await loginAnswer(managed.username, managed.password)).toEqual({ status: 403, code: 'user_disabled' });
+    await page.screenshot({ path: join(OUTPUT, 'admin-user-disabled.png'), fullPage: true });
+
+    // Enabled again: the key works again.
+    await panel.getByTestId('enable-user').click();
+    await poll(() => status.textContent()).toBe('enabled');
+    expect(await row.getByTestId('user-disabled-reason').count()).toBe(0);
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+
+    // A refusal is shown as the API words it: an administrator cannot disable themselves.
+    const refusal = await admin.post(`/api/user/${adminId}/disable`, { reason: 'no' });
+    expect([refusal.status, (refusal.body as { code?: string }).code]).toEqual([409, 'cannot_change_self']);
+    const adminRow = page.locator(`tr[data-user-id="${adminId}"]`);
+    await adminRow.getByTestId('manage-user').click();
+    const adminPanel = page.locator(`tr[data-detail-of="${adminId}"]`);
+    await adminPanel.getByTestId('disable-user').click();
+    await poll(() => adminPanel.getByRole('alert').textContent()).toBe((refusal.body as { message: string }).message);
+    expect(await adminRow.getByTestId('user-status').textContent()).toBe('enabled');
+    await row.getByTestId('manage-user').click();
+
+    // A new password: the user's sessions end, the old password is refused, the new one signs in.
+    await panel.getByTestId('reset-password').fill(RESET_PASSWORD);
+    await panel.getByTestId('reset-password-submit').click();
+    await poll(() => panel.getByTestId('reset-password-form').getByRole('status').textContent()).toContain('Password reset');
+    expect((await managed.client.get('/api/user/self')).status).toBe(401);
+    expect(await loginAnswer(managed.username, managed.password)).toEqual({ status: 401, code: 'invalid_credentials' });
+    expect((await loginAnswer(managed.username, RESET_PASSWORD)).status).toBe(200);
+
+    // A debit beyond what is available is refused, with the API's message; one within it moves
+    // the row's figures and shows in the user's movements with its reason.
+    await panel.getByTestId('debit-amount').fill('1000000');
+    await panel.getByTestId('debit-reason').fill('too much');
+    await panel.getByTestId('debit-submit').click();
+    const tooMuch = await admin.post('/api/admin/debits', { user_id: managed.userId, amount: 1_000_000, reason: 'too much' });
+    expect([tooMuch.status, (tooMuch.body as { code?: string }).code]).toEqual([402, 'insufficient_quota']);
+    await poll(() => panel.getByTestId('debit-form').getByRole('alert').textContent()).toBe((tooMuch.body as { message: string }).message);
+    await panel.getByTestId('debit-amount').fill(String(DEBIT));
+    await panel.getByTestId('debit-reason').fill(DEBIT_REASON);
+    await panel.getByTestId('debit-submit').click();
+    await poll(() => row.getByTestId('user-available').textContent()).toBe('97,500');
+    expect(await row.getByTestId('user-balance').textContent()).toBe('97,500');
+    const debitRow = panel.getByTestId('user-ledger').locator('tr[data-ledger-type="QuotaDebited"]');
+    await poll(() => debitRow.getByTestId('ledger-note').textContent()).toBe(DEBIT_REASON);
+    expect(await debitRow.textContent()).toContain('−2,500');
+
+    // The user's key, listed and revoked (asked first): refused from then on.
+    const keyRow = panel.getByTestId('user-keys').locator('tbody tr');
+    await poll(() => keyRow.textContent()).toContain(`sk-****${key.slice(-4)}`);
+    await keyRow.getByTestId('revoke-key').click();
+    await poll(() => panel.getByText('No keys.').count()).toBe(1);
+    expect((await keyAnswer(key)).status).toBe(401);
+
+    // Another group.
+    await panel.getByTestId('user-group-input').fill('vip');
+    await panel.getByTestId('change-group').click();
+    await poll(() => row.getByTestId('user-group').textContent()).toBe('vip');
+    await page.screenshot({ path: join(OUTPUT, 'admin-users.png'), fullPage: true });
+    await fitsPhone(page, 'admin-users-phone.png');
+
+    // Deleting asks first, in the page; then the user is gone for good.
+    const doomed = await newUser(admin);
+    const doomedKey = (await newToken(doomed.client)).key;
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const doomedRow = page.locator(`tr[data-user-id="${doomed.userId}"]`);
+    await doomedRow.getByTestId('manage-user').click();
+    const doomedPanel = page.locator(`tr[data-detail-of="${doomed.userId}"]`);
+    await doomedPanel.getByTestId('delete-user').click();
+    expect(await doomedRow.getByTestId('user-status').textContent()).toBe('enabled');
+    await doomedPanel.getByTestId('confirm-delete').click();
+    await poll(() => doomedRow.getByTestId('user-status').textContent()).toBe('deleted');
+    expect(await loginAnswer(doomed.username, doomed.password)).toEqual({ status: 401, code: 'invalid_credentials' });
+    expect(await keyAnswer(doomedKey)).toEqual({ status: 401, code: 'invalid_api_key' });
+    await page.close();
+  }, 60_000);
+
+  it('a user changes their own password on the Account page, sees their sessions, and finds the debit with its reason in their ledger', async () => {
+    // Signed in twice: elsewhere (over HTTP) and in the page.
+    const elsewhere = new Client(gw.url);
+    await elsewhere.login(managed.username, RESET_PASSWORD);
+    const page = await newPage();
+    await signIn(page, managed.username, RESET_PASSWORD);
+    await page.getByRole('link', { name: 'Account' }).click();
+    const sessions = page.getByTestId('sessions-table').locator('tbody tr');
+    await poll(() => sessions.count()).toBe(2);
+    const listed = ((await elsewhere.get('/api/user/self/sessions')).body as { data: { id: string; current: boolean }[] }).data;
+    const inPage = await sessions.evaluateAll((rows) =>
+      rows.map((r) => ({ id: r.getAttribute('data-session-id'), current: r.getAttribute('data-current') === 'true' })),
+    );
+    // The page's current session is the one the other client does not call its own.
+    const elsewhereId = listed.find((s) => s.current)?.id;
+    expect(inPage.map((s) => s.id).sort()).toEqual(listed.map((s) => s.id).sort());
+    expect(inPage.filter((s) => s.current).map((s) => s.id)).toEqual(listed.filter((s) => s.id !== elsewhereId).map((s) => s.id));
+    expect(await page.getByTestId('current-session').count()).toBe(1);
+
+    // A wrong current password: the API's refusal, shown as it words it.
+    const form = page.getByTestId('change-password-form');
+    const wrong = await elsewhere.post('/api/user/self/password', { old_password: 'not-my-password', new_password: OWN_PASSWORD });
+    expect([wrong.status, (wrong.body as { code?: string }).code]).toEqual([403, 'wrong_password']);
+    await page.getByTestId('old-password').fill('not-my-password');
+    await page.getByTestId('new-password').fill(OWN_PASSWORD);
+    await page.getByTestId('repeat-password').fill(OWN_PASSWORD);
+    await page.getByTestId('change-password').click();
+    await poll(() => form.getByRole('alert').textContent()).toBe((wrong.body as { message: string }).message);
+
+    // The right one: changed; the other session ends, this one stays (the only one listed).
+    await page.getByTestId('old-password').fill(RESET_PASSWORD);
+    await page.getByTestId('change-password').click();
+    await page.getByTestId('password-changed').waitFor();
+    await poll(() => sessions.count()).toBe(1);
+    expect(await sessions.first().getAttribute('data-current')).toBe('true');
+    expect((await elsewhere.get('/api/user/self')).status).toBe(401);
+    expect(await loginAnswer(managed.username, RESET_PASSWORD)).toEqual({ status: 401, code: 'invalid_credentials' });
+    expect((await loginAnswer(managed.username, OWN_PASSWORD)).status).toBe(200);
+    await page.screenshot({ path: join(OUTPUT, 'account.png'), fullPage: true });
+    await fitsPhone(page, 'account-phone.png');
+
+    // The administrator's debit, in the user's own statement with its reason.
+    await page.getByRole('link', { name: 'Ledger' }).click();
+    const debit = page.getByTestId('ledger-table').locator('tr[data-ledger-type="QuotaDebited"]');
+    await poll(() => debit.getByTestId('ledger-note').textContent()).toBe(DEBIT_REASON);
+    expect(await debit.textContent()).toContain('−2,500');
+    expect(await debit.textContent()).toContain('Debited');
+    await page.screenshot({ path: join(OUTPUT, 'ledger-debit.png'), fullPage: true });
+    await fitsPhone(page, 'ledger-phone.png');
     await page.close();
   }, 60_000);
 
