@@ -5,6 +5,8 @@ export interface SessionDoc {
   userId: string;
   /** Unix seconds. */
   expiresAt: number;
+  /** When the session started (ISO); absent on documents projected before it was kept. */
+  startedAt?: string;
 }
 
 /** Login sessions by the SHA-256 of the cookie value; ended sessions are deleted. */
@@ -14,7 +16,7 @@ export const sessionsProjection: Projection<SessionDoc> = {
   handles: ['UserSessionStarted', 'UserSessionEnded'],
   documentId: (e) => (e.type === 'UserSessionStarted' || e.type === 'UserSessionEnded' ? e.data.sessionHash : undefined),
   evolve(_doc, e) {
-    if (e.type === 'UserSessionStarted') return { userId: e.streamName.slice('user-'.length), expiresAt: e.data.expiresAt };
+    if (e.type === 'UserSessionStarted') return { userId: e.streamName.slice('user-'.length), expiresAt: e.data.expiresAt, startedAt: e.metadata.at };
     if (e.type === 'UserSessionEnded') return null;
     return undefined;
   },

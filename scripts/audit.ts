@@ -1,11 +1,13 @@
 /**
  * `npm run audit -- [--account ID] [--from DATE] [--to DATE] [--csv FILE]`: replays the account
- * streams, compares every balance and reserved amount with the projected views, prints each
- * discrepancy, and exits 1 if there is any (2 on a usage error).
+ * streams, compares every balance and reserved amount with the projected views, and (without
+ * `--account`) replays the user streams against the users view (status, group, role, password);
+ * prints each discrepancy, and exits 1 if there is any (2 on a usage error).
  */
 import { writeFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { auditAccounts, auditCsv } from '../src/audit/audit.js';
+import { auditUsers } from '../src/audit/users.js';
 import { argValue, openStores } from './stores.js';
 
 const args = process.argv.slice(2);
@@ -37,10 +39,16 @@ const report = await auditAccounts(stores.events, stores.views, {
   onProgress: (read) => bar.update(read),
 });
 bar.stop();
+const users = accountId ? undefined : await auditUsers(stores.events, stores.views);
 await stores.close();
 
 if (csv) writeFileSync(csv, auditCsv(report));
 process.stdout.write(`audited ${report.accounts.length} accounts, ${report.eventsRead} events\n`);
 for (const d of report.discrepancies) process.stdout.write(`DISCREPANCY account ${d.accountId}: ${d.differences.join('; ')}\n`);
-if (report.discrepancies.length === 0) process.stdout.write('no discrepancies\n');
-process.exit(report.discrepancies.length > 0 ? 1 : 0);
+if (users) {
+  process.stdout.write(`audited ${users.users} users\n`);
+  for (const d of users.discrepancies) process.stdout.write(`DISCREPANCY user ${d.userId}: ${d.differences.join('; ')}\n`);
+}
+const found = report.discrepancies.length + (users?.discrepancies.length ?? 0);
+if (found === 0) process.stdout.write('no discrepancies\n');
+process.exit(found > 0 ? 1 : 0);

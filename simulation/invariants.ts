@@ -4,7 +4,8 @@
  * after every step:
  *
  * - every account: balance = credits − charges − debits and reserved = its open reservations,
- *   checked at each AccountSnapshotted and, at the end, against the account service's load;
+ *   checked at each AccountSnapshotted and, at the end, against the account service's load; a
+ *   debit applies once (by its id) and never takes what open reservations hold;
  * - no reservation opened twice or closed twice; no charge above what the request reserved;
  * - a task has at most one outcome, its reservation closes the way the task ended (settled
  *   when it succeeded, released when it failed) and nothing stays reserved at the end;
@@ -43,6 +44,7 @@ interface AccountModel {
   credits: number;
   charged: number;
   debited: number;
+  debitIds: Set<string>;
   open: Map<string, { amount: number; taskId: string }>;
   closed: Set<string>;
 }
@@ -72,11 +74,13 @@ export class Books {
   tasksUnclosed = 0;
   /** The most reservations one account has held open at once. */
   mostOpen = 0;
+  /** Administrators' debits applied. */
+  debits = 0;
 
   private account(id: string): AccountModel {
     let a = this.accounts.get(id);
     if (!a) {
-      a = { sinceClosing: 0, credits: 0, charged: 0, debited: 0, open: new Map(), closed: new Set() };
+      a = { sinceClosing: 0, credits: 0, charged: 0, debited: 0, debitIds: new Set(), open: new Map(), closed: new Set() };
       this.accounts.set(id, a);
     }
     return a;
@@ -102,9 +106,18 @@ export class Books {
       case 'QuotaCredited':
         a.credits += e.data.amount;
         return;
-      case 'QuotaDebited':
+      case 'QuotaDebited': {
+        if (a.debitIds.has(e.data.debitId)) throw new InvariantViolation('debit applied twice', e.data.debitId, accountId);
+        a.debitIds.add(e.data.debitId);
         a.debited += e.data.amount;
+        this.debits++;
+        const balance = a.credits - a.charged - a.debited;
+        const reserved = [...a.open.values()].reduce((n, r) => n + r.amount, 0);
+        if (balance < reserved) {
+          throw new InvariantViolation('debit took what was reserved', `${e.data.debitId}: balance ${balance} after it, ${reserved} reserved`, accountId);
+        }
         return;
+      }
       case 'QuotaReserved': {
         const id = e.data.reservationId;
         if (a.open.has(id) || a.closed.has(id)) throw new InvariantViolation('reservation opened twice', id, e.data.taskId);

@@ -83,6 +83,7 @@ interface Totals {
   callbacksDelivered: number;
   extraSubmitCalls: number;
   mostOpen: number;
+  debits: number;
   faults: Record<string, number>;
   windows: Record<string, number>;
   violations: RunResult[];
@@ -101,6 +102,7 @@ function add(t: Totals, r: RunResult): void {
   t.callbacksDelivered += r.callbacksDelivered;
   t.extraSubmitCalls += r.extraSubmitCalls;
   t.mostOpen = Math.max(t.mostOpen, r.mostOpen);
+  t.debits += r.debits;
   for (const [k, n] of Object.entries(r.faults)) t.faults[k] = (t.faults[k] ?? 0) + n;
   for (const [k, n] of Object.entries(r.windows)) t.windows[k] = (t.windows[k] ?? 0) + n;
   if (r.violation) t.violations.push(r);
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
     callbacksDelivered: 0,
     extraSubmitCalls: 0,
     mostOpen: 0,
+    debits: 0,
     faults: {},
     windows: {},
     violations: [],
@@ -173,7 +176,7 @@ async function main(): Promise<void> {
   if (values.json) console.log(JSON.stringify(summary));
   else {
     console.log(
-      `\n${totals.seeds} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${totals.lifecycles} task life cycles of ${totals.tasks} submits (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, at most ${totals.mostOpen} reservations open on one account, in ${seconds.toFixed(0)} s`,
+      `\n${totals.seeds} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${totals.lifecycles} task life cycles of ${totals.tasks} submits (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, at most ${totals.mostOpen} reservations open on one account, ${totals.debits} administrators' debits, in ${seconds.toFixed(0)} s`,
     );
     console.log(
       `faults injected: ${

@@ -70,6 +70,8 @@ export interface RunResult {
   callbacksDelivered: number;
   /** The most reservations one account held open at once (a hot world's point: thousands). */
   mostOpen: number;
+  /** Administrators' debits applied. */
+  debits: number;
   traceHash: string;
   violation?: { invariant: string; detail: string; subject: string; trace: string[] };
 }
@@ -94,6 +96,8 @@ function taskOf(stream: string, e: NewEvent): string | undefined {
 }
 const MODEL = 'anime-diffusion-4-5-full';
 const PRICE_PER_IMAGE = 10_000;
+/** Of the submits, how many come with an administrator's debit beside them. */
+const DEBIT_CHANCE = 0.01;
 
 export async function runWorld(time: VirtualTime, random: Random, o: WorldOptions): Promise<RunResult> {
   const faults = new FaultCounts();
@@ -496,9 +500,36 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       answered++;
     }
   };
+  /**
+   * An administrator's debit through a front door, now and then: a money path of its own. The
+   * console retries with the same `debitId` after a cut-off answer, as a client would, so a debit
+   * whose append was ambiguous is asked for again (the books check it applies once and never
+   * takes what is reserved). A refusal for insufficient quota is part of the world.
+   */
+  const debitOne = async (i: number): Promise<void> => {
+    const caller = random.pick(callers);
+    const debit = { debitId: `debit${i}`, amount: random.int(1, PRICE_PER_IMAGE), reason: 'simulated correction', by: 'admin' };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const up = apis.filter((a) => a.node.state === 'up');
+      if (up.length === 0) return;
+      const front = random.pick(up);
+      try {
+        const dropped = front.node.crashed().then(() => {
+          throw new Error('the connection dropped: the API process was killed');
+        });
+        const meta = { at: front.node.clock().toISOString(), accountId: caller.accountId };
+        await Promise.race([dropped, front.deps.accounts.execute(caller.accountId, { type: 'DebitQuota', data: debit }, meta)]);
+        line(`debited ${debit.debitId}`);
+        return;
+      } catch (err) {
+        line(`debit ${debit.debitId} ${err instanceof Error ? err.name : 'error'}`);
+      }
+    }
+  };
   const interval = 1000 / o.submitPerSecond;
   const submitter = setInterval(() => {
     if (submitted >= o.tasks) return;
+    if (random.chance(DEBIT_CHANCE)) void debitOne(submitted);
     void submitOne(submitted++);
   }, interval);
   await runUntil(() => submitted >= o.tasks, (o.tasks / o.submitPerSecond) * 1000 + 60_000, 'every submit sent');
@@ -562,6 +593,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     extraSubmitCalls: [...vendors.values()].reduce((n, v) => n + [...v.submitsByTask.values()].reduce((m, c) => m + c - 1, 0), 0),
     callbacksDelivered: delivered,
     mostOpen: books.mostOpen,
+    debits: books.debits,
     traceHash: hash.digest('hex').slice(0, 16),
   };
   // SIM_DUMP=<file>: the whole trace of the world, for reading a seed beyond its failing task.

@@ -240,7 +240,10 @@ function debit(data: DebitQuota['data'], state: AccountState): AccountEvent[] {
   requireQuota('amount', data.amount, 1);
   if (state.seenDebitIds.has(data.debitId)) return [];
   const available = availableOf(state);
-  if (data.amount > available) throw insufficientQuota(available, data.amount);
+  // Never into what is reserved: tasks in flight keep what they hold.
+  if (data.amount > available) {
+    throw new Refusal('insufficient_quota', 'insufficient_quota', `amount: ${data.amount} is more than the ${available} available (the balance less what is reserved)`, 'amount');
+  }
   return [{ type: 'QuotaDebited', data: { ...data } }];
 }
 

@@ -60,7 +60,7 @@ export const QuotaReleased = z.object({
   reason: z.string(),
   tokenId: z.string().optional(),
 });
-export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional() });
+export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional(), by: z.string().optional() });
 const SnapshotReservation = z.object({
   reservationId: z.string(),
   amount: nonNegativeQuota,
@@ -125,6 +125,14 @@ export const UserRegistered = z.object({
 export const UsernameClaimed = z.object({ userId: z.string(), username: z.string() });
 export const UserSessionStarted = z.object({ sessionHash: z.string(), expiresAt: z.number().int() });
 export const UserSessionEnded = z.object({ sessionHash: z.string() });
+/** Administration (`by`: the administrator's user id, or the user's own for a password they changed). */
+export const UserDisabled = z.object({ by: z.string(), reason: z.string() });
+export const UserEnabled = z.object({ by: z.string() });
+/** Soft: the streams stay for the audit and the name stays taken; nothing undoes it. */
+export const UserDeleted = z.object({ by: z.string() });
+export const UserPasswordChanged = z.object({ passwordHash: z.string(), by: z.string() });
+/** `previous`: the group left, so the keys still in it can follow (engine/accounts/user-admin.ts). */
+export const UserGroupChanged = z.object({ group: z.string(), previous: z.string(), by: z.string() });
 
 // ---- token-<tokenId> ----
 export const TokenSettings = z.object({
@@ -343,6 +351,11 @@ export const eventSchemas = {
   UsernameClaimed,
   UserSessionStarted,
   UserSessionEnded,
+  UserDisabled,
+  UserEnabled,
+  UserDeleted,
+  UserPasswordChanged,
+  UserGroupChanged,
   TokenCreated,
   TokenUpdated,
   TokenDeleted,

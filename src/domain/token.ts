@@ -5,7 +5,8 @@
  * Who may set what: a user's tokens act in the user's group (only an administrator picks
  * another), expire in the future or never, may be bound only to a channel that serves their
  * group, and may only tighten the gateway's per-key rate limit (only an administrator raises it
- * or lifts it). Another user's token, or a deleted one, is treated as missing.
+ * or lifts it). Another user's token, or a deleted one, is treated as missing, except that an
+ * administrator may change or revoke any user's token.
  */
 import { assertNever, type Command, type Decider } from './decider.js';
 import type { DomainEvent, EventDataOf, EventOf, TokenSettings } from './events.js';
@@ -91,8 +92,8 @@ function update(data: UpdateToken['data'], state: TokenState): TokenEvent[] {
 }
 
 function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
-  // Missing, deleted, or another user's: the three are not told apart.
-  if (state.status !== 'active' || state.userId !== actor.userId) throw new Refusal('not_found', 'not_found', `id: no token ${tokenId}`, 'id');
+  // Missing, deleted, or another user's (to anyone but an administrator): the three are not told apart.
+  if (state.status !== 'active' || (state.userId !== actor.userId && actor.role !== 'admin')) throw new Refusal('not_found', 'not_found', `id: no token ${tokenId}`, 'id');
 }
 
 /**

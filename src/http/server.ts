@@ -18,6 +18,7 @@ import { metricsRoutes } from './api/metrics.js';
 import { pricingRoutes } from './api/pricing.js';
 import { tokenRoutes } from './api/tokens.js';
 import { userRoutes } from './api/users.js';
+import { userAdminRoutes } from './api/user-admin.js';
 import type { GatewayDeps } from './deps.js';
 import { GatewayError, renderError, sendError, shapeOfUrl } from './errors.js';
 import { applyRouteConfig } from './route-config.js';
@@ -118,6 +119,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
 
   // The user, token and admin routes: their errors are `{success, message}` (`config: API_ROUTE`).
   await app.register(userRoutes(deps));
+  await app.register(userAdminRoutes(deps));
   await app.register(tokenRoutes(deps));
   await app.register(channelRoutes(deps));
   await app.register(pricingRoutes(deps));

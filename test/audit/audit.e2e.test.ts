@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAccounts } from '../../src/audit/audit.js';
+import { auditUsers } from '../../src/audit/users.js';
 import { rebuildViews } from '../../src/audit/rebuild.js';
 import { familyProjections } from '../../src/families/index.js';
 import { coreProjections } from '../../projections/index.js';
@@ -14,6 +15,7 @@ const run = promisify(execFile);
 let gw: TestGateway;
 let accountId: string;
 let session: Client;
+let other: { userId: string };
 
 beforeAll(async () => {
   gw = await startGateway(FAST_ENGINE, { keepData: true });
@@ -27,6 +29,12 @@ beforeAll(async () => {
   const ids = [];
   for (const prompt of prompts) ids.push((await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 3 })).body.id);
   await admin.post('/api/admin/credits', { user_id: user.userId, amount: 12_345, note: 'goodwill' });
+  // Administration: a debit with its reason; another user disabled, moved to another group, given a new password.
+  expect((await admin.post('/api/admin/debits', { user_id: user.userId, amount: 2_000, reason: 'correction' })).status).toBe(200);
+  other = await newUser(admin);
+  await admin.post(`/api/user/${other.userId}/disable`, { reason: 'audited' });
+  await admin.put(`/api/user/${other.userId}`, { group: 'vip' });
+  await admin.post(`/api/user/${other.userId}/password`, { password: 'audited-password-1' });
   for (const id of ids) await waitForImageTask(api, id);
   await gw.gateway.engine.settler.caughtUp(await gw.gateway.deps.events.headPosition());
   await gw.gateway.deps.runner.waitFor(await gw.gateway.deps.events.headPosition());
@@ -44,7 +52,25 @@ describe('billing audit', () => {
     const mine = report.accounts.find((a) => a.accountId === accountId)!;
     expect(mine.credited).toBe(2_000_000 + 12_345);
     expect(mine.charged).toBe((3 + 3 + 2) * 10_000);
-    expect(mine.replayed).toEqual({ balance: 2_012_345 - 80_000, reserved: 0, usedQuota: 80_000 });
+    expect(mine.debited).toBe(2_000);
+    // A debit leaves the balance like a charge, and counts in the used quota (the ledger tells them apart).
+    expect(mine.replayed).toEqual({ balance: 2_012_345 - 2_000 - 80_000, reserved: 0, usedQuota: 82_000 });
+    const users = await auditUsers(gw.gateway.deps.events, gw.gateway.deps.views);
+    expect(users.discrepancies).toEqual([]);
+    expect(users.users).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a users view that disagrees with the user streams is named, field by field, no hash printed', async () => {
+    const { views } = gw.gateway.deps;
+    const doc = (await views.get<Record<string, unknown>>('users', other.userId))!;
+    expect(doc.doc).toMatchObject({ status: 'disabled', group: 'vip' });
+    const corrupt = { ...doc.doc, status: 'enabled', passwordHash: 'scrypt$forged' };
+    await views.commit('test-corruption', [{ view: 'users', id: other.userId, position: doc.position + 1_000_000n, doc: corrupt }], undefined);
+    const report = await auditUsers(gw.gateway.deps.events, views);
+    expect(report.discrepancies).toEqual([
+      { userId: other.userId, differences: ['status: view enabled, replay disabled', 'password: the view holds another than the replayed one'] },
+    ]);
+    await views.commit('test-corruption', [{ view: 'users', id: other.userId, position: doc.position + 2_000_000n, doc: doc.doc }], undefined);
   });
 
   it('the statement API lists every movement with its task, model and basis', async () => {
@@ -56,7 +82,8 @@ describe('billing audit', () => {
     expect(settled).toHaveLength(3);
     for (const s of settled)
       expect(s).toMatchObject({ model: 'anime-diffusion-4-5-full', task_id: expect.stringMatching(/^task_/), basis: { unit: 'image', unitPrice: 10_000 } });
-    expect(items.reduce((sum: number, i: { balance_delta: number }) => sum + i.balance_delta, 0)).toBe(2_012_345 - 80_000);
+    expect(items.reduce((sum: number, i: { balance_delta: number }) => sum + i.balance_delta, 0)).toBe(2_012_345 - 2_000 - 80_000);
+    expect(items.find((i: { type: string }) => i.type === 'QuotaDebited')).toMatchObject({ amount: 2_000, balance_delta: -2_000, note: 'correction' });
     const byTask = await session.get(`/api/billing/ledger?task_id=${settled[0].task_id}`);
     expect(byTask.body.data.items.map((i: { type: string }) => i.type).sort()).toEqual(['QuotaReserved', 'QuotaSettled']);
     const future = await session.get('/api/billing/ledger?from=2999-01-01');
@@ -87,6 +114,7 @@ describe('billing audit', () => {
     );
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain(`DISCREPANCY account ${accountId}`);
+    expect(failed.stdout).toMatch(/audited \d+ users/);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(csv, 'utf8')).toContain(`${accountId},`);
   });

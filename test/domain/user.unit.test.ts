@@ -30,6 +30,53 @@ describe('user decider', () => {
     expect(decideUser(end('never-started'), run(register))).toEqual([]);
   });
 
+  it('disabling ends every session, starts none, appends once; enabling undoes it', () => {
+    const disable: UserCommand = { type: 'DisableUser', data: { by: 'admin', reason: 'spam' } };
+    expect(decideUser(disable, run(register, start('s1'), start('s2')))).toEqual([
+      { type: 'UserDisabled', data: { by: 'admin', reason: 'spam' } },
+      { type: 'UserSessionEnded', data: { sessionHash: 's1' } },
+      { type: 'UserSessionEnded', data: { sessionHash: 's2' } },
+    ]);
+    const disabled = run(register, start(), disable);
+    expect(disabled.status).toBe('disabled');
+    expect(disabled.openSessions.size).toBe(0);
+    expect(decideUser(disable, disabled)).toEqual([]);
+    expect(() => decideUser(start('s3'), disabled)).toThrow(refused('forbidden', 'user_disabled'));
+    const enabled = run(register, disable, { type: 'EnableUser', data: { by: 'admin' } });
+    expect(enabled.status).toBe('enabled');
+    expect(decideUser({ type: 'EnableUser', data: { by: 'admin' } }, enabled)).toEqual([]);
+  });
+
+  it('an administrator cannot disable or delete their own user; a deleted user changes no more', () => {
+    expect(() => decideUser({ type: 'DisableUser', data: { by: 'u1', reason: '' } }, run(register))).toThrow(refused('conflict', 'cannot_change_self'));
+    expect(() => decideUser({ type: 'DeleteUser', data: { by: 'u1' } }, run(register))).toThrow(refused('conflict', 'cannot_change_self'));
+    const deleted = run(register, start(), { type: 'DeleteUser', data: { by: 'admin' } });
+    expect(deleted.status).toBe('deleted');
+    expect(deleted.openSessions.size).toBe(0);
+    for (const command of [
+      { type: 'EnableUser', data: { by: 'admin' } },
+      { type: 'ChangeGroup', data: { group: 'vip', by: 'admin' } },
+      { type: 'ChangePassword', data: { passwordHash: 'y', by: 'admin' } },
+      { type: 'DeleteUser', data: { by: 'admin' } },
+    ] as UserCommand[]) {
+      expect(() => decideUser(command, deleted)).toThrow(refused('conflict', 'user_deleted'));
+    }
+  });
+
+  it('a password change ends every session but the one kept; a group change names the group left', () => {
+    const state = run(register, start('s1'), start('s2'), start('s3'));
+    expect(decideUser({ type: 'ChangePassword', data: { passwordHash: 'new', by: 'u1', keepSession: 's2' } }, state)).toEqual([
+      { type: 'UserPasswordChanged', data: { passwordHash: 'new', by: 'u1' } },
+      { type: 'UserSessionEnded', data: { sessionHash: 's1' } },
+      { type: 'UserSessionEnded', data: { sessionHash: 's3' } },
+    ]);
+    expect(run(register, { type: 'ChangePassword', data: { passwordHash: 'new', by: 'admin' } }).profile?.passwordHash).toBe('new');
+    const vip: UserCommand = { type: 'ChangeGroup', data: { group: 'vip', by: 'admin' } };
+    expect(decideUser(vip, state)).toEqual([{ type: 'UserGroupChanged', data: { group: 'vip', previous: 'default', by: 'admin' } }]);
+    expect(decideUser(vip, run(register, vip))).toEqual([]);
+    expect(run(register, vip).profile?.group).toBe('vip');
+  });
+
   it('refuses a session for a user that is not registered', () => {
     expect(() => decideUser(start(), initialUserState())).toThrow(refused('internal', 'unknown_user'));
   });

@@ -27,6 +27,7 @@ interface Summary {
   faults: Record<string, number>;
   windows: Record<string, number>;
   mostOpen: number;
+  debits: number;
   violations: { seed: number; invariant: string; detail: string; subject: string }[];
   wallSeconds: number;
 }
@@ -49,6 +50,8 @@ describe('deterministic simulation', () => {
     expect(summary.violations).toEqual([]);
     expect(summary.seeds).toBe(SEEDS);
     expect(summary.lifecycles).toBeGreaterThanOrEqual(50_000);
+    // Administrators' debits ran beside the submits, under the same faults.
+    expect(summary.debits).toBeGreaterThan(100);
     // Every kind of fault was injected somewhere in the slice.
     for (const kind of [
       'appendFailsBeforeCommit',

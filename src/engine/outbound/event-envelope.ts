@@ -6,13 +6,15 @@ import type { RecordedDomainEvent } from '../../domain/recorded.js';
 
 export const TASK_TOPIC = 'gateway.task-events.v1';
 export const BILLING_TOPIC = 'gateway.billing-events.v1';
+/** Administration of users: never published on the bus, shown to administrators' event streams only. */
+export const USER_ADMIN_TOPIC = 'gateway.user-admin-events.v1';
 
 export interface EventEnvelope {
   specversion: 'gateway.events.v1';
   id: string;
   type: string;
-  topic: typeof TASK_TOPIC | typeof BILLING_TOPIC;
-  /** Task id (task topic) or account id (billing topic): the partition key. */
+  topic: typeof TASK_TOPIC | typeof BILLING_TOPIC | typeof USER_ADMIN_TOPIC;
+  /** Task id (task topic), account id (billing topic) or user id (user administration): the partition key. */
   key: string;
   stream: string;
   revision: number;
@@ -56,6 +58,33 @@ export function envelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
     correlationId: typeof e.metadata.correlationId === 'string' ? e.metadata.correlationId : null,
     causationId: typeof e.metadata.causationId === 'string' ? e.metadata.causationId : null,
     ...dataOrTruncated(e.data),
+  };
+}
+
+/** What administrators see happen to users; sessions stay out (noise, and their hashes are credentials). */
+const USER_ADMIN_EVENTS = new Set(['UserRegistered', 'UserDisabled', 'UserEnabled', 'UserDeleted', 'UserPasswordChanged', 'UserGroupChanged']);
+
+/**
+ * The envelope of a user-administration event, for administrators' event streams: password
+ * hashes are left out. Undefined for any other event.
+ */
+export function userAdminEnvelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
+  if (!e.streamName.startsWith('user-') || !USER_ADMIN_EVENTS.has(e.type)) return undefined;
+  const { passwordHash: _hidden, ...data } = e.data as { passwordHash?: string };
+  return {
+    specversion: 'gateway.events.v1',
+    id: e.id,
+    type: e.type,
+    topic: USER_ADMIN_TOPIC,
+    key: e.streamName.slice('user-'.length),
+    stream: e.streamName,
+    revision: e.revision,
+    position: e.position.toString(),
+    time: e.metadata.at,
+    accountId: typeof e.metadata.accountId === 'string' ? e.metadata.accountId : null,
+    correlationId: typeof e.metadata.correlationId === 'string' ? e.metadata.correlationId : null,
+    causationId: typeof e.metadata.causationId === 'string' ? e.metadata.causationId : null,
+    data,
   };
 }
 

@@ -1,13 +1,14 @@
 /**
  * `GET /api/events/stream`: the downstream event stream as server-sent events — the same
- * envelopes the publisher puts on the bus. An administrator sees every account's events, anyone
- * else only their own account's. Each event's SSE id is its global position, so a client
+ * envelopes the publisher puts on the bus. An administrator sees every account's events and what
+ * happened to users (disabled, enabled, deleted, password and group changes), anyone else only
+ * their own account's. Each event's SSE id is its global position, so a client
  * resumes with `Last-Event-ID`; without one the stream starts now (`?from=beginning` replays).
  * A starting point that is not a position of this stream is a 400 naming it, before the 200.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { toDomainEvent } from '../../domain/recorded.js';
-import { envelopeOf } from '../../engine/outbound/event-envelope.js';
+import { envelopeOf, userAdminEnvelopeOf } from '../../engine/outbound/event-envelope.js';
 import type { Subscription } from '../../ports/event-store.js';
 import { keyOrSessionCaller } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
@@ -67,7 +68,7 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const stream = new SseWriter(reply);
         stream.open();
         stream.comment('connected');
-        const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-'] });
+        const subscription = deps.events.subscribe({ after, streamPrefixes: ['task-', 'callback-', 'account-', ...(scope === null ? ['user-'] : [])] });
         stream.heartbeat();
         const stopListening = stream.onClose(() => void subscription.close());
         open.add(subscription);
@@ -75,7 +76,8 @@ export function eventStreamRoutes(deps: GatewayDeps): FastifyPluginAsync {
           for await (const batch of subscription) {
             for (const recorded of batch) {
               const event = toDomainEvent(recorded);
-              const envelope = event && envelopeOf(event);
+              // Administrators also see what happened to users (never a password hash).
+              const envelope = event && (envelopeOf(event) ?? (scope === null ? userAdminEnvelopeOf(event) : undefined));
               if (!envelope || (scope !== null && envelope.accountId !== scope)) continue;
               // A client slower than the store: wait for it rather than buffer the backlog in memory.
               if (!stream.send({ id: envelope.position, event: envelope.type, data: JSON.stringify(envelope) })) await stream.drained();

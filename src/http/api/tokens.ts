@@ -17,7 +17,11 @@ import { VIEWS } from '../../../projections/views.js';
 
 type TokenInput = z.infer<typeof CreateTokenBody>;
 
-const ListQuery = z.object(pageQuery());
+const ListQuery = z.object({
+  ...pageQuery(),
+  /** An administrator lists another user's keys. */
+  user_id: z.string().min(1).max(64).optional(),
+});
 
 const actorOf = (user: SessionUser): TokenActor => ({ userId: user.userId, role: user.role, group: user.group });
 
@@ -30,16 +34,27 @@ const toSettings = (input: TokenInput): Partial<TokenSettings> => camelFields(in
 export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   async function ownToken(user: SessionUser, id: string): Promise<TokenDoc> {
     const found = await deps.views.get<TokenDoc>(VIEWS.tokens, id);
-    // Another user's token is indistinguishable from a missing one.
-    if (!found || found.doc.userId !== user.userId) throw new GatewayError(404, 'not_found', `id: no token ${id}`, 'id');
+    // Another user's token is indistinguishable from a missing one, except to an administrator.
+    if (!found || (found.doc.userId !== user.userId && user.role !== 'admin')) throw new GatewayError(404, 'not_found', `id: no token ${id}`, 'id');
     return found.doc;
+  }
+
+  /** The account a change of the token is recorded for: its owner's, whoever (an administrator) made it. */
+  async function accountOfToken(user: SessionUser, id: string): Promise<string> {
+    if (user.role !== 'admin') return user.accountId;
+    return (await deps.views.get<TokenDoc>(VIEWS.tokens, id))?.doc.accountId ?? user.accountId;
   }
 
   return async (app) => {
     app.addHook('preHandler', requireSession(deps));
 
     app.get('/api/token/', { config: API_ROUTE, schema: { tags: ['tokens'], querystring: ListQuery } }, async (request) => {
-      const where = { userId: currentUser(request).userId };
+      const user = currentUser(request);
+      const { user_id: userId } = request.query;
+      if (userId !== undefined && userId !== user.userId && user.role !== 'admin') {
+        throw new GatewayError(403, 'forbidden', 'user_id: only an administrator may list another user\'s keys', 'user_id');
+      }
+      const where = { userId: userId ?? user.userId };
       return listPage(deps.views, VIEWS.tokens, where, { sortBy: 'createdAt', desc: true }, request.query, (doc: TokenDoc) => tokenRecord(doc));
     });
 
@@ -76,7 +91,7 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
           id,
           toSettings(fields),
           nowSeconds(() => now),
-          metadataFor(request, now, { accountId: user.accountId }),
+          metadataFor(request, now, { accountId: await accountOfToken(user, id) }),
         );
         if (position !== undefined) await deps.runner.waitFor(position);
         return ok(tokenRecord(await ownToken(user, id)));
@@ -86,7 +101,8 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     app.delete('/api/token/:id', { config: API_ROUTE, schema: { tags: ['tokens'], params: z.object({ id: z.string().min(1) }) } }, async (request) => {
       const user = currentUser(request);
       const { id } = request.params;
-      await deps.runner.waitFor(await deleteToken(deps, actorOf(user), id, metadataFor(request, deps.clock(), { accountId: user.accountId })));
+      const accountId = await accountOfToken(user, id);
+      await deps.runner.waitFor(await deleteToken(deps, actorOf(user), id, metadataFor(request, deps.clock(), { accountId })));
       return ok(null, 'token deleted');
     });
   };

@@ -4,7 +4,11 @@ import { z } from 'zod';
 import { endSession, startSession } from '../../engine/commands/session-commands.js';
 import { registerUser } from '../../engine/accounts/users.js';
 import type { AccountDoc } from '../../../projections/accounts.js';
-import type { UserDoc } from '../../../projections/users.js';
+import { userStatusOf, type UserDoc } from '../../../projections/users.js';
+import type { SessionDoc } from '../../../projections/sessions.js';
+import { executeUserCommand } from '../../engine/accounts/user-admin.js';
+import { nowSeconds } from '../../lib/time.js';
+import { GroupName, Password, Username, UserRow, userRow } from './user-schema.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
 import { newSessionId, sha256 } from '../auth/secrets.js';
 import { loginThrottle } from '../auth/login-throttle.js';
@@ -12,12 +16,8 @@ import { currentUser, requireSession, SESSION_COOKIE, sessionCookieOptions } fro
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, listPage, ok, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, ok, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
-
-export const Username = z.string().regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, `_`, `.` or `-`');
-export const Password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
-export const GroupName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 letters, digits, `_` or `-`');
 
 /** Bounded strings: scrypt never derives from more than 128 characters of password. */
 const LoginBody = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(128) });
@@ -29,6 +29,11 @@ const CreateUserBody = z.object({
   group: GroupName.default('default'),
   role: z.enum(['user', 'admin']).default('user'),
 });
+const ChangePasswordBody = z.object({ old_password: z.string().min(1).max(128), new_password: Password }).strict();
+/** A session as its user sees it: the start of its hash names it (the cookie never leaves the browser). */
+const SESSION_ID_CHARS = 12;
+const SessionRow = z.object({ id: z.string(), current: z.boolean(), started_at: z.string().nullable(), expires_at: z.number().int() });
+const Page = <T extends z.ZodTypeAny>(item: T) => z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum(['admin', 'user']), group: z.string() });
 const ListQuery = z.object(pageQuery());
 
@@ -43,7 +48,7 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
 
     const loginRoute = {
       // A wrong username or password is 401 (invalid_credentials).
-      config: { ...API_ROUTE, errorStatuses: [401] },
+      config: { ...API_ROUTE, errorStatuses: [401, 403] },
       schema: { tags: ['users'], body: LoginBody, response: { 200: envelope(UserRecord) } },
       bodyLimit: LOGIN_BODY_LIMIT,
       onRequest: throttle.byAddress,
@@ -51,10 +56,14 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
     };
     app.post('/api/user/login', loginRoute, async (request, reply) => {
       const { username, password } = request.body;
-      const user = await findUserByName(deps, username);
+      const found = await findUserByName(deps, username);
+      // A deleted user is no user to log in as.
+      const user = found && userStatusOf(found) !== 'deleted' ? found : undefined;
       // Verify against a dummy hash when the user is unknown so timing does not reveal names.
       const valid = await verifyPassword(password, user?.passwordHash ?? dummyHash);
       if (!user || !valid) throw new GatewayError(401, 'invalid_credentials', 'username or password is wrong');
+      // Told only to whoever knows the password.
+      if (userStatusOf(user) === 'disabled') throw new GatewayError(403, 'user_disabled', 'this user is disabled; ask an administrator');
       const sessionId = newSessionId();
       const now = deps.clock();
       const expiresAt = Math.floor(now.getTime() / 1000) + deps.config.sessionTtlSeconds;
@@ -110,15 +119,68 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
 
     app.get(
       '/api/user/',
-      { config: API_ROUTE, schema: { tags: ['users'], querystring: ListQuery }, preHandler: requireSession(deps, 'admin') },
+      {
+        config: API_ROUTE,
+        schema: { tags: ['users'], querystring: ListQuery, response: { 200: envelope(Page(UserRow)) } },
+        preHandler: requireSession(deps, 'admin'),
+      },
       async (request) => {
-        return listPage(deps.views, VIEWS.users, {}, { sortBy: 'createdAt' }, request.query, (doc: UserDoc) => ({
-          id: doc.userId,
-          username: doc.username,
-          role: doc.role,
-          group: doc.group,
-          account_id: doc.accountId,
-        }));
+        const { p, size } = request.query;
+        const [users, total] = await Promise.all([
+          deps.views.find<UserDoc>(VIEWS.users, {}, { sortBy: 'createdAt', limit: size, offset: p * size }),
+          deps.views.count(VIEWS.users, {}),
+        ]);
+        const accounts = new Map(
+          (await deps.views.getMany<AccountDoc>(VIEWS.accounts, users.map((u) => u.doc.accountId))).map((a) => [a.id, a.doc] as const),
+        );
+        return ok({ items: users.map((u) => userRow(u.doc, accounts.get(u.doc.accountId))), total, page: p, page_size: size });
+      },
+    );
+
+    app.post(
+      '/api/user/self/password',
+      {
+        config: { ...API_ROUTE, errorStatuses: [403] },
+        schema: { tags: ['users'], summary: 'Change your own password (ends your other sessions)', body: ChangePasswordBody },
+        bodyLimit: LOGIN_BODY_LIMIT,
+        preHandler: requireSession(deps),
+      },
+      async (request) => {
+        const user = currentUser(request);
+        const { old_password, new_password } = request.body;
+        const doc = (await deps.views.get<UserDoc>(VIEWS.users, user.userId))?.doc;
+        if (!doc || !(await verifyPassword(old_password, doc.passwordHash))) {
+          throw new GatewayError(403, 'wrong_password', 'old_password: is not your current password', 'old_password');
+        }
+        const passwordHash = await hashPassword(new_password);
+        const result = await executeUserCommand(
+          deps,
+          user.userId,
+          { type: 'ChangePassword', data: { passwordHash, by: user.userId, keepSession: user.sessionHash } },
+          metadataFor(request, deps.clock(), { accountId: user.accountId }),
+        );
+        if (result.position !== undefined) await deps.runner.waitFor(result.position);
+        return ok(null, 'password changed; your other sessions have ended');
+      },
+    );
+
+    app.get(
+      '/api/user/self/sessions',
+      { config: API_ROUTE, schema: { tags: ['users'], summary: 'Your open sessions', response: { 200: envelope(z.array(SessionRow)) } }, preHandler: requireSession(deps) },
+      async (request) => {
+        const user = currentUser(request);
+        const now = nowSeconds(deps.clock);
+        const sessions = await deps.views.find<SessionDoc>(VIEWS.sessions, { userId: user.userId }, { limit: 1000 });
+        return ok(
+          sessions
+            .filter((s) => s.doc.expiresAt > now)
+            .map((s) => ({
+              id: s.id.slice(0, SESSION_ID_CHARS),
+              current: s.id === user.sessionHash,
+              started_at: s.doc.startedAt ?? null,
+              expires_at: s.doc.expiresAt,
+            })),
+        );
       },
     );
   };

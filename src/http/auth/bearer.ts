@@ -1,7 +1,8 @@
 /**
  * Bearer-token authentication for every generation, query and model-listing route (spec 5).
- * Refusals: 401 for a missing, unknown or expired key; 403 for a disabled, exhausted or
- * IP-refused token, and for a model the token may not use. Nothing is appended on refusal.
+ * Refusals: 401 for a missing, unknown or expired key, or one of a deleted user; 403 for a
+ * disabled, exhausted or IP-refused token, a disabled user's, and for a model the token may not
+ * use. Nothing is appended on refusal.
  */
 import type { BlockList } from 'node:net';
 import type { FastifyRequest } from 'fastify';
@@ -45,6 +46,9 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
   if (!key) throw new GatewayError(401, 'unauthorized', 'Authorization: a Bearer API key is required', 'Authorization');
   const token = await tokens.byKeyHash(sha256(key));
   if (!token) throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid', 'Authorization');
+  const userStatus = await tokens.userStatus(token.userId);
+  if (userStatus === 'deleted') throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid', 'Authorization');
+  if (userStatus === 'disabled') throw new GatewayError(403, 'user_disabled', 'Authorization: the API key\'s user is disabled', 'Authorization');
   if (token.status !== 1) throw new GatewayError(403, 'token_disabled', 'Authorization: the API key is disabled', 'Authorization');
   if (token.expiredTime !== -1 && token.expiredTime * 1000 <= now.getTime()) {
     throw new GatewayError(401, 'token_expired', 'Authorization: the API key has expired', 'Authorization');

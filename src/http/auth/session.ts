@@ -9,7 +9,7 @@ import type { Config } from '../../config.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayDeps } from '../deps.js';
 import type { SessionDoc } from '../../../projections/sessions.js';
-import type { UserDoc } from '../../../projections/users.js';
+import { userStatusOf, type UserDoc } from '../../../projections/users.js';
 import { authenticate, bearerKey } from './bearer.js';
 import { sha256 } from './secrets.js';
 import { VIEWS } from '../../../projections/views.js';
@@ -41,14 +41,16 @@ declare module 'fastify' {
   }
 }
 
-export async function sessionUserOf(request: FastifyRequest, deps: GatewayDeps): Promise<SessionUser | undefined> {
+/** The signed-in user; undefined without a live session (or when the user was deleted); 403 `user_disabled` for a disabled user. */
+async function sessionUserOf(request: FastifyRequest, deps: GatewayDeps): Promise<SessionUser | undefined> {
   const id = request.cookies[SESSION_COOKIE];
   if (!id) return undefined;
   const sessionHash = sha256(id);
   const session = await deps.views.get<SessionDoc>(VIEWS.sessions, sessionHash);
   if (!session || session.doc.expiresAt * 1000 <= deps.clock().getTime()) return undefined;
   const user = await deps.views.get<UserDoc>(VIEWS.users, session.doc.userId);
-  if (!user) return undefined;
+  if (!user || userStatusOf(user.doc) === 'deleted') return undefined;
+  if (userStatusOf(user.doc) === 'disabled') throw new GatewayError(403, 'user_disabled', 'this user is disabled');
   const { userId, username, role, group, accountId } = user.doc;
   return { userId, username, role, group, accountId, sessionHash };
 }

@@ -1,14 +1,19 @@
 /**
- * Bearer tokens by key hash, read from the tokens view and kept in memory; a commit to the
- * tokens view drops the cached entries it touched, so a disabled or deleted token stops at once.
+ * Bearer tokens by key hash, and their users' status, read from the tokens and users views and
+ * kept in memory; a commit to either view drops the cached entries it touched, so a disabled or
+ * deleted token, or a disabled or deleted user, stops at once.
  */
 import type { ViewStore } from '../../ports/view-store.js';
 import type { TokenDoc } from '../../../projections/tokens.js';
+import { userStatusOf, type UserDoc } from '../../../projections/users.js';
+import type { UserStatus } from '../../domain/user.js';
 import type { ProjectionRunner } from '../../../projections/runner.js';
 import { VIEWS } from '../../../projections/views.js';
 
 export interface TokenCache {
   byKeyHash(keyHash: string): Promise<TokenDoc | undefined>;
+  /** The status of a token's user; `deleted` for a user the view does not hold. */
+  userStatus(userId: string): Promise<UserStatus>;
   close(): void;
 }
 
@@ -21,8 +26,10 @@ export function createTokenCache(views: ViewStore, runner: ProjectionRunner, opt
   const cache = new Map<string, TokenDoc | null>();
   const loadedAt = new Map<string, number>();
   const hashOfToken = new Map<string, string>();
+  const users = new Map<string, { status: UserStatus; loadedAt: number }>();
   const unsubscribe = runner.onCommit((writes) => {
     for (const w of writes) {
+      if (w.view === VIEWS.users) users.delete(w.id);
       if (w.view !== VIEWS.tokens) continue;
       // Drop what is cached for this token (and a cached miss of a new key): the next
       // lookup reloads the current document.
@@ -47,6 +54,15 @@ export function createTokenCache(views: ViewStore, runner: ProjectionRunner, opt
       if (options.ttlMs !== undefined) loadedAt.set(keyHash, Date.now());
       if (found) hashOfToken.set(found.doc.tokenId, keyHash);
       return found?.doc;
+    },
+    async userStatus(userId) {
+      const hit = users.get(userId);
+      if (hit && (options.ttlMs === undefined || Date.now() - hit.loadedAt < options.ttlMs)) return hit.status;
+      const found = await views.get<UserDoc>(VIEWS.users, userId);
+      const status = found ? userStatusOf(found.doc) : 'deleted';
+      if (users.size >= maxEntries) users.clear();
+      users.set(userId, { status, loadedAt: Date.now() });
+      return status;
     },
     close: () => unsubscribe(),
   };
