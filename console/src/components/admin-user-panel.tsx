@@ -63,7 +63,8 @@ function StatusSection(props: { user: AdminUser; onChanged: OnChanged }) {
     await props.onChanged(await api<AdminUser>('POST', userPath(user, '/disable'), { reason: reason.trim() }));
     setReason('');
   });
-  const enable = useSubmit(async () => props.onChanged(await api<AdminUser>('POST', userPath(user, '/enable'))));
+  // The route takes no fields, but a body all the same (an empty object).
+  const enable = useSubmit(async () => props.onChanged(await api<AdminUser>('POST', userPath(user, '/enable'), {})));
   if (user.status === 'deleted') return <Empty>Deleted: the user cannot be changed any more; their keys and history are listed for the record.</Empty>;
   return (
     <>
@@ -90,7 +91,7 @@ function StatusSection(props: { user: AdminUser; onChanged: OnChanged }) {
           </button>
         </form>
       )}
-      <p class="hint">Disabled, the user cannot sign in and their sessions and keys are refused; tasks already running finish.</p>
+      <p class="hint">Disabled, the user is signed out everywhere, cannot sign in, and their keys are refused; tasks already running finish.</p>
       <ErrorLine error={disable.error ?? enable.error} />
       <DeleteUser user={user} onChanged={props.onChanged} />
     </>

@@ -75,10 +75,12 @@ function UserRow(props: { user: AdminUser; self: Self; open: boolean; toggle: ()
     <>
       <tr class={`user-row ${props.open ? 'open' : ''}`} data-user-id={user.id} data-status={status}>
         <td data-label="User">
-          <strong>{user.username}</strong> <span class="muted">{user.role}</span>
-          {user.id === props.self.id && <span class="muted"> (you)</span>}
-          <br />
-          <code class="muted">{user.id}</code>
+          <span class="who">
+            <strong>{user.username}</strong> <span class="muted">{user.role}</span>
+            {user.id === props.self.id && <span class="muted"> (you)</span>}
+            <br />
+            <code class="muted">{user.id}</code>
+          </span>
         </td>
         <td data-label="Status">
           <span class="status-cell">
