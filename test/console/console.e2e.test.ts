@@ -41,6 +41,8 @@ type Media = {
 };
 /** Slow enough that a task is seen queued and in progress before it completes. */
 const ENGINE = { SIM_STEP_MS: '200', POLL_INTERVAL_MS: '50' };
+/** The user-administration tests sign one user in (and get refused) more than the default 10 times a minute. */
+const LOGIN_LIMITS = { LOGIN_RATE_LIMIT_PER_USER: '30', LOGIN_RATE_LIMIT: '60' };
 const CREDIT = 1_000_000;
 /** Two `anime` images at 10,000 each, a song at 50,000, 4 s of Vid-H3 at 5,000 (the embedded default's prices). */
 const IMAGE_COST = 20_000;
@@ -58,7 +60,10 @@ beforeAll(async () => {
   const build = spawnSync(resolve('node_modules/.bin/vite'), ['build', 'console', '--logLevel', 'warn'], { encoding: 'utf8' });
   expect(build.status, `console build failed:\n${build.stdout}\n${build.stderr}`).toBe(0);
   mkdirSync(OUTPUT, { recursive: true });
-  [gw, browser] = await Promise.all([startGateway(ENGINE), chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] })]);
+  [gw, browser] = await Promise.all([
+    startGateway({ ...ENGINE, ...LOGIN_LIMITS }),
+    chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] }),
+  ]);
   admin = await adminClient(gw);
   user = await newUser(admin, { credit: CREDIT });
 }, 60_000);
@@ -116,9 +121,11 @@ async function keyAnswer(key: string): Promise<{ status: number; code: string | 
   return { status: response.status, code: body.code };
 }
 
-/** Signing in over HTTP: the status and the envelope's code. */
+/** Signing in over HTTP: the status and the envelope's code (a session it starts is ended again). */
 async function loginAnswer(username: string, password: string): Promise<{ status: number; code: string | undefined }> {
-  const reply = await new Client(gw.url).post('/api/user/login', { username, password });
+  const client = new Client(gw.url);
+  const reply = await client.post('/api/user/login', { username, password });
+  if (reply.status === 200) await client.post('/api/user/logout');
   return { status: reply.status, code: (reply.body as { code?: string }).code };
 }
 
@@ -356,22 +363,36 @@ describe('the web console', () => {
     await row.getByTestId('manage-user').click();
     const panel = page.locator(`tr[data-detail-of="${managed.userId}"]`);
 
-    // Disabled with a reason: the row says so, and the user's key, session and login are refused at once.
+    // The user is signed in to the console too.
+    const userPage = await newPage();
+    await signIn(userPage, managed.username, managed.password);
+
+    // Disabled with a reason: the row says so, and the user's key is refused at once; their
+    // sessions end (the console shows the login form), and signing in again is refused.
     await panel.getByTestId('disable-reason').fill('chargeback under review');
     await panel.getByTestId('disable-user').click();
     await poll(() => status.textContent()).toBe('disabled');
     expect(await row.getByTestId('user-disabled-reason').textContent()).toBe('chargeback under review');
     expect(await keyAnswer(key)).toEqual({ status: 403, code: 'user_disabled' });
-    const session = await managed.client.get('/api/user/self');
-    expect([session.status, (session.body as { code?: string }).code]).toEqual([403, 'user_disabled']);
-    expect(await loginAnswer(managed.username, managed.password)).toEqual({ status: 403, code: 'user_disabled' });
+    expect((await managed.client.get('/api/user/self')).status).toBe(401);
+    const refusedLogin = await new Client(gw.url).post('/api/user/login', { username: managed.username, password: managed.password });
+    expect([refusedLogin.status, (refusedLogin.body as { code?: string }).code]).toEqual([403, 'user_disabled']);
     await page.screenshot({ path: join(OUTPUT, 'admin-user-disabled.png'), fullPage: true });
+    await userPage.getByRole('link', { name: 'Ledger' }).click();
+    await userPage.getByTestId('login-form').waitFor();
+    await userPage.getByTestId('login-username').fill(managed.username);
+    await userPage.getByTestId('login-password').fill(managed.password);
+    await userPage.getByTestId('login-submit').click();
+    await poll(() => userPage.getByTestId('login-form').getByRole('alert').textContent()).toBe((refusedLogin.body as { message: string }).message);
+    await userPage.close();
 
-    // Enabled again: the key works again.
+    // Enabled again: the key works again, and the user signs in.
     await panel.getByTestId('enable-user').click();
     await poll(() => status.textContent()).toBe('enabled');
     expect(await row.getByTestId('user-disabled-reason').count()).toBe(0);
     expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    await managed.client.login(managed.username, managed.password);
+    expect((await managed.client.get('/api/user/self')).status).toBe(200);
 
     // A refusal is shown as the API words it: an administrator cannot disable themselves.
     const refusal = await admin.post(`/api/user/${adminId}/disable`, { reason: 'no' });
