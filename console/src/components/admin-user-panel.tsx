@@ -7,6 +7,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { quota, unixTime } from '../format';
+import { useDebounced, useLiveEvents } from '../live';
 import { useLoad } from '../load';
 import type { AdminUser, BalanceAnswer, LedgerEntry, Page, Token } from '../types';
 import { LedgerTable } from './ledger-table';
@@ -269,6 +270,10 @@ function StatementSection(props: { user: AdminUser; version: number }) {
     () => get<Page<LedgerEntry>>(`/api/billing/ledger?account_id=${encodeURIComponent(props.user.account_id)}&size=${STATEMENT_SIZE}`),
     [props.user.account_id, props.version],
   );
+  const reload = useDebounced(ledger.reload, 400);
+  useLiveEvents((event) => {
+    if (event.accountId === props.user.account_id && event.type.startsWith('Quota')) reload();
+  });
   return (
     <>
       <ErrorLine error={ledger.error} />

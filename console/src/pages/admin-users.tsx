@@ -1,13 +1,15 @@
 /**
  * Administration: the users (`/api/user/`) with their status and account figures, creating one,
  * and each user opened to manage (components/admin-user-panel.tsx): disable, enable, delete,
- * reset the password, change the group, credit, debit, and revoke their keys.
+ * reset the password, change the group, credit, debit, and revoke their keys. Rows follow the
+ * live event stream (an administrator's sees what happens to users and every account).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { AdminUserPanel, type OnChanged } from '../components/admin-user-panel';
 import { Badge, Card, Empty, ErrorLine, Pager, useSubmit, type Tone } from '../components/ui';
 import { quota } from '../format';
+import { useDebounced, useLiveEvents } from '../live';
 import { useLoad } from '../load';
 import type { AdminUser, Page, Self, UserStatus } from '../types';
 
@@ -65,12 +67,21 @@ function NewUserForm(props: { onCreated: () => void }) {
 
 const COLUMNS = 8;
 
-/** A user's row and, opened, the panel to manage them; an action's answer (or a fresh read) replaces the row. */
+/**
+ * A user's row and, opened, the panel to manage them. An action's answer (or a fresh read)
+ * replaces the row; so does what the live stream says happened to the user or their account
+ * (another administrator's change, a task's charge).
+ */
 function UserRow(props: { user: AdminUser; self: Self; open: boolean; toggle: () => void }) {
   const [user, setUser] = useState(props.user);
   useEffect(() => setUser(props.user), [props.user]);
-  const onChanged: OnChanged = async (row) => setUser(row ?? (await get<AdminUser>(`/api/user/${encodeURIComponent(user.id)}`)));
-  const status = user.status ?? 'enabled';
+  const read = async () => setUser(await get<AdminUser>(`/api/user/${encodeURIComponent(user.id)}`));
+  const onChanged: OnChanged = async (row) => (row ? setUser(row) : read());
+  const readSoon = useDebounced(() => void read().catch(() => undefined), 300);
+  useLiveEvents((event) => {
+    if ((event.key === user.id && event.type.startsWith('User')) || (event.accountId === user.account_id && event.type.startsWith('Quota'))) readSoon();
+  });
+  const { status } = user;
   return (
     <>
       <tr class={`user-row ${props.open ? 'open' : ''}`} data-user-id={user.id} data-status={status}>
@@ -129,6 +140,11 @@ export function AdminUsersPage(props: { self: Self }) {
   const [open, setOpen] = useState<string | undefined>(undefined);
   const users = useLoad(() => get<Page<AdminUser>>(`/api/user/?size=${PAGE_SIZE}&p=${page}`), [page]);
   const pages = Math.max(1, Math.ceil((users.value?.total ?? 0) / PAGE_SIZE));
+  // A user registered elsewhere (another administrator) joins the list.
+  const reloadSoon = useDebounced(users.reload, 300);
+  useLiveEvents((event) => {
+    if (event.type === 'UserRegistered') reloadSoon();
+  });
   return (
     <>
       <Card title="New user">
