@@ -441,6 +441,13 @@ describe('the web console', () => {
     await panel.getByTestId('user-group-input').fill('vip');
     await panel.getByTestId('change-group').click();
     await poll(() => row.getByTestId('user-group').textContent()).toBe('vip');
+
+    // The row follows the live stream: a credit made elsewhere shows without a click (made once
+    // the reads the group change started are over).
+    await page.waitForTimeout(1_500);
+    await admin.post('/api/admin/credits', { user_id: managed.userId, amount: 500, note: 'made elsewhere' });
+    await poll(() => row.getByTestId('user-available').textContent()).toBe('98,000');
+    await poll(() => panel.getByTestId('user-ledger').locator('tr[data-ledger-type="QuotaCredited"]').first().textContent()).toContain('made elsewhere');
     await page.screenshot({ path: join(OUTPUT, 'admin-users.png'), fullPage: true });
     await fitsPhone(page, 'admin-users-phone.png');
 
