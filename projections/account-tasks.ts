@@ -25,6 +25,10 @@ export interface AccountTaskResult {
 export interface AccountTaskDoc {
   taskId: string;
   accountId: string;
+  /** The key it was submitted with; absent on documents projected before it was kept. */
+  tokenId?: string;
+  /** The channel whose upstream took it (the last one, after a fail-over); null before. */
+  channelId?: string | null;
   family: string;
   action: string;
   model: string;
@@ -84,7 +88,7 @@ function taskIdOf(e: RecordedDomainEvent): string | undefined {
 export const accountTasksProjection: Projection<AccountTaskDoc> = {
   name: 'account-tasks',
   view: VIEWS.accountTasks,
-  handles: ['TaskSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
+  handles: ['TaskSubmitted', 'UpstreamSubmitted', 'TaskProgressed', 'TaskSucceeded', 'TaskFailed', 'AssetsExpired', 'QuotaSettled', 'QuotaReleased'],
   documentId: taskIdOf,
   evolve(doc, e) {
     if (e.type === 'TaskSubmitted') {
@@ -94,6 +98,8 @@ export const accountTasksProjection: Projection<AccountTaskDoc> = {
       return {
         taskId: d.taskId,
         accountId: d.accountId,
+        tokenId: d.tokenId,
+        channelId: null,
         family: d.family,
         action: d.action,
         model: d.model,
@@ -115,6 +121,8 @@ export const accountTasksProjection: Projection<AccountTaskDoc> = {
     if (!doc) return undefined;
     const final = doc.status === 'completed' || doc.status === 'failed';
     switch (e.type) {
+      case 'UpstreamSubmitted':
+        return { ...doc, channelId: e.data.channelId };
       case 'TaskProgressed':
         return final ? undefined : { ...doc, status: e.data.status, progress: e.data.progress };
       case 'TaskSucceeded': {

@@ -286,6 +286,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       poller: runsEngine ? engine.poller : undefined,
       submitWindow: runsEngine ? () => engine.submitWindow() : undefined,
       channelHealth,
+      channelName: (id) => catalog.channel(id)?.name,
       inflightView: runsProjections,
       log,
     });

@@ -5,6 +5,7 @@
  * `rate()`/`increase()` read across restarts. It runs where the projections run (roles `all`
  * and `projector`): the log is store-wide, so one process per deployment counts each event.
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { taskIdOfStream, type EventDataOf } from '../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../domain/recorded.js';
@@ -14,14 +15,17 @@ import type { EventStore, Subscription } from '../ports/event-store.js';
 import type { GatewayMetrics } from './registry.js';
 
 const STREAM_PREFIXES = ['task-', 'account-', 'callback-'] as const;
-/** Tasks whose family and model are remembered until they end; older ones are read from their stream. */
+/**
+ * Tasks whose family and model are remembered (the newest submitted); an older one's are read
+ * from its stream's first event when it ends or its reservation closes.
+ */
 const REMEMBERED_TASKS = 100_000;
 
 type TaskLabels = { family: string; model: string };
 
 export function eventMetricsProcess(deps: { events: EventStore; metrics: GatewayMetrics; clock: () => Date; log: Logger }): BackgroundProcess {
   const { events, metrics, clock, log } = deps;
-  const running = new Map<string, TaskLabels>();
+  const labelsOfTask = new LRUCache<string, TaskLabels>({ max: REMEMBERED_TASKS });
   let position = 0n;
   let lastPass: Date | undefined;
   let stopped = false;
@@ -34,41 +38,40 @@ export function eventMetricsProcess(deps: { events: EventStore; metrics: Gateway
     () => (lastPass = clock()),
   );
 
-  /** The family and model of an ending task: remembered from its submit, or its stream's first event. */
-  async function labelsOfEnding(streamName: string): Promise<TaskLabels | undefined> {
-    const taskId = taskIdOfStream(streamName);
-    const known = running.get(taskId);
-    running.delete(taskId);
+  /** The family and model of a task: remembered from its submit, or its stream's first event. */
+  async function labelsOf(taskId: string): Promise<TaskLabels | undefined> {
+    const known = labelsOfTask.get(taskId);
     if (known) return known;
-    const [first] = await events.readStream(streamName, { maxCount: 1 });
+    const [first] = await events.readStream(`task-${taskId}`, { maxCount: 1 });
     if (first?.type !== 'TaskSubmitted') return undefined;
     const data = first.data as EventDataOf<'TaskSubmitted'>;
     return { family: data.family, model: data.model };
   }
+  /** A reservation's model: the one the event names, else its task's ('unknown' for a task gone). */
+  const modelOf = async (taskId: string, named?: string) => ({ model: named ?? (await labelsOf(taskId))?.model ?? 'unknown' });
 
   async function count(event: RecordedDomainEvent): Promise<void> {
     switch (event.type) {
       case 'TaskSubmitted': {
         const labels = { family: event.data.family, model: event.data.model };
-        if (running.size >= REMEMBERED_TASKS) running.delete(running.keys().next().value!);
-        running.set(event.data.taskId, labels);
+        labelsOfTask.set(event.data.taskId, labels);
         metrics.tasksSubmitted.inc(labels);
         return;
       }
       case 'TaskSucceeded':
       case 'TaskFailed': {
-        const labels = await labelsOfEnding(event.streamName);
+        const labels = await labelsOf(taskIdOfStream(event.streamName));
         if (labels) (event.type === 'TaskSucceeded' ? metrics.tasksSucceeded : metrics.tasksFailed).inc(labels);
         return;
       }
       case 'QuotaReserved':
-        metrics.quotaReserved.inc(event.data.amount);
+        metrics.quotaReserved.inc({ model: event.data.model }, event.data.amount);
         return;
       case 'QuotaSettled':
-        metrics.quotaSettled.inc(event.data.charged);
+        metrics.quotaSettled.inc(await modelOf(event.data.taskId, event.data.basis?.model), event.data.charged);
         return;
       case 'QuotaReleased':
-        metrics.quotaReleased.inc(event.data.amount);
+        metrics.quotaReleased.inc(await modelOf(event.data.taskId), event.data.amount);
         return;
       case 'CallbackAttempted':
         metrics.callbackAttempts.inc({ outcome: event.data.error === undefined ? 'delivered' : event.data.status === 0 ? 'no_answer' : 'http_error' });

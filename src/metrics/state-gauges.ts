@@ -27,6 +27,8 @@ export interface StateSources {
   submitWindow?: (() => Readonly<SubmitWindowCounts>) | undefined;
   /** This instance's circuit breakers, one per channel it has tried (its own view: per process). */
   channelHealth?: ChannelHealth | undefined;
+  /** A channel's name, for the `channel_name` label beside its id ('' for one no longer known). */
+  channelName?: ((channelId: string) => string | undefined) | undefined;
   /** Whether to report the store-wide in-flight view (roles `all`, `projector`: once per deployment). */
   inflightView: boolean;
   log: Logger;
@@ -75,11 +77,13 @@ export function registerStateGauges(metrics: GatewayMetrics, sources: StateSourc
     new Gauge({
       name: 'gateway_channel_circuit_open',
       help: "This instance's circuit breaker per channel: 0 closed, 0.5 half-open (one trial let through), 1 open (the channel is skipped).",
-      labelNames: ['channel'],
+      labelNames: ['channel', 'channel_name'],
       registers,
       collect() {
         this.reset();
-        for (const c of health.snapshot()) this.set({ channel: c.channelId }, c.state === 'open' ? 1 : c.state === 'half_open' ? 0.5 : 0);
+        for (const c of health.snapshot()) {
+          this.set({ channel: c.channelId, channel_name: sources.channelName?.(c.channelId) ?? '' }, c.state === 'open' ? 1 : c.state === 'half_open' ? 0.5 : 0);
+        }
       },
     });
   }

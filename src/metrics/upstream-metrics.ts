@@ -47,7 +47,7 @@ async function timed<T>(
 ): Promise<T> {
   const started = process.hrtime.bigint();
   const record = (outcome: string) => {
-    const labels = { channel: ctx.channel.channelId, operation, outcome };
+    const labels = { channel: ctx.channel.channelId, channel_name: ctx.channel.name, operation, outcome };
     metrics.upstreamCalls.inc(labels);
     metrics.upstreamDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   };

@@ -98,23 +98,28 @@ describe('GET /metrics', () => {
     expect(submit.reserved).toBeGreaterThan(0);
     expect(settled.charged).toBeGreaterThan(0);
     const taskLabels = { family: submit.family, model: 'anime-diffusion-4-5-full' };
+    const byModel = { model: 'anime-diffusion-4-5-full' };
 
     // The counters follow the log a moment after the settlement.
     const after = await eventually(async () => {
       const s = await scrape();
-      return delta(before, s, 'gateway_tasks_succeeded_total', taskLabels) >= 1 && delta(before, s, 'gateway_quota_settled_units_total') >= settled.charged
+      return delta(before, s, 'gateway_tasks_succeeded_total', taskLabels) >= 1 && delta(before, s, 'gateway_quota_settled_units_total', byModel) >= settled.charged
         ? s
         : undefined;
     });
     expect(delta(before, after, 'gateway_tasks_submitted_total', taskLabels)).toBe(1);
     expect(delta(before, after, 'gateway_tasks_succeeded_total', taskLabels)).toBe(1);
     expect(delta(before, after, 'gateway_tasks_failed_total')).toBe(0);
-    expect(delta(before, after, 'gateway_quota_reserved_units_total')).toBe(submit.reserved);
-    expect(delta(before, after, 'gateway_quota_settled_units_total')).toBe(settled.charged);
-    expect(delta(before, after, 'gateway_quota_released_units_total')).toBe(released);
+    // Spending by model.
+    expect(delta(before, after, 'gateway_quota_reserved_units_total', byModel)).toBe(submit.reserved);
+    expect(delta(before, after, 'gateway_quota_settled_units_total', byModel)).toBe(settled.charged);
+    expect(delta(before, after, 'gateway_quota_released_units_total', byModel)).toBe(released);
+    expect(delta(before, after, 'gateway_quota_settled_units_total', { model: 'unknown' })).toBe(0);
 
-    // The upstream calls, by the channel the task went to.
-    const channel = { channel: upstream.channelId };
+    // The upstream calls, by the channel the task went to: its id and its name.
+    const channelName = (await gw.gateway.deps.views.get<{ name: string }>('channels', upstream.channelId))!.doc.name;
+    expect(channelName).toMatch(/\S/);
+    const channel = { channel: upstream.channelId, channel_name: channelName };
     expect(delta(before, after, 'gateway_upstream_calls_total', { ...channel, operation: 'submit', outcome: 'ok' })).toBe(1);
     expect(delta(before, after, 'gateway_upstream_call_duration_seconds_count', { ...channel, operation: 'submit', outcome: 'ok' })).toBe(1);
     expect(delta(before, after, 'gateway_upstream_calls_total', { ...channel, operation: 'poll', outcome: 'succeeded' })).toBe(1);

@@ -2,6 +2,9 @@
  * `GET /api/tasks` (session): the tasks of the caller's account, newest first, every family in
  * one shape — what the web console lists. A task's full answer stays its family's query route
  * (with an API key); this is the account-wide summary a session can read.
+ *
+ * `GET /api/admin/tasks` (administrators): the task log across users, filtered by user, key,
+ * model, family, channel, status and time, as pages or as one CSV download.
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,7 +12,11 @@ import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
 import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, envelope, listPage, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, listPage, ok, pageQuery } from '../api-response.js';
+import { GatewayError } from '../errors.js';
+import type { UserDoc } from '../../../projections/users.js';
+import { isoTime } from '../query-time.js';
+import { csvOf, sendCsv } from '../csv.js';
 import { VIEWS } from '../../../projections/views.js';
 
 const TaskStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
@@ -23,6 +30,9 @@ const isoOrNull = z.string().nullable();
 
 export const TaskSummary = z.object({
   id: z.string(),
+  account_id: z.string(),
+  token_id: z.string().nullable(),
+  channel_id: z.string().nullable(),
   family: z.string(),
   action: z.string(),
   model: z.string(),
@@ -40,6 +50,26 @@ export const TaskSummary = z.object({
   sync: z.boolean(),
 });
 
+const AdminTasksQuery = z.object({
+  ...pageQuery(500, 50),
+  status: TaskStatus.optional(),
+  user_id: z.string().min(1).max(64).optional(),
+  token_id: z.string().min(1).max(64).optional(),
+  model: z.string().min(1).max(128).optional(),
+  family: z.string().min(1).max(64).optional(),
+  channel_id: z.string().min(1).max(64).optional(),
+  from: isoTime.optional().meta({ description: 'tasks created at or after' }),
+  to: isoTime.optional().meta({ description: 'tasks created at or before' }),
+  format: z.enum(['json', 'csv']).default('json').meta({ description: 'csv: every matching task (at most 100,000) as one download' }),
+});
+
+/** The most rows one CSV export holds. */
+const CSV_ROWS = 100_000;
+/** Documents read per step when a time window is walked. */
+const WALK_CHUNK = 1000;
+
+const CSV_HEADER = ['id', 'created_at', 'completed_at', 'status', 'account_id', 'token_id', 'family', 'action', 'model', 'channel_id', 'reserved', 'charged', 'error_code', 'prompt'];
+
 const TaskPage = z.object({ items: z.array(TaskSummary), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 
 const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
@@ -52,6 +82,9 @@ const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOS
 function summaryOf(doc: AccountTaskDoc, sign: (ref: string) => string): z.infer<typeof TaskSummary> {
   return {
     id: doc.taskId,
+    account_id: doc.accountId,
+    token_id: doc.tokenId ?? null,
+    channel_id: doc.channelId ?? null,
     family: doc.family,
     action: doc.action,
     model: doc.model,
@@ -91,6 +124,73 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
         return listPage(deps.views, VIEWS.accountTasks, where, { sortBy: 'seq', desc: true }, request.query, (doc: AccountTaskDoc) =>
           summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)),
         );
+      },
+    );
+
+    app.get(
+      '/api/admin/tasks',
+      {
+        config: API_ROUTE,
+        schema: {
+          tags: ['admin'],
+          summary: 'The task log across users, newest first, filtered; or every match as CSV',
+          querystring: AdminTasksQuery,
+          response: { 200: envelope(TaskPage) },
+        },
+        preHandler: requireSession(deps, 'admin'),
+      },
+      async (request, reply) => {
+        const { p, size, status, user_id, token_id, model, family, channel_id, from, to, format } = request.query;
+        let accountId: string | undefined;
+        if (user_id !== undefined) {
+          const user = await deps.views.get<UserDoc>(VIEWS.users, user_id);
+          if (!user) throw new GatewayError(404, 'not_found', `user_id: no user ${user_id}`, 'user_id');
+          accountId = user.doc.accountId;
+        }
+        const where = {
+          ...(accountId ? { accountId } : {}),
+          ...(status ? { status } : {}),
+          ...(token_id ? { tokenId: token_id } : {}),
+          ...(model ? { model } : {}),
+          ...(family ? { family } : {}),
+          ...(channel_id ? { channelId: channel_id } : {}),
+        };
+        const [fromSeconds, toSeconds] = [from, to].map((t) => (t === undefined ? undefined : Date.parse(t) / 1000));
+        const inWindow = (doc: AccountTaskDoc) => (fromSeconds === undefined || doc.createdAt >= fromSeconds) && (toSeconds === undefined || doc.createdAt <= toSeconds);
+        const csv = format === 'csv';
+        const windowed = from !== undefined || to !== undefined;
+        // A window is walked whole (up to the export's bound), so its total is true.
+        const wanted = csv || windowed ? CSV_ROWS : (p + 1) * size;
+        // Newest first; a time window is walked until it is passed (tasks are created in submit order).
+        const found: AccountTaskDoc[] = [];
+        for (let offset = 0; found.length < wanted; offset += WALK_CHUNK) {
+          const chunk = await deps.views.find<AccountTaskDoc>(VIEWS.accountTasks, where, { sortBy: 'seq', desc: true, limit: WALK_CHUNK, offset });
+          for (const { doc } of chunk) if (inWindow(doc)) found.push(doc);
+          const oldest = chunk.at(-1)?.doc.createdAt;
+          if (chunk.length < WALK_CHUNK || (fromSeconds !== undefined && oldest !== undefined && oldest < fromSeconds - 3600)) break;
+        }
+        if (csv) {
+          const rows = found.slice(0, CSV_ROWS).map((d) => [
+            d.taskId,
+            iso(d.createdAt),
+            d.completedAt === null ? null : iso(d.completedAt),
+            d.status,
+            d.accountId,
+            d.tokenId ?? null,
+            d.family,
+            d.action,
+            d.model,
+            d.channelId ?? null,
+            d.reserved,
+            d.charged,
+            d.error?.code ?? null,
+            d.prompt,
+          ]);
+          return sendCsv(reply, `tasks-${new Date().toISOString().slice(0, 10)}.csv`, csvOf(CSV_HEADER, rows));
+        }
+        const total = windowed ? found.length : await deps.views.count(VIEWS.accountTasks, where);
+        const items = found.slice(p * size, (p + 1) * size).map((doc) => summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)));
+        return ok({ items, total, page: p, page_size: size });
       },
     );
   };
