@@ -71,7 +71,8 @@ describe('user administration', () => {
     expect(listed).toMatchObject({ status: 'disabled', disabled_reason: 'abuse report #12', balance: 1_000_000 });
     expect((await admin.post(`/api/user/${user.userId}/disable`, { reason: 'again' })).body.data.disabled_reason).toBe('abuse report #12');
 
-    const enabled = await admin.post(`/api/user/${user.userId}/enable`);
+    // No body at all, as a browser's fetch sends it.
+    const enabled = await admin.request('POST', `/api/user/${user.userId}/enable`);
     expect(enabled.body.data).toMatchObject({ status: 'enabled', disabled_reason: null });
     // The task submitted before the disable finished and was charged once.
     const done = await waitForImageTask(api, slow.body.id);

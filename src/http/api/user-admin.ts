@@ -25,8 +25,6 @@ const Params = z.object({ id: z.string().min(1).max(64) });
 const GroupBody = z.object({ group: GroupName }).strict();
 const DisableBody = z.object({ reason: z.string().max(500, 'must be at most 500 characters').default('') }).strict();
 const PasswordBody = z.object({ password: Password }).strict();
-/** These routes take no body; an empty JSON object is allowed too. */
-const NoBody = z.object({}).strict().optional();
 
 export function userAdminRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   async function rowOf(userId: string): Promise<UserRow> {
@@ -76,7 +74,7 @@ export function userAdminRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       change(request, request.params.id, { type: 'DisableUser', data: { by: currentUser(request).userId, reason: request.body.reason } }),
     );
 
-    app.post('/api/user/:id/enable', route(NoBody, 'Enable a disabled user'), (request) =>
+    app.post('/api/user/:id/enable', bodiless('Enable a disabled user'), (request) =>
       change(request, request.params.id, { type: 'EnableUser', data: { by: currentUser(request).userId } }),
     );
 
