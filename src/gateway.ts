@@ -52,7 +52,8 @@ export interface Gateway {
   app: FastifyInstance;
   engine: TaskEngine;
   callbacks: CallbackService;
-  publisher: Processor;
+  /** Task and billing events onto the bus topics: only where the bus is Kafka (others read the event store). */
+  publisher: Processor | undefined;
   deps: GatewayDeps;
   /** Listens on the configured host and port; resolves with the base URL. */
   listen(): Promise<string>;
@@ -235,6 +236,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const partitioned = Boolean(config.kafkaBrokers);
   const callbacks = createCallbackService({
     ...deps,
+    // Nobody outside this process reads an in-process bus: nothing is published to it, and
+    // callbacks are scheduled from the event store (docs/decisions/0144-one-durable-copy-of-each-event.md).
+    scheduleFrom: partitioned ? 'bus' : 'log',
     owns: (taskId) => ownership.owns(taskId),
     bodies: composed.callbackBodies(deps),
     retryScheduleSeconds: config.callbackRetryScheduleSeconds,
@@ -245,7 +249,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     checkUrl: (url) => checkOutboundUrl(url, callbackPolicy(config)),
     viewsReach: (position) => runner.waitFor(position),
   });
-  const publisher = createPublisher(deps);
+  const publisher = partitioned ? createPublisher(deps) : undefined;
   const engine = createTaskEngine({
     ...deps,
     upstreams: instrumentUpstreams(new Map(composed.upstreams.map((a) => [a.family, a])), metrics),
@@ -303,7 +307,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           ...(config.channelHealthIntervalMs > 0 ? [periodicProcess(channelHealthCheck, config.channelHealthIntervalMs)] : []),
         ]
       : []),
-    ...(runsProjections ? [publisher] : []),
+    ...(runsProjections && publisher ? [publisher] : []),
     // Counters derived from the event log, where the projections run: once per deployment.
     ...(runsProjections && metrics ? [eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) })] : []),
   ];

@@ -104,7 +104,6 @@ describe('background processes in a started gateway', () => {
       'callbacks',
       'reconciler',
       'channel-health',
-      'publisher',
     ];
     const processes = await eventually(
       async () => {

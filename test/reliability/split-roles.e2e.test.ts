@@ -24,6 +24,9 @@ import { partitionForKey } from '../../src/adapters/inproc/murmur2.js';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store.js';
+import type { DeliveredMessage } from '../../src/ports/bus.js';
+import { createKafkaBus } from '../../src/adapters/kafka/bus.js';
+import { BILLING_TOPIC, TASK_TOPIC, type EventEnvelope } from '../../src/engine/outbound/event-envelope.js';
 import { freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
@@ -513,6 +516,55 @@ describe.skipIf(!brokers && !required)('the roles as separate processes: api ×2
       100,
     );
   }
+
+  it('the projector publishes task and billing events on the Kafka topics, keyed by task and by account, in order', async () => {
+    showLogsOnFailure();
+    // What a downstream subscriber reads: its own consumer group, from the beginning of each topic.
+    const bus = createKafkaBus({ brokers: brokers!, clientId: `split-roles-downstream-${RUN}`, partitions: PARTITIONS });
+    const seen = new Map<string, DeliveredMessage[]>([
+      [TASK_TOPIC, []],
+      [BILLING_TOPIC, []],
+    ]);
+    const consumers = await Promise.all(
+      [TASK_TOPIC, BILLING_TOPIC].map((topic) =>
+        bus.consume({ topic, groupId: `split-roles-downstream-${RUN}-${topic}`, fromBeginning: true, handle: async (m) => void seen.get(topic)!.push(m) }),
+      ),
+    );
+    try {
+      const task = await submitImage('published', 0, false);
+      await expectFinished([task], 20_000);
+      const taskEvents = await eventually(
+        async () => {
+          const mine = seen.get(TASK_TOPIC)!.filter((m) => m.key === task.id);
+          return mine.some((m) => JSON.parse(m.value).type === 'TaskSucceeded') ? mine : undefined;
+        },
+        30_000,
+        100,
+      );
+      const envelopes = taskEvents.map((m) => JSON.parse(m.value) as EventEnvelope);
+      expect(envelopes[0]!.type).toBe('TaskSubmitted');
+      expect(envelopes.at(-1)!.type).toBe('TaskSucceeded');
+      const positions = envelopes.map((e) => BigInt(e.position));
+      expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : 1)));
+      expect(envelopes[0]).toMatchObject({ specversion: 'gateway.events.v1', topic: TASK_TOPIC, key: task.id, accountId, stream: `task-${task.id}` });
+      expect(taskEvents[0]!.id).toBe(envelopes[0]!.id);
+      const billing = await eventually(
+        async () => {
+          const mine = seen
+            .get(BILLING_TOPIC)!
+            .filter((m) => m.key === accountId)
+            .map((m) => (JSON.parse(m.value) as EventEnvelope).type);
+          return mine.includes('QuotaSettled') ? mine : undefined;
+        },
+        30_000,
+        100,
+      );
+      expect(billing).toEqual(expect.arrayContaining(['AccountOpened', 'QuotaCredited', 'QuotaReserved', 'QuotaSettled']));
+    } finally {
+      await Promise.all(consumers.map((c) => c.close()));
+      await bus.close();
+    }
+  });
 
   it('the workers keep the settler and dispatcher positions per partition, never one checkpoint for all', async () => {
     showLogsOnFailure();

@@ -1,11 +1,13 @@
 /**
  * Wires completion callbacks: a consumer group on the task-events topic schedules them (see
- * callback-consumer.ts) and the deliverer posts them through the outbound guard (no trusted
- * origin; loopback and operator-allowed destinations only as configured).
+ * callback-consumer.ts) where the bus is Kafka, a processor over the event store
+ * (callback-log-scheduler.ts) where it is in process; the deliverer posts them through the
+ * outbound guard (no trusted origin; loopback and operator-allowed destinations only as configured).
  */
 import type { Bus } from '../../ports/bus.js';
 import type { BackgroundProcess } from '../../lib/background.js';
 import { createCallbackConsumer } from './callback-consumer.js';
+import { createCallbackLogScheduler } from './callback-log-scheduler.js';
 import { createCallbackDeliverer, type CallbackDeps } from './callbacks.js';
 import type { AllowedDestinations } from '../../config/allowed-destinations.js';
 import { callbackPolicy, guardedPost } from './outbound-guard.js';
@@ -22,13 +24,15 @@ export interface CallbackService {
 export interface CallbackServiceDeps extends Omit<CallbackDeps, 'post'> {
   config: { allowLoopbackOutbound: boolean; callbackAllowedDestinations?: AllowedDestinations };
   bus: Bus;
+  /** Where final task events are read: the bus's task-events topic, or the event store itself (an in-process bus). */
+  scheduleFrom: 'bus' | 'log';
   /** Milliseconds between the deliverer's passes. */
   checkMs: number;
 }
 
 export function createCallbackService(deps: CallbackServiceDeps): CallbackService {
   const log = deps.log.child({ processor: 'callbacks' });
-  const scheduler = createCallbackConsumer({ ...deps, log });
+  const scheduler = deps.scheduleFrom === 'bus' ? createCallbackConsumer({ ...deps, log }) : createCallbackLogScheduler({ ...deps, log });
   const policy = callbackPolicy(deps.config, { timeoutMs: deps.timeoutMs });
   const deliverer = createCallbackDeliverer({ ...deps, log, post: (url, body, headers) => guardedPost(url, body, headers, policy) });
   return { scheduler, deliverer, processes: [scheduler, periodicProcess(deliverer, deps.checkMs)] };
