@@ -70,6 +70,15 @@ describe('the OpenAPI document', () => {
     expect(stream).toMatchObject({ type: 'object', required: ['data', 'event'] });
   });
 
+  it('the statement answers JSON or CSV and names the key of each entry', () => {
+    const ledger = (doc.paths['/api/billing/ledger'] as any).get;
+    expect(Object.keys(ledger.responses['200'].content)).toEqual(['application/json', 'text/csv']);
+    const item = ledger.responses['200'].content['application/json'].schema.properties.data.properties.items.items;
+    expect(item.properties).toHaveProperty('token_id');
+    expect(item.properties).toHaveProperty('token_name');
+    expect(ledger.parameters.find((p: { name: string }) => p.name === 'format').schema.enum).toEqual(['json', 'csv']);
+  });
+
   it('Redocly lint (recommended rules) finds no error but the trailing slashes the spec asks for', () => {
     const run = spawnSync(bin('redocly'), ['lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], {
       encoding: 'utf8',
