@@ -84,10 +84,11 @@ export const ledgerProjection: Projection<LedgerEntry> = {
           note: settlementNote(e.data),
         });
       case 'QuotaReleased':
-        // The release does not name the model: the statement takes it from the reservation's entry.
+        // Releases recorded before the event named the model: the statement takes it from the reservation's entry.
         return entry(e.type, e.data.amount, {
           taskId: e.data.taskId,
           reservationId: e.data.reservationId,
+          model: e.data.model ?? null,
           tokenId: e.data.tokenId ?? null,
           reservedDelta: -e.data.amount,
           note: e.data.reason,

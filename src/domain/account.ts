@@ -231,6 +231,7 @@ function release(data: ReleaseQuota['data'], state: AccountState): AccountEvent[
         amount: reservation.amount,
         reason: data.reason,
         ...(reservation.tokenId !== undefined ? { tokenId: reservation.tokenId } : {}),
+        model: reservation.model,
       },
     },
   ];

@@ -271,7 +271,7 @@ describe('account: release', () => {
     const { state, events } = run([open, credit('c1', 100), reserve('r1', 60), release('r1')]);
     expect(events.at(-1)).toEqual({
       type: 'QuotaReleased',
-      data: { reservationId: 'r1', taskId: 'task-of-r1', amount: 60, reason: 'task failed' },
+      data: { reservationId: 'r1', taskId: 'task-of-r1', amount: 60, reason: 'task failed', model: 'img-1' },
     });
     expect(accountView(state)).toEqual({ balance: 100, reserved: 0, available: 100, usedQuota: 0 });
   });

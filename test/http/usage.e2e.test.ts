@@ -287,6 +287,10 @@ describe('GET /api/billing/ledger: keys, models and tasks; CSV', () => {
         .map((r) => r.model)
         .sort(),
     ).toEqual([CURATED, FULL]);
+    // The model filter finds a release too: its event names the model.
+    const curated = (await one.client.get(`/api/billing/ledger?model=${CURATED}&size=100`)).body.data.items as Array<{ type: string; model: string }>;
+    expect(curated.filter((r) => r.type === 'QuotaReleased')).toHaveLength(1);
+    expect(curated.every((r) => r.model === CURATED)).toBe(true);
     for (const credit of rows.filter((r) => r.type === 'QuotaCredited'))
       expect(credit).toMatchObject({ task_id: null, model: null, token_id: null, token_name: null });
   });

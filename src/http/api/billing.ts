@@ -81,7 +81,7 @@ const csvValueOf = (r: LedgerRecord, column: keyof LedgerRecord): CsvValue => (c
 export function billingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   /**
    * Records for entries of one account: each key's name from the tokens view as it is now, and a
-   * release's model from its reservation's entry (the release event does not carry it), found in
+   * model of a release recorded before the event named it from its reservation's entry, found in
    * `models` (reservations already seen) or looked up.
    */
   async function recordsOf(entries: readonly LedgerEntry[], models: Map<string, string> = new Map()): Promise<LedgerRecord[]> {
