@@ -98,7 +98,20 @@ const Env = z.object({
   EVENTSTORE_URL: z.string().optional(),
   MONGO_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
-  ROLE: z.enum(['all', 'api', 'worker', 'projector']).default('all'),
+  /**
+   * `engine`: the engine and the projections without the API, the second of the embedded
+   * default's two processes (PROCESSES=2); the supervisor starts it (src/supervisor.ts).
+   */
+  ROLE: z.enum(['all', 'api', 'worker', 'projector', 'engine']).default('all'),
+  /**
+   * The embedded default in one process (1) or two (2): the HTTP API in one, the engine and the
+   * projections in the other, over the same files, started and restarted by `npm start`.
+   */
+  PROCESSES: z.coerce.number().int().min(1).max(2).default(1),
+  /** Where the engine process of PROCESSES=2 answers /readyz and /metrics (loopback); default PORT + 1. */
+  ENGINE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** How often an idle subscription looks for events another process appended (SQLite event store). */
+  EVENT_POLL_INTERVAL_MS: z.coerce.number().int().min(1).max(10_000).default(200),
   /** Overrides every family's poll interval (tests, benchmarks). */
   POLL_INTERVAL_MS: z.coerce.number().int().min(1).optional(),
   /** Signs asset URLs; generated into DATA_DIR on first start when not set. Shared by all instances. */
@@ -200,6 +213,9 @@ function fromEnv(e: z.infer<typeof Env>) {
     mongoUrl: e.MONGO_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     role: e.ROLE,
+    processes: e.PROCESSES,
+    enginePort: e.ENGINE_PORT,
+    eventPollIntervalMs: e.EVENT_POLL_INTERVAL_MS,
     pollIntervalMs: e.POLL_INTERVAL_MS,
     taskMaxAgeSeconds: e.TASK_MAX_AGE_SECONDS,
     callbackRetryScheduleSeconds: e.CALLBACK_RETRY_SCHEDULE as readonly number[],
@@ -242,14 +258,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const config: Config = { ...fromEnv(parsed.data), ...overrides };
   // A worker delivers callbacks whose bodies carry result URLs signed on its base; its listen
   // address (a container's loopback) is no address a client can reach.
-  if (config.role === 'worker' && !config.publicBaseUrl) {
+  if ((config.role === 'worker' || config.role === 'engine') && !config.publicBaseUrl) {
     throw new Error(
-      'invalid configuration: PUBLIC_BASE_URL: required when ROLE=worker (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001',
+      `invalid configuration: PUBLIC_BASE_URL: required when ROLE=${config.role} (the callbacks it delivers carry result URLs signed on it); set it to where clients reach the API, e.g. http://localhost:3001`,
     );
   }
   // The embedded bus keeps consumer-group membership in the memory of one process: a worker or
   // projector beside other processes on it would own every partition alone (two workers would
   // both dispatch every task) and publish where no other process consumes.
+  if (config.processes === 2 && (config.role !== 'all' || config.kafkaBrokers || config.eventStoreUrl || config.mongoUrl)) {
+    throw new Error(
+      'invalid configuration: PROCESSES: 2 splits the embedded default (ROLE=all on SQLite, no KAFKA_BROKERS, EVENTSTORE_URL or MONGO_URL) into an API and an engine process; the distributed deployment splits by ROLE',
+    );
+  }
   if ((config.role === 'worker' || config.role === 'projector') && !config.kafkaBrokers) {
     throw new Error(
       `invalid configuration: KAFKA_BROKERS: required when ROLE=${config.role} (the roles of the distributed deployment share work through Kafka; the embedded bus serves one process); set it, or run ROLE=all`,

@@ -139,8 +139,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const { bus, assets } = adapters;
   // Process roles: `all` (the embedded default) runs everything; the distributed deployment
   // splits HTTP (`api`), process managers (`worker`) and projections + publisher (`projector`).
-  const runsProjections = config.role === 'all' || config.role === 'projector';
-  const runsEngine = config.role === 'all' || config.role === 'worker';
+  const runsProjections = config.role === 'all' || config.role === 'projector' || config.role === 'engine';
+  const runsEngine = config.role === 'all' || config.role === 'worker' || config.role === 'engine';
   const servesApi = config.role === 'all' || config.role === 'api';
   // Task views polled from memory, only where this process's own runner commits them (projections/view-cache.ts).
   const cachedViews = runsProjections

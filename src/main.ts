@@ -1,7 +1,12 @@
-/** `npm start`: the whole gateway on one machine (embedded default unless URLs are configured). */
+/**
+ * `npm start`: the whole gateway on one machine (embedded default unless URLs are configured);
+ * with PROCESSES=2, the supervisor of its two processes (supervisor.ts), each of which is this
+ * file again with its role.
+ */
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from './config.js';
 import { createGateway, createLogger } from './gateway.js';
+import { supervise } from './supervisor.js';
 
 const config = (() => {
   try {
@@ -13,36 +18,51 @@ const config = (() => {
   }
 })();
 const log = createLogger(config);
-const started = await (async () => {
-  let gateway: Awaited<ReturnType<typeof createGateway>> | undefined;
-  try {
-    gateway = await createGateway(config, { log });
-    return { gateway, address: await gateway.listen() };
-  } catch (err) {
-    // A setting found wrong while starting (e.g. an unreadable secret file) reads as a configuration
-    // mistake does: one line. Anything else is logged with its cause. Either way: exit 1, what was
-    // opened closed, never an unhandled rejection.
-    const message = err instanceof Error ? err.message : String(err);
-    if (message.startsWith('invalid configuration:')) process.stderr.write(`${message}\n`);
-    else log.fatal({ err }, 'the gateway could not start');
-    await gateway?.close().catch(() => undefined);
-    process.exit(1);
-  }
-})();
-const { gateway, address } = started;
-
-if (gateway.generatedAdminPassword) {
-  // Printed once, on the console only (never through the logger): the first administrator.
-  process.stdout.write(
-    `\n  First start: administrator "${config.adminUsername}" created with password ${gateway.generatedAdminPassword}\n` +
-      `  Set ADMIN_PASSWORD to choose it yourself. Log in with POST ${address}/api/user/login\n\n`,
-  );
+if (config.processes === 2) {
+  await supervise(config, log);
+} else {
+  await serve();
 }
-log.info({ address, dataDir: config.dataDir }, 'gateway listening');
 
-// Past the requests' grace, the stores still close: the process exits on its own well before this.
-closeWithGrace({ delay: config.shutdownGraceMs + 10_000 }, async ({ err, signal }) => {
-  if (err) log.error({ err }, 'shutting down after an error');
-  else log.info({ signal }, 'shutting down');
-  await gateway.close();
-});
+async function serve(): Promise<void> {
+  const started = await (async () => {
+    let gateway: Awaited<ReturnType<typeof createGateway>> | undefined;
+    try {
+      gateway = await createGateway(config, { log });
+      return { gateway, address: await gateway.listen() };
+    } catch (err) {
+      // A setting found wrong while starting (e.g. an unreadable secret file) reads as a configuration
+      // mistake does: one line. Anything else is logged with its cause. Either way: exit 1, what was
+      // opened closed, never an unhandled rejection.
+      const message = err instanceof Error ? err.message : String(err);
+      if (message.startsWith('invalid configuration:')) process.stderr.write(`${message}\n`);
+      else log.fatal({ err }, 'the gateway could not start');
+      await gateway?.close().catch(() => undefined);
+      process.exit(1);
+    }
+  })();
+  const { gateway, address } = started;
+
+  if (gateway.generatedAdminPassword) {
+    // Printed once, on the console only (never through the logger): the first administrator.
+    process.stdout.write(
+      `\n  First start: administrator "${config.adminUsername}" created with password ${gateway.generatedAdminPassword}\n` +
+        `  Set ADMIN_PASSWORD to choose it yourself. Log in with POST ${address}/api/user/login\n\n`,
+    );
+  }
+  log.info({ address, dataDir: config.dataDir }, 'gateway listening');
+
+  // Past the requests' grace, the stores still close: the process exits on its own well before this.
+  closeWithGrace({ delay: config.shutdownGraceMs + 10_000 }, async ({ err, signal }) => {
+    if (err) log.error({ err }, 'shutting down after an error');
+    else log.info({ signal }, 'shutting down');
+    await gateway.close();
+  });
+  // A process of a supervisor (PROCESSES=2) does not outlive it: its IPC channel closes when it dies.
+  if (process.send) {
+    process.once('disconnect', () => {
+      log.warn('the supervisor is gone; shutting down');
+      void gateway.close().finally(() => process.exit(0));
+    });
+  }
+}

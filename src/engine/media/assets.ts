@@ -29,14 +29,22 @@ export interface AssetSigner {
   verify(key: string, expiresAt: number, signature: string): boolean;
 }
 
-/** The signing secret: configured (shared by instances) or generated once into DATA_DIR. */
+/**
+ * The signing secret: configured (shared by instances) or generated once into DATA_DIR. Two
+ * processes starting on an empty DATA_DIR (PROCESSES=2) may race to make it: one file wins, and
+ * both read that one.
+ */
 export function loadSigningSecret(configured: string | undefined, dataDir: string): string {
   if (configured) return configured;
   const path = join(dataDir, 'asset-signing.key');
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
-  const secret = randomBytes(32).toString('base64url');
-  writeFileSync(path, secret, { mode: 0o600, flag: 'wx' });
-  return secret;
+  if (!existsSync(path)) {
+    try {
+      writeFileSync(path, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  return readFileSync(path, 'utf8').trim();
 }
 
 export function createAssetSigner(secret: string, publicBaseUrl: () => string): AssetSigner {

@@ -1,0 +1,138 @@
+/**
+ * `npm start` with PROCESSES=2: the embedded default as two processes over the same data
+ * directory, so a submit's answer and the work it sets off run on both cores — the HTTP API
+ * (ROLE=api, on PORT) and the engine with the projections (ROLE=engine, /readyz and /metrics on
+ * ENGINE_PORT, loopback). Each event is still written once, to the event store both share
+ * (SQLite in WAL mode takes one writer at a time, across processes); the engine process alone
+ * owns every task partition (the in-process bus, one member), as the single process did.
+ *
+ * Both start at once: the API seeds the first administrator and the channels of an empty data
+ * directory (its start waits for the engine's projections to show them), and a secret generated
+ * into it is made by whichever process comes first (one file wins). A child that dies (kill -9, a crash)
+ * is started again, after 1 s doubling to 30 s while it keeps dying young; the other goes on:
+ * submits wait as `submitted` for the engine's adoption, polls answer from the views. SIGTERM
+ * and SIGINT go to both children, and the supervisor exits once both have. A child whose
+ * supervisor died (its IPC channel closes) shuts itself down (main.ts), so no child outlives it.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+
+/** An idle subscription's look for the other process's appends, unless EVENT_POLL_INTERVAL_MS says otherwise. */
+const CROSS_PROCESS_POLL_MS = 20;
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+/** A child that ran this long before dying is restarted after the first delay again. */
+const STABLE_MS = 60_000;
+
+type Part = 'api' | 'engine';
+
+export async function supervise(config: Config, log: Logger): Promise<void> {
+  const apiPort = config.port || (await freePort());
+  const enginePort = config.enginePort ?? (config.port ? config.port + 1 : 0);
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const common: NodeJS.ProcessEnv = {
+    PROCESSES: '1',
+    EVENT_POLL_INTERVAL_MS: process.env.EVENT_POLL_INTERVAL_MS ?? String(CROSS_PROCESS_POLL_MS),
+  };
+  const envOf: Record<Part, NodeJS.ProcessEnv> = {
+    api: { ...common, ROLE: 'api', PORT: String(apiPort) },
+    engine: {
+      ...common,
+      ROLE: 'engine',
+      HOST: '127.0.0.1',
+      PORT: String(enginePort),
+      // What the single process used: result URLs signed on the API's base, the simulator (and
+      // any relative channel URL) reached through the API.
+      PUBLIC_BASE_URL: config.publicBaseUrl ?? apiUrl,
+      SIMULATOR_URL: config.simulatorUrl ?? apiUrl,
+    },
+  };
+  const children = new Map<Part, ChildProcess>();
+  const delays: Record<Part, number> = { api: RESTART_FIRST_MS, engine: RESTART_FIRST_MS };
+  let stopping = false;
+  const exited = new Map<Part, Promise<void>>();
+
+  function start(part: Part): ChildProcess {
+    const child = fork(process.argv[1]!, process.argv.slice(2), {
+      execArgv: process.execArgv,
+      env: { ...process.env, ...envOf[part] },
+      stdio: 'inherit',
+    });
+    const startedAt = Date.now();
+    children.set(part, child);
+    exited.set(
+      part,
+      new Promise((resolve) =>
+        child.once('exit', (code, signal) => {
+          resolve();
+          if (children.get(part) === child) children.delete(part);
+          if (stopping) return;
+          delays[part] = Date.now() - startedAt > STABLE_MS ? RESTART_FIRST_MS : delays[part];
+          log.error({ part, pid: child.pid, code, signal, restartInMs: delays[part] }, `the ${part} process died; starting it again`);
+          const delay = delays[part];
+          delays[part] = Math.min(delays[part] * 2, RESTART_MAX_MS);
+          setTimeout(() => {
+            if (!stopping) start(part);
+          }, delay).unref();
+        }),
+      ),
+    );
+    log.info({ part, pid: child.pid }, `${part} process started`);
+    return child;
+  }
+
+  start('engine');
+  const api = start('api');
+  // An API that exits before it answers (a configuration mistake it printed) ends the start.
+  const ready = await Promise.race([answers(`${apiUrl}/healthz`, 180_000), exited.get('api')!.then(() => false)]);
+  if (!ready) {
+    stopping = true;
+    for (const child of children.values()) child.kill('SIGTERM');
+    await Promise.all(exited.values());
+    process.exitCode = api.exitCode || 1;
+    return;
+  }
+  log.info({ address: apiUrl }, 'gateway listening (API and engine processes)');
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down both processes');
+    for (const child of children.values()) child.kill(signal);
+    const grace = setTimeout(() => {
+      for (const child of children.values()) child.kill('SIGKILL');
+    }, config.shutdownGraceMs + 15_000);
+    grace.unref();
+    await Promise.all(exited.values());
+    clearTimeout(grace);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Whether `url` answers 200 within `timeoutMs` (polled). */
+async function answers(url: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+/** A free loopback port, for an API asked to listen on port 0 (the engine must know where). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}

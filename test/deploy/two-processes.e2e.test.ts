@@ -1,0 +1,134 @@
+/**
+ * `npm start` with PROCESSES=2 (src/supervisor.ts): the embedded default as an API process and an
+ * engine process over one data directory, started the way users start it. Under load both
+ * processes work (each one's CPU time, from /proc); a kill -9 of the engine while tasks run
+ * upstream, then of the API, is survived (the supervisor starts the dead one again; every task
+ * completes, is charged once, nothing stays reserved); SIGTERM to the supervisor ends both; a
+ * supervisor killed -9 leaves no process behind; a restart on the same data keeps everything.
+ */
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
+import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
+import { tempDir } from '../support/tmp.js';
+import { startSimProcess, type SimProcess } from '../support/sim-process.js';
+import { runningUpstreamAt } from '../support/upstream-submits.js';
+
+const dir = tempDir();
+let gateway: ChildGateway | undefined;
+let sim: SimProcess | undefined;
+afterAll(async () => {
+  await gateway?.kill('SIGKILL');
+  await sim?.stop();
+  dir.remove();
+});
+
+/** The supervisor's children by role (their environment says which). */
+function children(supervisorPid: number): Record<'api' | 'engine', number> {
+  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const found: Partial<Record<'api' | 'engine', number>> = {};
+  for (const pid of pids) {
+    const role = /(?:^|\0)ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
+    if (role === 'api' || role === 'engine') found[role] = pid;
+  }
+  if (!found.api || !found.engine) throw new Error(`children of ${supervisorPid}: ${JSON.stringify(found)}`);
+  return found as Record<'api' | 'engine', number>;
+}
+
+/** CPU time a process used so far, in clock ticks (user + system, /proc/<pid>/stat). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm start with PROCESSES=2', () => {
+  it('uses both processes, survives a kill -9 of each, and stops with its supervisor', async () => {
+    // The upstream in a process of its own, as a real one would be: killing the API (where the
+    // built-in simulator is mounted) must not take the upstream down with it.
+    sim = await startSimProcess({ SIM_STEP_MS: '40' });
+    const port = await freePort();
+    const env = { PROCESSES: '2', PORT: String(port), ENGINE_PORT: String(await freePort()), SIM_STEP_MS: '40', POLL_INTERVAL_MS: '40', SIMULATOR_URL: sim.url };
+    gateway = await startChildGateway(dir.path, env);
+    const supervisor = gateway.process.pid!;
+    const first = children(supervisor);
+
+    const admin = new Client(gateway.url);
+    await admin.login('admin', ADMIN_PASSWORD);
+    const user = await newUser(admin, { credit: 10_000_000 });
+    const key = (await newToken(user.client)).key;
+    const api = new Client(gateway.url, key);
+    const before = { api: cpuTicks(first.api), engine: cpuTicks(first.engine) };
+    const submit = async (prompt: string) => {
+      const r = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.id as string;
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) ids.push(await submit(i % 3 === 0 ? `slow ${i} [sim:slow]` : `plain ${i}`));
+    // Both processes did work: the API its answers, the engine the dispatches and projections.
+    const used = { api: cpuTicks(first.api) - before.api, engine: cpuTicks(first.engine) - before.engine };
+    expect(used.api, JSON.stringify(used)).toBeGreaterThan(0);
+    expect(used.engine, JSON.stringify(used)).toBeGreaterThan(0);
+
+    // The engine dies while slow tasks run upstream (the upstream's own log says so); the API
+    // keeps answering meanwhile.
+    const killedAt = Date.now();
+    process.kill(first.engine, 'SIGKILL');
+    expect(runningUpstreamAt(await sim.submits(), killedAt, 40).length).toBeGreaterThan(0);
+    ids.push(await submit('while the engine is down'));
+    const second = await eventually(async () => {
+      const now = children(supervisor);
+      return now.engine !== first.engine && now.api === first.api ? now : undefined;
+    }, 20_000);
+    // Then the API dies; the supervisor starts it again on the same port.
+    process.kill(second.api, 'SIGKILL');
+    await eventually(async () => ((await fetch(`${gateway!.url}/readyz`).catch(() => undefined))?.ok ? true : undefined), 30_000, 100);
+    expect(children(supervisor).api).not.toBe(second.api);
+
+    let states: string[] = [];
+    const finals = await eventually(
+      async () => {
+        states = await Promise.all(ids.map(async (id) => (await api.get(`/v1/images/async/generations/${id}`)).body.status as string));
+        return states.every((s) => s === 'completed') ? states : undefined;
+      },
+      60_000,
+      200,
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}: ${JSON.stringify(ids.map((id, i) => [id, states[i]]).filter(([, s]) => s !== 'completed'))}`);
+    });
+    expect(finals).toHaveLength(ids.length);
+    const session = new Client(gateway.url);
+    await session.login(user.username, user.password);
+    const figures = await eventually(async () => {
+      const data = (await session.get('/api/user/self')).body.data as { reserved_quota: number; used_quota: number; balance: number };
+      return data.reserved_quota === 0 && data.used_quota === ids.length * 10_000 ? data : undefined;
+    }, 30_000);
+    expect(figures.balance).toBe(10_000_000 - ids.length * 10_000);
+
+    // SIGTERM to the supervisor: both children stop, then it exits.
+    const last = children(supervisor);
+    await gateway.kill('SIGTERM');
+    expect(gateway.process.exitCode).toBe(0);
+    expect(alive(last.api) || alive(last.engine)).toBe(false);
+
+    // Started again on the same data: everything is there.
+    gateway = await startChildGateway(dir.path, env);
+    const again = new Client(gateway.url, key);
+    expect((await again.get(`/v1/images/async/generations/${ids[0]}`)).body.status).toBe('completed');
+    // A supervisor killed -9 leaves no child behind: each notices it is gone and stops.
+    const orphans = children(gateway.process.pid!);
+    await stopProcess(gateway.process, 'SIGKILL');
+    gateway = undefined;
+    await eventually(async () => (!alive(orphans.api) && !alive(orphans.engine) ? true : undefined), 20_000, 100);
+  }, 240_000);
+});
