@@ -25,6 +25,49 @@ import { adminClient, ADMIN_PASSWORD, Client, newToken, newUser, startGateway, t
 
 const OUTPUT = resolve('test/console/output');
 
+/**
+ * Records, in the page, every status the tasks' rows show and how many results the open task's
+ * detail shows at that moment: a MutationObserver sees each render, however brief (reading every
+ * 25 ms from the test can miss a state shown for a few milliseconds).
+ */
+async function recordStatuses(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    type El = {
+      getAttribute(n: string): string | null;
+      querySelector(s: string): El | null;
+      querySelectorAll(s: string): ArrayLike<El>;
+      textContent: string | null;
+    };
+    const g = globalThis as unknown as {
+      document: El & { body: unknown };
+      MutationObserver: new (cb: () => void) => { observe(target: unknown, options: Record<string, boolean>): void };
+      statusLog?: { id: string; status: string; results: number }[];
+    };
+    if (g.statusLog) return;
+    const log: { id: string; status: string; results: number }[] = (g.statusLog = []);
+    const last = new Map<string, string>();
+    const read = () => {
+      for (const row of Array.from(g.document.querySelectorAll('tr[data-task-id]'))) {
+        const id = row.getAttribute('data-task-id') ?? '';
+        const status = row.querySelector('[data-testid="task-status"]')?.textContent ?? '';
+        const results = g.document.querySelectorAll(`tr.detail-row [data-testid="task-results"] > *`).length;
+        const detailOf = g.document.querySelector('[data-testid="task-detail"] dd code')?.textContent;
+        const key = `${status}/${detailOf === id ? results : -1}`;
+        if (last.get(id) === key) continue;
+        last.set(id, key);
+        log.push({ id, status, results: detailOf === id ? results : -1 });
+      }
+    };
+    new g.MutationObserver(read).observe(g.document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+/** The statuses (with the open detail's result count) the page showed for a task, in order. */
+async function statusLog(page: Page, taskId: string): Promise<{ status: string; results: number }[]> {
+  const log = await page.evaluate(() => (globalThis as unknown as { statusLog?: { id: string; status: string; results: number }[] }).statusLog ?? []);
+  return log.filter((e) => e.id === taskId).map(({ status, results }) => ({ status, results }));
+}
+
 /** What the test reads of elements in the page (this project's types have no DOM library). */
 type LoadedImage = { naturalWidth: number };
 type Media = {
@@ -174,6 +217,7 @@ describe('the web console', () => {
     await page.getByTestId('submit-key').fill(key);
     await page.getByTestId('submit-kind').selectOption('music');
     await page.getByTestId('submit-prompt').fill('a calm piano piece for a rainy evening');
+    await recordStatuses(page);
     await page.getByTestId('submit-task').click();
     const songId = (await page.getByTestId('submitted-task').locator('code').textContent()) ?? '';
     expect(songId).toMatch(/^task_/);
@@ -211,6 +255,17 @@ describe('the web console', () => {
     const imageRow = page.locator(`tr[data-task-id="${imageId}"]`);
     await poll(() => imageRow.getByTestId('task-cost').textContent()).toBe('20,000');
     await poll(() => detail.textContent()).toContain('Settled');
+    // Every task just submitted was first shown queued or in progress, and never completed without
+    // its results (the detail is open on it from the submit on): all it showed, render by render.
+    for (const id of [songId, videoId, imageId]) {
+      const shown = await statusLog(page, id);
+      expect(['queued', 'in progress'], `${id}: ${JSON.stringify(shown)}`).toContain(shown[0]?.status);
+      expect(
+        shown.filter((s) => s.status === 'completed' && s.results === 0),
+        `${id} shown completed without results: ${JSON.stringify(shown)}`,
+      ).toEqual([]);
+      expect(shown.some((s) => s.status === 'completed' && s.results > 0)).toBe(true);
+    }
     await poll(() => detail.getByTestId('task-callbacks').textContent()).toContain('No completion callback');
     await poll(() => figure(page, 'used')).toBe(SPENT);
     expect(await figure(page, 'balance')).toBe(CREDIT - SPENT);
