@@ -95,7 +95,7 @@ const SPENT = IMAGE_COST + SONG_COST + VIDEO_COST;
 
 let gw: TestGateway;
 let admin: Client;
-let user: { username: string; password: string };
+let user: Awaited<ReturnType<typeof newUser>>;
 let browser: Browser;
 
 beforeAll(async () => {
@@ -372,12 +372,29 @@ describe('the web console', () => {
 
   it('an administrator sees the metrics, users, channels and price table', async () => {
     const page = await newPage();
+    // The page's clock, moved a minute on below (it runs as usual until then).
+    await page.clock.install();
     await signIn(page, 'admin', ADMIN_PASSWORD);
 
     await page.getByRole('link', { name: 'Metrics' }).click();
     await poll(() => page.getByTestId('metric-ready').textContent()).toContain('ready');
     await page.getByTestId('metric-dispatched').waitFor();
+
+    // The events figure claims no more than the page saw: until the stream has been open a minute
+    // it counts the events since the page opened and says so; then the last minute's.
+    const events = page.getByTestId('metric-events');
+    const eventCount = async () => Number(await events.locator('.figure-value').textContent());
+    await poll(() => events.locator('.figure-label').textContent()).toMatch(/^events since the page opened \(\d+ s ago\)$/);
+    const before = await eventCount();
+    await admin.post('/api/admin/credits', { user_id: user.userId, amount: 1, note: 'seen on the metrics page' });
+    await poll(eventCount).toBe(before + 1);
     await page.screenshot({ path: join(OUTPUT, 'admin-metrics.png'), fullPage: true });
+    await page.clock.fastForward(61_000);
+    await poll(() => events.locator('.figure-label').textContent()).toBe('events in the last minute');
+    // The credit arrived over a minute ago: out of the window; the next one is in it.
+    expect(await eventCount()).toBe(0);
+    await admin.post('/api/admin/credits', { user_id: user.userId, amount: 1, note: 'seen on the metrics page' });
+    await poll(eventCount).toBe(1);
 
     await page.getByRole('link', { name: 'Users' }).click();
     await poll(() => page.getByTestId('users-table').textContent()).toContain(user.username);
