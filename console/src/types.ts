@@ -32,8 +32,11 @@ export interface Token {
   used_quota: number;
   model_limits: string[];
   group: string;
+  /** IP addresses or CIDR ranges the key may be used from; empty: anywhere. */
   allow_ips: string[];
   channel_id: string | null;
+  /** Requests per minute; null: the gateway's default (RATE_LIMIT_PER_MINUTE); 0: no limit. */
+  rate_limit_per_minute: number | null;
   created_time: number;
 }
 

@@ -355,6 +355,85 @@ describe('the web console', () => {
     await page.close();
   }, 60_000);
 
+  it('a user makes a key with a rate limit and an IP allow-list in the form, and edits keys; each change holds on the next request, and refusals read as the API words them', async () => {
+    const owner = await newUser(admin);
+    const page = await newPage();
+    await signIn(page, owner.username, owner.password);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const tokens = async () => ((await owner.client.get('/api/token/?size=100')).body as { data: { items: Record<string, unknown>[] } }).data.items;
+
+    // An allow-list entry that is no address: refused with the API's message, nothing made.
+    const badIps = await owner.client.post('/api/token/', { name: 'bad', allow_ips: 'not-an-ip' });
+    expect(badIps.status).toBe(400);
+    await page.getByTestId('new-key-name').fill('office key');
+    await page.getByTestId('new-key-ips').fill('not-an-ip');
+    await page.getByTestId('create-key').click();
+    await poll(() => page.getByTestId('new-key-form').getByRole('alert').textContent()).toBe((badIps.body as { message: string }).message);
+    expect(await tokens()).toEqual([]);
+
+    // Three requests a minute, from two networks the test is not in.
+    await page.getByTestId('new-key-rate').fill('3');
+    await page.getByTestId('new-key-ips').fill('10.0.0.0/8,\n192.168.1.7');
+    await page.getByTestId('create-key').click();
+    const key = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(key).toMatch(/^sk-\w{20,}/);
+    const [record] = await tokens();
+    expect(record).toMatchObject({ name: 'office key', rate_limit_per_minute: 3, allow_ips: ['10.0.0.0/8', '192.168.1.7'], status: 1, unlimited_quota: true });
+    const row = page.locator(`tr[data-token-id="${String(record!.id)}"]`);
+    await poll(() => row.getByTestId('key-rate').textContent()).toBe('3 / min');
+    expect(await row.getByTestId('key-ips').textContent()).toBe('10.0.0.0/8, 192.168.1.7');
+    // Used from here (127.0.0.1): refused, and counted in the key's minute.
+    expect(await keyAnswer(key)).toEqual({ status: 403, code: 'ip_not_allowed' });
+    await page.screenshot({ path: join(OUTPUT, 'keys-limits.png'), fullPage: true });
+
+    // Edited: this machine allowed; the key works, until its third request of the minute.
+    await row.getByTestId('edit-key').click();
+    const edit = page.locator(`tr[data-edit-of="${String(record!.id)}"]`);
+    expect(await edit.getByTestId('edit-key-ips').inputValue()).toBe('10.0.0.0/8\n192.168.1.7');
+    expect(await edit.getByTestId('edit-key-rate').inputValue()).toBe('3');
+    await edit.getByTestId('edit-key-ips').fill('127.0.0.1\n::1');
+    await edit.getByTestId('save-key').click();
+    await poll(() => row.getByTestId('key-ips').textContent()).toBe('127.0.0.1, ::1');
+    expect(await edit.count()).toBe(0);
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    expect(await keyAnswer(key)).toEqual({ status: 429, code: 'rate_limited' });
+
+    // A refusal of an edit, as the API words it: an expiry in the past.
+    const past = await owner.client.put('/api/token/', { id: record!.id, expired_time: 978_307_200 });
+    expect([past.status, (past.body as { code?: string }).code]).toEqual([400, 'invalid_request']);
+    await row.getByTestId('edit-key').click();
+    await edit.getByTestId('edit-key-expires').fill('2001-01-01T00:00');
+    await edit.getByTestId('save-key').click();
+    await poll(() => edit.getByRole('alert').textContent()).toBe((past.body as { message: string }).message);
+    await page.screenshot({ path: join(OUTPUT, 'keys-edit.png'), fullPage: true });
+    await fitsPhone(page, 'keys-phone.png');
+
+    // Renamed, disabled, capped at 500, back to the gateway's rate limit and no expiry: the row
+    // says so, the record holds it, and the key's next request is refused as disabled.
+    await edit.getByTestId('edit-key-expires').fill('');
+    await edit.getByTestId('edit-key-name').fill('office key (retired)');
+    await edit.getByTestId('edit-key-status').selectOption('2');
+    await edit.getByTestId('edit-key-limit').fill('500');
+    await edit.getByTestId('edit-key-rate').fill('');
+    await edit.getByTestId('save-key').click();
+    await poll(() => row.getByTestId('key-status').textContent()).toBe('disabled');
+    expect(await row.getByTestId('key-name').textContent()).toBe('office key (retired)');
+    expect(await row.getByTestId('key-left').textContent()).toBe('500');
+    expect(await row.getByTestId('key-rate').textContent()).toBe('default');
+    expect((await tokens())[0]).toMatchObject({
+      name: 'office key (retired)',
+      status: 2,
+      unlimited_quota: false,
+      remain_quota: 500,
+      rate_limit_per_minute: null,
+      expired_time: -1,
+      allow_ips: ['127.0.0.1', '::1'],
+    });
+    expect(await keyAnswer(key)).toEqual({ status: 403, code: 'token_disabled' });
+    await page.close();
+  }, 60_000);
+
   it('the gateway serves the built console: the page for page paths, bundles cached for good, 404 for a missing one', async () => {
     const page = await fetch(`${gw.url}/console/admin/channels`);
     expect(page.status).toBe(200);
