@@ -11,6 +11,7 @@ import { openReservationsProjection } from './open-reservations.js';
 import { pricingProjection } from './pricing.js';
 import { sessionsProjection } from './sessions.js';
 import { tokensProjection } from './tokens.js';
+import { usageProjection } from './usage.js';
 import { usersProjection } from './users.js';
 
 /** Every projection the gateway runs; families add theirs here. */
@@ -28,4 +29,5 @@ export const coreProjections: readonly Projection[] = [
   callbacksProjection,
   webhookSecretsProjection,
   accountTasksProjection,
+  usageProjection,
 ] as Projection[];

@@ -18,6 +18,12 @@ export interface LedgerEntry {
   taskId: string | null;
   reservationId: string | null;
   model: string | null;
+  /**
+   * The API key the reservation was made with (reservations, settlements and releases that
+   * carry it); null for credits, debits and submits without a key. Absent on documents projected
+   * before it existed: read as null.
+   */
+  tokenId?: string | null;
   /** Signed effect on the balance (credits +, charges and debits −; reservations 0). */
   balanceDelta: number;
   /** Signed effect on the reserved amount. */
@@ -49,6 +55,7 @@ export const ledgerProjection: Projection<LedgerEntry> = {
       taskId: null,
       reservationId: null,
       model: null,
+      tokenId: null,
       balanceDelta: 0,
       reservedDelta: 0,
       amount,
@@ -61,14 +68,15 @@ export const ledgerProjection: Projection<LedgerEntry> = {
       case 'QuotaCredited':
         return entry(e.type, e.data.amount, { balanceDelta: e.data.amount, note: e.data.note });
       case 'QuotaReserved': {
-        const { taskId, reservationId, model, amount, basis } = e.data;
-        return entry(e.type, amount, { taskId, reservationId, model, reservedDelta: amount, basis });
+        const { taskId, reservationId, model, amount, basis, tokenId } = e.data;
+        return entry(e.type, amount, { taskId, reservationId, model, tokenId: tokenId ?? null, reservedDelta: amount, basis });
       }
       case 'QuotaSettled':
         return entry(e.type, e.data.charged, {
           taskId: e.data.taskId,
           reservationId: e.data.reservationId,
           model: e.data.basis?.model ?? null,
+          tokenId: e.data.tokenId ?? null,
           balanceDelta: -e.data.charged,
           reservedDelta: -e.data.reserved,
           basis: e.data.basis ?? null,
@@ -76,7 +84,14 @@ export const ledgerProjection: Projection<LedgerEntry> = {
           note: settlementNote(e.data),
         });
       case 'QuotaReleased':
-        return entry(e.type, e.data.amount, { taskId: e.data.taskId, reservationId: e.data.reservationId, reservedDelta: -e.data.amount, note: e.data.reason });
+        // The release does not name the model: the statement takes it from the reservation's entry.
+        return entry(e.type, e.data.amount, {
+          taskId: e.data.taskId,
+          reservationId: e.data.reservationId,
+          tokenId: e.data.tokenId ?? null,
+          reservedDelta: -e.data.amount,
+          note: e.data.reason,
+        });
       case 'QuotaDebited':
         return entry(e.type, e.data.amount, { taskId: e.data.taskId ?? null, balanceDelta: -e.data.amount, note: e.data.reason });
       default:

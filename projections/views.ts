@@ -18,4 +18,5 @@ export const VIEWS = {
   webhookSecrets: 'webhook-secrets',
   accountTasks: 'account-tasks',
   syncResults: 'sync-results',
+  usage: 'usage',
 } as const;

@@ -78,7 +78,8 @@ export function errorStatusesOf(route: RouteKind): number[] {
   const statuses = new Set([400, 429, 500, ...(route.also ?? [])]);
   const add = (...more: number[]) => more.forEach((s) => statuses.add(s));
   if (route.credentials) add(401, 403);
-  if (route.url.includes(':')) add(404);
+  // A path parameter: nothing by that id, or a segment longer than any identifier (414).
+  if (route.url.includes(':')) add(404, 414);
   if (HAS_BODY.has(route.method)) {
     // The body parsers' refusals; an id named in the body that does not exist; a conflict with
     // what exists; an account (or the login throttle's) contention.

@@ -68,15 +68,22 @@ const SSE_EVENT = {
   description: 'server-sent events, each as an SSE reader hands it over',
 };
 const EVENT_STREAM = { 'text/event-stream': { schema: SSE_EVENT } };
+/** A CSV file: its first record names the columns (RFC 4180 with a header). */
+const CSV = { 'text/csv': { schema: { type: 'string', description: 'CSV text (RFC 4180), a header record first' } } };
 
 /** The responses of a route: its declared ones (error answers included, route-config.ts), completed. */
-function responsesOf(declared: Record<string, JsonSchema>, eventStream: 'always' | 'when-asked' | undefined): Record<string, unknown> {
+function responsesOf(
+  declared: Record<string, JsonSchema>,
+  eventStream: 'always' | 'when-asked' | undefined,
+  csv: 'when-asked' | undefined,
+): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(declared)) responses[status] = Number(status) >= 400 ? asJson(schema) : schema;
   const ok = declared['200'];
   if (eventStream === 'always') responses['200'] = { description: ok?.description ?? 'An event stream', content: EVENT_STREAM };
   else if (eventStream === 'when-asked' && ok)
     responses['200'] = { description: ok.description ?? 'Success', content: { 'application/json': { schema: ok }, ...EVENT_STREAM } };
+  else if (csv === 'when-asked' && ok) responses['200'] = { description: ok.description ?? 'Success', content: { 'application/json': { schema: ok }, ...CSV } };
   else if (!Object.keys(declared).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success', type: 'object' };
   return responses;
 }
@@ -97,7 +104,7 @@ export function documentRoutes() {
         operationId: (declared.operationId as string | undefined) ?? operationIdOf(method, route.url),
         summary: (declared.summary as string | undefined) ?? summaryOf(method, route.url),
         security,
-        response: responsesOf((declared.response ?? {}) as Record<string, JsonSchema>, route.config?.eventStream),
+        response: responsesOf((declared.response ?? {}) as Record<string, JsonSchema>, route.config?.eventStream, route.config?.csv),
       },
     };
   };

@@ -13,6 +13,8 @@
  * - `errorStatuses`: error statuses the route answers beyond those of its kind.
  * - `eventStream`: the route's 200 is `text/event-stream` (`always`), or is when the request asks
  *   for a stream and JSON otherwise (`when-asked`): for the OpenAPI document (openapi.ts).
+ * - `csv: 'when-asked'`: the route's 200 is `text/csv` when the request asks for it (a `format`
+ *   parameter), JSON otherwise: for the OpenAPI document too.
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { authenticate } from './auth/bearer.js';
@@ -27,10 +29,11 @@ declare module 'fastify' {
     errorShape?: ErrorShape;
     errorStatuses?: readonly number[];
     eventStream?: 'always' | 'when-asked';
+    csv?: 'when-asked';
   }
 }
 
-export type RouteConfig = Pick<FastifyContextConfig, 'auth' | 'errorShape' | 'errorStatuses' | 'eventStream'>;
+export type RouteConfig = Pick<FastifyContextConfig, 'auth' | 'errorShape' | 'errorStatuses' | 'eventStream' | 'csv'>;
 
 type Hooks<H> = H | H[] | undefined;
 const listOf = <H>(hooks: Hooks<H>): H[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);

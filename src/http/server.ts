@@ -11,6 +11,7 @@ import { responseSerializer } from './response-serializer.js';
 import { randomUUID } from 'node:crypto';
 import { channelRoutes } from './api/channels.js';
 import { billingRoutes } from './api/billing.js';
+import { usageRoutes } from './api/usage.js';
 import { webhookRoutes } from './api/webhooks.js';
 import { eventStreamRoutes } from './api/events-stream.js';
 import { creditRoutes } from './api/credits.js';
@@ -126,6 +127,7 @@ export async function buildServer(deps: GatewayDeps, extraRoutes: readonly Route
   await app.register(creditRoutes(deps));
   await app.register(metricsRoutes(deps));
   await app.register(billingRoutes(deps));
+  await app.register(usageRoutes(deps));
   await app.register(webhookRoutes(deps));
   await app.register(eventStreamRoutes(deps));
   await app.register(userPriceListRoutes(deps));

@@ -70,6 +70,26 @@ describe('the OpenAPI document', () => {
     expect(stream).toMatchObject({ type: 'object', required: ['data', 'event'] });
   });
 
+  it('the statement answers JSON or CSV; the usage routes declare their query and answer', () => {
+    const ledger = (doc.paths['/api/billing/ledger'] as any).get;
+    expect(Object.keys(ledger.responses['200'].content)).toEqual(['application/json', 'text/csv']);
+    const item = ledger.responses['200'].content['application/json'].schema.properties.data.properties.items.items;
+    expect(item.properties).toHaveProperty('token_id');
+    expect(item.properties).toHaveProperty('token_name');
+    expect(ledger.parameters.find((p: { name: string }) => p.name === 'format').schema.enum).toEqual(['json', 'csv']);
+    for (const path of ['/api/usage', '/api/admin/usage']) {
+      const op = (doc.paths[path] as any).get;
+      expect(op.security, path).toEqual([{ session: [] }]);
+      const names = op.parameters.map((p: { name: string }) => p.name);
+      expect(names, path).toEqual(expect.arrayContaining(['group_by', 'bucket', 'from', 'to']));
+      expect(op.parameters.find((p: { name: string }) => p.name === 'group_by').schema.enum, path).toEqual(['model', 'key']);
+      const data = op.responses['200'].content['application/json'].schema.properties.data;
+      expect(Object.keys(data.properties), path).toEqual(expect.arrayContaining(['bucket', 'group_by', 'from', 'to', 'series', 'totals']));
+    }
+    expect((doc.paths['/api/admin/usage'] as any).get.parameters.map((p: { name: string }) => p.name)).toContain('user_id');
+    expect(Object.keys((doc.paths['/api/admin/usage'] as any).get.responses)).toEqual(expect.arrayContaining(['403', '404']));
+  });
+
   it('Redocly lint (recommended rules) finds no error but the trailing slashes the spec asks for', () => {
     const run = spawnSync(bin('redocly'), ['lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], {
       encoding: 'utf8',

@@ -14,7 +14,7 @@
  * with an unknown field. The two multipart operations (`POST /v1/images/edits`,
  * `POST /v1/videos`) get the same faults as form fields (but null, which a form cannot carry),
  * plus faults of files and of the form itself; the list operations with validated query
- * parameters (users, tokens, ledger, tasks) get one bad parameter at a time
+ * parameters (users, tokens, ledger, tasks, usage) get one bad parameter at a time
  * (`GET /v1/videos/{task_id}/content?variant` is left out: it needs a finished video's id).
  *
  * Each case's answer is recorded as its status and, for a refusal, the parts of the error body
@@ -53,6 +53,8 @@ const QUERY_OPERATIONS: Record<string, As> = {
   'GET /api/token/': 'session',
   'GET /api/billing/ledger': 'session',
   'GET /api/tasks': 'session',
+  'GET /api/usage': 'session',
+  'GET /api/admin/usage': 'admin',
 };
 
 type As = 'rich' | 'admin' | 'session' | 'none';

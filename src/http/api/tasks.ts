@@ -16,7 +16,8 @@ import { API_ROUTE, envelope, listPage, ok, pageQuery } from '../api-response.js
 import { GatewayError } from '../errors.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { isoTime } from '../query-time.js';
-import { csvOf, sendCsv } from '../csv.js';
+import { sendCsv } from '../csv.js';
+import { csvRecord } from '../../lib/csv.js';
 import { VIEWS } from '../../../projections/views.js';
 
 const TaskStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
@@ -186,7 +187,7 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
             d.error?.code ?? null,
             d.prompt,
           ]);
-          return sendCsv(reply, `tasks-${new Date().toISOString().slice(0, 10)}.csv`, csvOf(CSV_HEADER, rows));
+          return sendCsv(reply, `tasks-${new Date().toISOString().slice(0, 10)}.csv`, [CSV_HEADER, ...rows].map(csvRecord).join(''));
         }
         const total = windowed ? found.length : await deps.views.count(VIEWS.accountTasks, where);
         const items = found.slice(p * size, (p + 1) * size).map((doc) => summaryOf(doc, (ref) => signAssetRefs(ref, deps.signer, doc.taskId)));

@@ -21,7 +21,14 @@ import { metadataFor } from '../request-meta.js';
 import { API_ROUTE, envelope, ok } from '../api-response.js';
 import { GroupName, Password, UserRow, userRow } from './user-schema.js';
 
-const Params = z.object({ id: z.string().min(1).max(64) });
+/**
+ * A user id (`usr_` and base62, domain/ids.ts). The route's path holds the same pattern, so
+ * `/api/user/self`, `/api/user/login` and the other fixed paths beside these routes are never
+ * taken for an id (nor their `Allow` header widened by these methods).
+ */
+const USER_ID = '^usr_[A-Za-z0-9]{1,64}$';
+const USER_PATH = `/api/user/:id(${USER_ID})`;
+const Params = z.object({ id: z.string().regex(new RegExp(USER_ID), 'must be a user id (usr_…)') });
 const GroupBody = z.object({ group: GroupName }).strict();
 const DisableBody = z.object({ reason: z.string().max(500, 'must be at most 500 characters').default('') }).strict();
 const PasswordBody = z.object({ password: Password }).strict();
@@ -50,11 +57,11 @@ export function userAdminRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       return ok(await rowOf(before.id));
     }
 
-    app.get('/api/user/:id', { config: API_ROUTE, schema: { tags: ['users'], params: Params, response: { 200: envelope(UserRow) } } }, async (request) =>
+    app.get(USER_PATH, { config: API_ROUTE, schema: { tags: ['users'], params: Params, response: { 200: envelope(UserRow) } } }, async (request) =>
       ok(await rowOf(request.params.id)),
     );
 
-    app.put('/api/user/:id', route(GroupBody, "Change a user's group (their keys in the old group move with them)"), async (request) => {
+    app.put(USER_PATH, route(GroupBody, "Change a user's group (their keys in the old group move with them)"), async (request) => {
       const before = await rowOf(request.params.id);
       const admin = currentUser(request);
       const now = deps.clock();
@@ -70,19 +77,19 @@ export function userAdminRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       return ok(await rowOf(before.id));
     });
 
-    app.post('/api/user/:id/disable', route(DisableBody, 'Disable a user: no login, every key refused, tasks in flight finish'), (request) =>
+    app.post(`${USER_PATH}/disable`, route(DisableBody, 'Disable a user: no login, every key refused, tasks in flight finish'), (request) =>
       change(request, request.params.id, { type: 'DisableUser', data: { by: currentUser(request).userId, reason: request.body.reason } }),
     );
 
-    app.post('/api/user/:id/enable', bodiless('Enable a disabled user'), (request) =>
+    app.post(`${USER_PATH}/enable`, bodiless('Enable a disabled user'), (request) =>
       change(request, request.params.id, { type: 'EnableUser', data: { by: currentUser(request).userId } }),
     );
 
-    app.delete('/api/user/:id', bodiless('Delete a user (soft: their history stays for the audit)'), (request) =>
+    app.delete(USER_PATH, bodiless('Delete a user (soft: their history stays for the audit)'), (request) =>
       change(request, request.params.id, { type: 'DeleteUser', data: { by: currentUser(request).userId } }),
     );
 
-    app.post('/api/user/:id/password', route(PasswordBody, "Reset a user's password (ends their sessions)"), async (request) => {
+    app.post(`${USER_PATH}/password`, route(PasswordBody, "Reset a user's password (ends their sessions)"), async (request) => {
       const passwordHash = await hashPassword(request.body.password);
       return change(request, request.params.id, { type: 'ChangePassword', data: { passwordHash, by: currentUser(request).userId } });
     });
