@@ -83,6 +83,13 @@ export interface TaskSummary {
   sync: boolean;
 }
 
+/** A task as administrators list them across users (`/api/admin/tasks`). */
+export interface AdminTask extends TaskSummary {
+  account_id: string;
+  token_id: string | null;
+  channel_id: string | null;
+}
+
 export interface CallbackRecord {
   task_id: string;
   url: string;

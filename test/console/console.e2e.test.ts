@@ -16,7 +16,7 @@
  * it: .ci/run).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -493,6 +493,82 @@ describe('the web console', () => {
     expect(await page.evaluate(async () => (await fetch('/api/user/logout', { method: 'POST' })).status)).toBe(200);
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByTestId('login-form').waitFor();
+    await page.close();
+  }, 60_000);
+
+  it('an administrator filters the task log across users by model and by user, and downloads it as CSV with the same filters', async () => {
+    // Two users' tasks of a model no other test submits, and one of another model.
+    const MODEL = 'anime-diffusion-4-5-curated';
+    const submit = async (key: string, model: string) => {
+      const reply = await new Client(gw.url, key).post('/v1/images/async/generations', { model, prompt: 'a lighthouse at dusk', n: 1 });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      return String((reply.body as { id: string }).id);
+    };
+    const [ann, bob] = await Promise.all([newUser(admin, { credit: 100_000 }), newUser(admin, { credit: 100_000 })]);
+    const [annKey, bobKey] = await Promise.all([newToken(ann.client, { name: 'ann key' }), newToken(bob.client, { name: 'bob key' })]);
+    const annTask = await submit(annKey.key, MODEL);
+    const annOther = await submit(annKey.key, 'anime-diffusion-4-5-full');
+    const bobTask = await submit(bobKey.key, MODEL);
+
+    const page = await newPage();
+    await signIn(page, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Task log' }).click();
+    const rows = page.getByTestId('task-log-table').locator('tbody tr');
+    await poll(() => rows.count()).toBeGreaterThanOrEqual(3);
+    const ids = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-task-id')));
+    expect(await ids()).toEqual(expect.arrayContaining([annTask, annOther, bobTask]));
+
+    // By model: that model's tasks of the two users, and nothing else.
+    await page.getByTestId('filter-model').fill(MODEL);
+    await page.getByTestId('apply-filters').click();
+    await poll(async () => (await ids()).sort()).toEqual([annTask, bobTask].sort());
+    expect(await rows.getByTestId('task-model').allTextContents()).toEqual([MODEL, MODEL]);
+    expect((await rows.getByTestId('task-user').allTextContents()).sort()).toEqual([ann.username, bob.username].sort());
+    expect(await page.locator(`tr[data-task-id="${annTask}"]`).textContent()).toContain(annKey.id);
+    expect(await page.getByTestId('task-log-total').textContent()).toBe('2 in all');
+
+    // The CSV of the same filters: a header row and the two tasks.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+    expect(download.suggestedFilename()).toMatch(/^tasks-\d{4}-\d{2}-\d{2}\.csv$/);
+    const lines = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split(/\r?\n/);
+    expect(lines[0]).toBe('id,created_at,completed_at,status,account_id,token_id,family,action,model,channel_id,reserved,charged,error_code,prompt');
+    const records = lines.slice(1).map((line) => line.split(','));
+    expect(records.map((r) => r[0]).sort()).toEqual([annTask, bobTask].sort());
+    expect(records.map((r) => r[8])).toEqual([MODEL, MODEL]);
+    expect(records.map((r) => r[4]).sort()).toEqual([ann.accountId, bob.accountId].sort());
+    await page.screenshot({ path: join(OUTPUT, 'admin-tasks.png'), fullPage: true });
+
+    // And by user: one user's tasks of that model; the CSV link follows.
+    await page.getByTestId('filter-user').selectOption(ann.userId);
+    await page.getByTestId('apply-filters').click();
+    await poll(ids).toEqual([annTask]);
+    const href = (await page.getByTestId('download-csv').getAttribute('href')) ?? '';
+    expect(href).toContain(`user_id=${ann.userId}`);
+    const csv = await admin.get(href);
+    expect(
+      String(csv.body)
+        .trim()
+        .split(/\r?\n/)
+        .slice(1)
+        .map((l) => l.split(',')[0]),
+    ).toEqual([annTask]);
+    await fitsPhone(page, 'admin-tasks-phone.png');
+
+    // By the day created, in the reader's days: from today, still there; from tomorrow, none.
+    const day = (offset: number) =>
+      page.evaluate((n) => {
+        const d = new Date(Date.now() + n * 86_400_000);
+        return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+      }, offset);
+    await page.getByTestId('filter-from').fill(await day(0));
+    await page.getByTestId('apply-filters').click();
+    await poll(() => page.getByTestId('download-csv').getAttribute('href')).toContain('from=');
+    await poll(ids).toEqual([annTask]);
+    await page.getByTestId('filter-from').fill(await day(1));
+    await page.getByTestId('apply-filters').click();
+    await poll(() => page.getByTestId('task-log').getByText('No task matches.').count()).toBe(1);
     await page.close();
   }, 60_000);
 
