@@ -213,3 +213,24 @@ export interface LiveEvent {
   accountId: string;
   data: Record<string, unknown> | null;
 }
+
+/** One series' sums (`/api/usage`, `/api/admin/usage`): a model, or an API key (`-`: none). */
+export interface UsageTotal {
+  key: string;
+  /** The model, or the key's name as it is now; null once the key was deleted, and for `-`. */
+  name: string | null;
+  charged: number;
+  tasks: number;
+}
+
+/** Usage by model or by key, per UTC hour or day (docs/api.md, "Usage by model and by key"). */
+export interface Usage {
+  bucket: 'hour' | 'day';
+  group_by: 'model' | 'key';
+  from: string;
+  to: string;
+  series: { key: string; name: string | null; points: { at: string; charged: number; tasks: number }[] }[];
+  totals: UsageTotal[];
+  /** `/api/admin/usage` only: whose, or null for everyone. */
+  user_id?: string | null;
+}

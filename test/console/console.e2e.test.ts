@@ -172,6 +172,16 @@ async function loginAnswer(username: string, password: string): Promise<{ status
   return { status: reply.status, code: (reply.body as { code?: string }).code };
 }
 
+const FULL = 'anime-diffusion-4-5-full';
+const CURATED = 'anime-diffusion-4-5-curated';
+
+/** An async image task submitted with an API key, as any client does: its id. */
+async function submitImage(key: string, model: string, n = 1): Promise<string> {
+  const reply = await new Client(gw.url, key).post('/v1/images/async/generations', { model, prompt: 'a lighthouse at dusk', n });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return String((reply.body as { id: string }).id);
+}
+
 /** At a phone's width (360 px) the page has no sideways scrolling, neither the page nor any card. */
 async function fitsPhone(page: Page, screenshot: string): Promise<void> {
   const viewport = page.viewportSize();
@@ -434,6 +444,98 @@ describe('the web console', () => {
     await page.close();
   }, 60_000);
 
+  it('a user sees their usage by model and by key on the overview, charts as wide as their card, by day or by hour; an administrator sees it for that user and for everyone', async () => {
+    const spender = await newUser(admin, { credit: 200_000 });
+    const [alpha, beta] = await Promise.all([newToken(spender.client, { name: 'alpha' }), newToken(spender.client, { name: 'beta' })]);
+    const page = await newPage();
+    await signIn(page, spender.username, spender.password);
+    const usage = page.getByTestId('usage');
+    await poll(() => usage.getByText('Nothing charged in this range.').count()).toBe(2);
+
+    // Two keys: alpha two images of one model and one of another, beta one (10,000 an image).
+    await Promise.all([submitImage(alpha.key, FULL, 2), submitImage(alpha.key, CURATED), submitImage(beta.key, CURATED)]);
+    const byModel = usage.getByTestId('usage-by-model');
+    const byKey = usage.getByTestId('usage-by-key');
+    /** A totals table as [key, name, tasks, charged] rows, then its "All" row. */
+    const totals = (block: typeof byModel) =>
+      block
+        .getByTestId('usage-totals')
+        .locator('tbody tr, tfoot tr')
+        .evaluateAll((rows) =>
+          rows.map((r) => [
+            r.getAttribute('data-usage-key'),
+            ...Array.from(r.querySelectorAll('td'), (td) => (td as { textContent: string | null }).textContent),
+          ]),
+        );
+    // Filled as the charges land (the live stream), no reload.
+    await poll(() => totals(byKey)).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await poll(() => totals(byModel)).toEqual([
+      [CURATED, CURATED, '2', '20,000'],
+      [FULL, FULL, '1', '20,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    // The bars hold the same sums, series by series.
+    const bars = (block: typeof byModel) =>
+      block.locator('rect.segment').evaluateAll((rects) =>
+        rects.reduce<Record<string, number>>((sums, r) => {
+          const series = r.getAttribute('data-series') ?? '?';
+          sums[series] = (sums[series] ?? 0) + Number(r.getAttribute('data-amount'));
+          return sums;
+        }, {}),
+      );
+    expect(await bars(byKey)).toEqual({ [alpha.id]: 30_000, [beta.id]: 10_000 });
+    expect(await bars(byModel)).toEqual({ [CURATED]: 20_000, [FULL]: 20_000 });
+    // Each chart fills its block, and the spending chart its card (it was 640 units, at most 760 px).
+    for (const block of [byModel, byKey]) {
+      const [chart, box] = await Promise.all([block.locator('svg[role="img"]').boundingBox(), block.boundingBox()]);
+      expect(Math.abs(chart!.width - box!.width)).toBeLessThanOrEqual(1);
+    }
+    const spending = await page.getByTestId('spending-chart').locator('svg').boundingBox();
+    const spendingCard = await page.locator('.card', { has: page.getByTestId('spending-chart') }).boundingBox();
+    expect(spending!.width).toBeGreaterThan(spendingCard!.width - 40);
+    expect(spending!.width).toBeGreaterThan(760);
+    await page.screenshot({ path: join(OUTPUT, 'overview-usage.png'), fullPage: true });
+
+    // By the hour over the last day: the same totals.
+    await usage.getByTestId('usage-hours').click();
+    await poll(() => byKey.locator('svg[role="img"]').getAttribute('aria-label')).toMatch(/^Charged per hour by key/);
+    expect(await totals(byKey)).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await fitsPhone(page, 'overview-usage-phone.png');
+    await page.close();
+
+    // The administrator: that user's usage, the same; everyone's holds it.
+    const adminPage = await newPage();
+    await signIn(adminPage, 'admin', ADMIN_PASSWORD);
+    await adminPage.getByRole('link', { name: 'Usage' }).click();
+    const adminUsage = adminPage.getByTestId('usage');
+    await poll(() => adminUsage.locator('h2').textContent()).toBe("Everyone's usage");
+    const everyoneByKey = adminUsage.getByTestId('usage-by-key');
+    await poll(async () => (await totals(everyoneByKey)).find((row) => row[0] === alpha.id)).toEqual([alpha.id, 'alpha', '2', '30,000']);
+    await adminPage.getByTestId('usage-user').selectOption(spender.userId);
+    await poll(() => adminUsage.locator('h2').textContent()).toBe(`Usage of ${spender.username}`);
+    await poll(() => totals(adminUsage.getByTestId('usage-by-model'))).toEqual([
+      [CURATED, CURATED, '2', '20,000'],
+      [FULL, FULL, '1', '20,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    expect(await totals(adminUsage.getByTestId('usage-by-key'))).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await adminPage.screenshot({ path: join(OUTPUT, 'admin-usage.png'), fullPage: true });
+    await fitsPhone(adminPage, 'admin-usage-phone.png');
+    await adminPage.close();
+  }, 60_000);
+
   it('the gateway serves the built console: the page for page paths, bundles cached for good, 404 for a missing one', async () => {
     const page = await fetch(`${gw.url}/console/admin/channels`);
     expect(page.status).toBe(200);
@@ -498,17 +600,12 @@ describe('the web console', () => {
 
   it('an administrator filters the task log across users by model and by user, and downloads it as CSV with the same filters', async () => {
     // Two users' tasks of a model no other test submits, and one of another model.
-    const MODEL = 'anime-diffusion-4-5-curated';
-    const submit = async (key: string, model: string) => {
-      const reply = await new Client(gw.url, key).post('/v1/images/async/generations', { model, prompt: 'a lighthouse at dusk', n: 1 });
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      return String((reply.body as { id: string }).id);
-    };
+    const MODEL = 'vis-imagine-2.0';
     const [ann, bob] = await Promise.all([newUser(admin, { credit: 100_000 }), newUser(admin, { credit: 100_000 })]);
     const [annKey, bobKey] = await Promise.all([newToken(ann.client, { name: 'ann key' }), newToken(bob.client, { name: 'bob key' })]);
-    const annTask = await submit(annKey.key, MODEL);
-    const annOther = await submit(annKey.key, 'anime-diffusion-4-5-full');
-    const bobTask = await submit(bobKey.key, MODEL);
+    const annTask = await submitImage(annKey.key, MODEL);
+    const annOther = await submitImage(annKey.key, FULL);
+    const bobTask = await submitImage(bobKey.key, MODEL);
 
     const page = await newPage();
     await signIn(page, 'admin', ADMIN_PASSWORD);
