@@ -281,6 +281,7 @@ describe('the web console', () => {
     expect(await figure(page, 'balance')).toBe(CREDIT - SPENT);
     expect(await figure(page, 'reserved')).toBe(0);
     await page.screenshot({ path: join(OUTPUT, 'tasks.png'), fullPage: true });
+    await fitsPhone(page, 'tasks-phone.png');
 
     // The song plays in the page: its audio element loads the result URL.
     await page.locator(`tr[data-task-id="${songId}"]`).click();
@@ -576,6 +577,7 @@ describe('the web console', () => {
     expect(await eventCount()).toBe(0);
     await admin.post('/api/admin/credits', { user_id: user.userId, amount: 1, note: 'seen on the metrics page' });
     await poll(eventCount).toBe(1);
+    await fitsPhone(page, 'admin-metrics-phone.png');
 
     await page.getByRole('link', { name: 'Users' }).click();
     await poll(() => page.getByTestId('users-table').textContent()).toContain(user.username);

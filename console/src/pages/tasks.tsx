@@ -141,7 +141,7 @@ export function TasksPage(props: { self: Self; apiKey: string | undefined }) {
         <ErrorLine error={error} />
         {tasks && tasks.length === 0 && <Empty>No tasks yet: submit one above, or with an API key from any client.</Empty>}
         {tasks && tasks.length > 0 && (
-          <table class="tasks" data-testid="tasks-table">
+          <table class="tasks stack" data-testid="tasks-table">
             <thead>
               <tr>
                 <th>Submitted</th>
@@ -154,13 +154,15 @@ export function TasksPage(props: { self: Self; apiKey: string | undefined }) {
             <tbody>
               {tasks.map((t) => [
                 <tr key={t.id} class={`task-row ${open === t.id ? 'open' : ''}`} data-task-id={t.id} onClick={() => setOpen(open === t.id ? undefined : t.id)}>
-                  <td>{time(t.created_at)}</td>
-                  <td>{t.model}</td>
-                  <td class="prompt">{t.prompt ?? <span class="muted">{t.action}</span>}</td>
-                  <td>
+                  <td data-label="Submitted">{time(t.created_at)}</td>
+                  <td data-label="Model">{t.model}</td>
+                  <td data-label="Prompt" class="prompt">
+                    {t.prompt ?? <span class="muted">{t.action}</span>}
+                  </td>
+                  <td data-label="Status">
                     <Progress task={t} />
                   </td>
-                  <td class="num" data-testid="task-cost">
+                  <td data-label="Cost" class="num" data-testid="task-cost">
                     {t.charged !== null ? quota(t.charged) : <span class="muted">{quota(t.reserved)} reserved</span>}
                   </td>
                 </tr>,
