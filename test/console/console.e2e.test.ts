@@ -9,7 +9,13 @@
  * debits them with a reason, revokes their key, changes their group, deletes another after a
  * confirm step), each refusal of the API shown as the API words it; the user changes their own
  * password on the Account page and sees their sessions, and finds the debit with its reason in
- * their ledger. The pages touched fit a phone's width (360 px). Screenshots go to
+ * their ledger. A task just submitted is shown queued or in progress first and never completed
+ * without its results (every render of its row recorded in the page). A user makes a key with a
+ * rate limit and an IP allow-list and edits keys (each change holds on the key's next request: 403
+ * ip_not_allowed, 429 rate_limited, 403 token_disabled), and sees their usage by model and by key
+ * with exact totals; an administrator filters the task log across users and downloads it as CSV,
+ * sees the usage of one user and of everyone, and an events figure that claims no more than the
+ * page saw. The pages touched fit a phone's width (360 px). Screenshots go to
  * test/console/output/.
  *
  * Chromium is required, never skipped: CHROMIUM_PATH, else `chromium` on the PATH (CI installs
