@@ -13,6 +13,8 @@ import { AccountPage } from './pages/account';
 import { AdminChannelsPage } from './pages/admin-channels';
 import { AdminMetricsPage } from './pages/admin-metrics';
 import { AdminPricesPage } from './pages/admin-prices';
+import { AdminTasksPage } from './pages/admin-tasks';
+import { AdminUsagePage } from './pages/admin-usage';
 import { AdminUsersPage } from './pages/admin-users';
 import { KeysPage } from './pages/keys';
 import { LedgerPage } from './pages/ledger';
@@ -36,6 +38,8 @@ const USER_PAGES: readonly [string, string][] = [
 const ADMIN_PAGES: readonly [string, string][] = [
   ['admin/metrics', 'Metrics'],
   ['admin/users', 'Users'],
+  ['admin/tasks', 'Task log'],
+  ['admin/usage', 'Usage'],
   ['admin/channels', 'Channels'],
   ['admin/prices', 'Price table'],
 ];
@@ -99,6 +103,10 @@ function Page(props: { route: string; self: Self; apiKey: string | undefined; on
       return <AdminMetricsPage />;
     case 'admin/users':
       return <AdminUsersPage self={self} />;
+    case 'admin/tasks':
+      return <AdminTasksPage />;
+    case 'admin/usage':
+      return <AdminUsagePage />;
     case 'admin/channels':
       return <AdminChannelsPage />;
     case 'admin/prices':

@@ -3,6 +3,10 @@
  * whole page. Events carry their type as the SSE event name, so each type is listened to by name;
  * the browser reconnects by itself and resumes with Last-Event-ID. Views subscribe through the
  * context and refetch what an event touched.
+ *
+ * The feed also keeps the arrival times of the last minute's events, for a rate: the stream starts
+ * "now" when it opens (it can start at a position, not at a time), so what it saw is complete only
+ * from its first opening on — `openedAt` says since when; a reconnect resumes where it left off.
  */
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef } from 'preact/hooks';
@@ -31,13 +35,26 @@ const EVENT_TYPES = [
 
 export type Listener = (event: LiveEvent) => void;
 
+/** How long the feed keeps the arrival of events: a minute. */
+export const RECENT_MS = 60_000;
+
 export interface LiveEvents {
   subscribe: (listener: Listener) => () => void;
+  /** When the stream first opened (the page's clock, ms); undefined before. */
+  openedAt: () => number | undefined;
+  /** The events that arrived in the last minute (at most): when, and of which type. */
+  recent: () => readonly { at: number; type: string }[];
 }
 
 /** Opens the stream; `onState` hears whether it is connected. Returns the feed and its closer. */
 export function openLiveEvents(onState: (state: LiveState) => void): { feed: LiveEvents; close: () => void } {
   const listeners = new Set<Listener>();
+  let openedAt: number | undefined;
+  let recent: { at: number; type: string }[] = [];
+  const trim = () => {
+    const since = Date.now() - RECENT_MS;
+    if (recent.length > 0 && recent[0]!.at < since) recent = recent.filter((e) => e.at >= since);
+  };
   const source = new EventSource('/api/events/stream');
   onState('connecting');
   for (const type of EVENT_TYPES) {
@@ -48,10 +65,15 @@ export function openLiveEvents(onState: (state: LiveState) => void): { feed: Liv
       } catch {
         return;
       }
+      recent.push({ at: Date.now(), type: event.type });
+      trim();
       for (const listener of listeners) listener(event);
     });
   }
-  source.onopen = () => onState('live');
+  source.onopen = () => {
+    openedAt ??= Date.now();
+    onState('live');
+  };
   source.onerror = () => onState(source.readyState === EventSource.CLOSED ? 'offline' : 'reconnecting');
   return {
     feed: {
@@ -59,12 +81,20 @@ export function openLiveEvents(onState: (state: LiveState) => void): { feed: Liv
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+      openedAt: () => openedAt,
+      recent() {
+        trim();
+        return recent;
+      },
     },
     close: () => source.close(),
   };
 }
 
-const none: LiveEvents = { subscribe: () => () => undefined };
+const none: LiveEvents = { subscribe: () => () => undefined, openedAt: () => undefined, recent: () => [] };
+
+/** The page's live feed. */
+export const useLiveFeed = (): LiveEvents => useContext(LiveContext);
 export const LiveContext = createContext<LiveEvents>(none);
 
 /** Calls `listener` for every live event while the component is mounted (the latest closure). */

@@ -32,8 +32,11 @@ export interface Token {
   used_quota: number;
   model_limits: string[];
   group: string;
+  /** IP addresses or CIDR ranges the key may be used from; empty: anywhere. */
   allow_ips: string[];
   channel_id: string | null;
+  /** Requests per minute; null: the gateway's default (RATE_LIMIT_PER_MINUTE); 0: no limit. */
+  rate_limit_per_minute: number | null;
   created_time: number;
 }
 
@@ -78,6 +81,13 @@ export interface TaskSummary {
   assets_expire_at: string | null;
   callback_url: string | null;
   sync: boolean;
+}
+
+/** A task as administrators list them across users (`/api/admin/tasks`). */
+export interface AdminTask extends TaskSummary {
+  account_id: string;
+  token_id: string | null;
+  channel_id: string | null;
 }
 
 export interface CallbackRecord {
@@ -202,4 +212,25 @@ export interface LiveEvent {
   time: string;
   accountId: string;
   data: Record<string, unknown> | null;
+}
+
+/** One series' sums (`/api/usage`, `/api/admin/usage`): a model, or an API key (`-`: none). */
+export interface UsageTotal {
+  key: string;
+  /** The model, or the key's name as it is now; null once the key was deleted, and for `-`. */
+  name: string | null;
+  charged: number;
+  tasks: number;
+}
+
+/** Usage by model or by key, per UTC hour or day (docs/api.md, "Usage by model and by key"). */
+export interface Usage {
+  bucket: 'hour' | 'day';
+  group_by: 'model' | 'key';
+  from: string;
+  to: string;
+  series: { key: string; name: string | null; points: { at: string; charged: number; tasks: number }[] }[];
+  totals: UsageTotal[];
+  /** `/api/admin/usage` only: whose, or null for everyone. */
+  user_id?: string | null;
 }

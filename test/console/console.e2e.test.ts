@@ -9,14 +9,20 @@
  * debits them with a reason, revokes their key, changes their group, deletes another after a
  * confirm step), each refusal of the API shown as the API words it; the user changes their own
  * password on the Account page and sees their sessions, and finds the debit with its reason in
- * their ledger. The pages touched fit a phone's width (360 px). Screenshots go to
+ * their ledger. A task just submitted is shown queued or in progress first and never completed
+ * without its results (every render of its row recorded in the page). A user makes a key with a
+ * rate limit and an IP allow-list and edits keys (each change holds on the key's next request: 403
+ * ip_not_allowed, 429 rate_limited, 403 token_disabled), and sees their usage by model and by key
+ * with exact totals; an administrator filters the task log across users and downloads it as CSV,
+ * sees the usage of one user and of everyone, and an events figure that claims no more than the
+ * page saw. The pages touched fit a phone's width (360 px). Screenshots go to
  * test/console/output/.
  *
  * Chromium is required, never skipped: CHROMIUM_PATH, else `chromium` on the PATH (CI installs
  * it: .ci/run).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +30,49 @@ import { chromiumPath } from '../support/chromium.js';
 import { adminClient, ADMIN_PASSWORD, Client, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 
 const OUTPUT = resolve('test/console/output');
+
+/**
+ * Records, in the page, every status the tasks' rows show and how many results the open task's
+ * detail shows at that moment: a MutationObserver sees each render, however brief (reading every
+ * 25 ms from the test can miss a state shown for a few milliseconds).
+ */
+async function recordStatuses(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    type El = {
+      getAttribute(n: string): string | null;
+      querySelector(s: string): El | null;
+      querySelectorAll(s: string): ArrayLike<El>;
+      textContent: string | null;
+    };
+    const g = globalThis as unknown as {
+      document: El & { body: unknown };
+      MutationObserver: new (cb: () => void) => { observe(target: unknown, options: Record<string, boolean>): void };
+      statusLog?: { id: string; status: string; results: number }[];
+    };
+    if (g.statusLog) return;
+    const log: { id: string; status: string; results: number }[] = (g.statusLog = []);
+    const last = new Map<string, string>();
+    const read = () => {
+      for (const row of Array.from(g.document.querySelectorAll('tr[data-task-id]'))) {
+        const id = row.getAttribute('data-task-id') ?? '';
+        const status = row.querySelector('[data-testid="task-status"]')?.textContent ?? '';
+        const results = g.document.querySelectorAll(`tr.detail-row [data-testid="task-results"] > *`).length;
+        const detailOf = g.document.querySelector('[data-testid="task-detail"] dd code')?.textContent;
+        const key = `${status}/${detailOf === id ? results : -1}`;
+        if (last.get(id) === key) continue;
+        last.set(id, key);
+        log.push({ id, status, results: detailOf === id ? results : -1 });
+      }
+    };
+    new g.MutationObserver(read).observe(g.document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+/** The statuses (with the open detail's result count) the page showed for a task, in order. */
+async function statusLog(page: Page, taskId: string): Promise<{ status: string; results: number }[]> {
+  const log = await page.evaluate(() => (globalThis as unknown as { statusLog?: { id: string; status: string; results: number }[] }).statusLog ?? []);
+  return log.filter((e) => e.id === taskId).map(({ status, results }) => ({ status, results }));
+}
 
 /** What the test reads of elements in the page (this project's types have no DOM library). */
 type LoadedImage = { naturalWidth: number };
@@ -52,7 +101,7 @@ const SPENT = IMAGE_COST + SONG_COST + VIDEO_COST;
 
 let gw: TestGateway;
 let admin: Client;
-let user: { username: string; password: string };
+let user: Awaited<ReturnType<typeof newUser>>;
 let browser: Browser;
 
 beforeAll(async () => {
@@ -129,6 +178,16 @@ async function loginAnswer(username: string, password: string): Promise<{ status
   return { status: reply.status, code: (reply.body as { code?: string }).code };
 }
 
+const FULL = 'anime-diffusion-4-5-full';
+const CURATED = 'anime-diffusion-4-5-curated';
+
+/** An async image task submitted with an API key, as any client does: its id. */
+async function submitImage(key: string, model: string, n = 1): Promise<string> {
+  const reply = await new Client(gw.url, key).post('/v1/images/async/generations', { model, prompt: 'a lighthouse at dusk', n });
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  return String((reply.body as { id: string }).id);
+}
+
 /** At a phone's width (360 px) the page has no sideways scrolling, neither the page nor any card. */
 async function fitsPhone(page: Page, screenshot: string): Promise<void> {
   const viewport = page.viewportSize();
@@ -174,6 +233,7 @@ describe('the web console', () => {
     await page.getByTestId('submit-key').fill(key);
     await page.getByTestId('submit-kind').selectOption('music');
     await page.getByTestId('submit-prompt').fill('a calm piano piece for a rainy evening');
+    await recordStatuses(page);
     await page.getByTestId('submit-task').click();
     const songId = (await page.getByTestId('submitted-task').locator('code').textContent()) ?? '';
     expect(songId).toMatch(/^task_/);
@@ -211,11 +271,23 @@ describe('the web console', () => {
     const imageRow = page.locator(`tr[data-task-id="${imageId}"]`);
     await poll(() => imageRow.getByTestId('task-cost').textContent()).toBe('20,000');
     await poll(() => detail.textContent()).toContain('Settled');
+    // Every task just submitted was first shown queued or in progress, and never completed without
+    // its results (the detail is open on it from the submit on): all it showed, render by render.
+    for (const id of [songId, videoId, imageId]) {
+      const shown = await statusLog(page, id);
+      expect(['queued', 'in progress'], `${id}: ${JSON.stringify(shown)}`).toContain(shown[0]?.status);
+      expect(
+        shown.filter((s) => s.status === 'completed' && s.results === 0),
+        `${id} shown completed without results: ${JSON.stringify(shown)}`,
+      ).toEqual([]);
+      expect(shown.some((s) => s.status === 'completed' && s.results > 0)).toBe(true);
+    }
     await poll(() => detail.getByTestId('task-callbacks').textContent()).toContain('No completion callback');
     await poll(() => figure(page, 'used')).toBe(SPENT);
     expect(await figure(page, 'balance')).toBe(CREDIT - SPENT);
     expect(await figure(page, 'reserved')).toBe(0);
     await page.screenshot({ path: join(OUTPUT, 'tasks.png'), fullPage: true });
+    await fitsPhone(page, 'tasks-phone.png');
 
     // The song plays in the page: its audio element loads the result URL.
     await page.locator(`tr[data-task-id="${songId}"]`).click();
@@ -300,6 +372,177 @@ describe('the web console', () => {
     await page.close();
   }, 60_000);
 
+  it('a user makes a key with a rate limit and an IP allow-list in the form, and edits keys; each change holds on the next request, and refusals read as the API words them', async () => {
+    const owner = await newUser(admin);
+    const page = await newPage();
+    await signIn(page, owner.username, owner.password);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const tokens = async () => ((await owner.client.get('/api/token/?size=100')).body as { data: { items: Record<string, unknown>[] } }).data.items;
+
+    // An allow-list entry that is no address: refused with the API's message, nothing made.
+    const badIps = await owner.client.post('/api/token/', { name: 'bad', allow_ips: 'not-an-ip' });
+    expect(badIps.status).toBe(400);
+    await page.getByTestId('new-key-name').fill('office key');
+    await page.getByTestId('new-key-ips').fill('not-an-ip');
+    await page.getByTestId('create-key').click();
+    await poll(() => page.getByTestId('new-key-form').getByRole('alert').textContent()).toBe((badIps.body as { message: string }).message);
+    expect(await tokens()).toEqual([]);
+
+    // Three requests a minute, from two networks the test is not in.
+    await page.getByTestId('new-key-rate').fill('3');
+    await page.getByTestId('new-key-ips').fill('10.0.0.0/8,\n192.168.1.7');
+    await page.getByTestId('create-key').click();
+    const key = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(key).toMatch(/^sk-\w{20,}/);
+    const [record] = await tokens();
+    expect(record).toMatchObject({ name: 'office key', rate_limit_per_minute: 3, allow_ips: ['10.0.0.0/8', '192.168.1.7'], status: 1, unlimited_quota: true });
+    const row = page.locator(`tr[data-token-id="${String(record!.id)}"]`);
+    await poll(() => row.getByTestId('key-rate').textContent()).toBe('3 / min');
+    expect(await row.getByTestId('key-ips').textContent()).toBe('10.0.0.0/8, 192.168.1.7');
+    // Used from here (127.0.0.1): refused, and counted in the key's minute.
+    expect(await keyAnswer(key)).toEqual({ status: 403, code: 'ip_not_allowed' });
+    await page.screenshot({ path: join(OUTPUT, 'keys-limits.png'), fullPage: true });
+
+    // Edited: this machine allowed; the key works, until its third request of the minute.
+    await row.getByTestId('edit-key').click();
+    const edit = page.locator(`tr[data-edit-of="${String(record!.id)}"]`);
+    expect(await edit.getByTestId('edit-key-ips').inputValue()).toBe('10.0.0.0/8\n192.168.1.7');
+    expect(await edit.getByTestId('edit-key-rate').inputValue()).toBe('3');
+    await edit.getByTestId('edit-key-ips').fill('127.0.0.1\n::1');
+    await edit.getByTestId('save-key').click();
+    await poll(() => row.getByTestId('key-ips').textContent()).toBe('127.0.0.1, ::1');
+    expect(await edit.count()).toBe(0);
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    expect(await keyAnswer(key)).toEqual({ status: 200, code: undefined });
+    expect(await keyAnswer(key)).toEqual({ status: 429, code: 'rate_limited' });
+
+    // A refusal of an edit, as the API words it: an expiry in the past.
+    const past = await owner.client.put('/api/token/', { id: record!.id, expired_time: 978_307_200 });
+    expect([past.status, (past.body as { code?: string }).code]).toEqual([400, 'invalid_request']);
+    await row.getByTestId('edit-key').click();
+    await edit.getByTestId('edit-key-expires').fill('2001-01-01T00:00');
+    await edit.getByTestId('save-key').click();
+    await poll(() => edit.getByRole('alert').textContent()).toBe((past.body as { message: string }).message);
+    await page.screenshot({ path: join(OUTPUT, 'keys-edit.png'), fullPage: true });
+    await fitsPhone(page, 'keys-phone.png');
+
+    // Renamed, disabled, capped at 500, back to the gateway's rate limit and no expiry: the row
+    // says so, the record holds it, and the key's next request is refused as disabled.
+    await edit.getByTestId('edit-key-expires').fill('');
+    await edit.getByTestId('edit-key-name').fill('office key (retired)');
+    await edit.getByTestId('edit-key-status').selectOption('2');
+    await edit.getByTestId('edit-key-limit').fill('500');
+    await edit.getByTestId('edit-key-rate').fill('');
+    await edit.getByTestId('save-key').click();
+    await poll(() => row.getByTestId('key-status').textContent()).toBe('disabled');
+    expect(await row.getByTestId('key-name').textContent()).toBe('office key (retired)');
+    expect(await row.getByTestId('key-left').textContent()).toBe('500');
+    expect(await row.getByTestId('key-rate').textContent()).toBe('default');
+    expect((await tokens())[0]).toMatchObject({
+      name: 'office key (retired)',
+      status: 2,
+      unlimited_quota: false,
+      remain_quota: 500,
+      rate_limit_per_minute: null,
+      expired_time: -1,
+      allow_ips: ['127.0.0.1', '::1'],
+    });
+    expect(await keyAnswer(key)).toEqual({ status: 403, code: 'token_disabled' });
+    await page.close();
+  }, 60_000);
+
+  it('a user sees their usage by model and by key on the overview, charts as wide as their card, by day or by hour; an administrator sees it for that user and for everyone', async () => {
+    const spender = await newUser(admin, { credit: 200_000 });
+    const [alpha, beta] = await Promise.all([newToken(spender.client, { name: 'alpha' }), newToken(spender.client, { name: 'beta' })]);
+    const page = await newPage();
+    await signIn(page, spender.username, spender.password);
+    const usage = page.getByTestId('usage');
+    await poll(() => usage.getByText('Nothing charged in this range.').count()).toBe(2);
+
+    // Two keys: alpha two images of one model and one of another, beta one (10,000 an image).
+    await Promise.all([submitImage(alpha.key, FULL, 2), submitImage(alpha.key, CURATED), submitImage(beta.key, CURATED)]);
+    const byModel = usage.getByTestId('usage-by-model');
+    const byKey = usage.getByTestId('usage-by-key');
+    /** A totals table as [key, name, tasks, charged] rows, then its "All" row. */
+    const totals = (block: typeof byModel) =>
+      block
+        .getByTestId('usage-totals')
+        .locator('tbody tr, tfoot tr')
+        .evaluateAll((rows) =>
+          rows.map((r) => [
+            r.getAttribute('data-usage-key'),
+            ...Array.from(r.querySelectorAll('td'), (td) => (td as { textContent: string | null }).textContent),
+          ]),
+        );
+    // Filled as the charges land (the live stream), no reload.
+    await poll(() => totals(byKey)).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await poll(() => totals(byModel)).toEqual([
+      [CURATED, CURATED, '2', '20,000'],
+      [FULL, FULL, '1', '20,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    // The bars hold the same sums, series by series.
+    const bars = (block: typeof byModel) =>
+      block.locator('rect.segment').evaluateAll((rects) =>
+        rects.reduce<Record<string, number>>((sums, r) => {
+          const series = r.getAttribute('data-series') ?? '?';
+          sums[series] = (sums[series] ?? 0) + Number(r.getAttribute('data-amount'));
+          return sums;
+        }, {}),
+      );
+    expect(await bars(byKey)).toEqual({ [alpha.id]: 30_000, [beta.id]: 10_000 });
+    expect(await bars(byModel)).toEqual({ [CURATED]: 20_000, [FULL]: 20_000 });
+    // Each chart fills its block, and the spending chart its card (it was 640 units, at most 760 px).
+    for (const block of [byModel, byKey]) {
+      const [chart, box] = await Promise.all([block.locator('svg[role="img"]').boundingBox(), block.boundingBox()]);
+      expect(Math.abs(chart!.width - box!.width)).toBeLessThanOrEqual(1);
+    }
+    const spending = await page.getByTestId('spending-chart').locator('svg').boundingBox();
+    const spendingCard = await page.locator('.card', { has: page.getByTestId('spending-chart') }).boundingBox();
+    expect(spending!.width).toBeGreaterThan(spendingCard!.width - 40);
+    expect(spending!.width).toBeGreaterThan(760);
+    await page.screenshot({ path: join(OUTPUT, 'overview-usage.png'), fullPage: true });
+
+    // By the hour over the last day: the same totals.
+    await usage.getByTestId('usage-hours').click();
+    await poll(() => byKey.locator('svg[role="img"]').getAttribute('aria-label')).toMatch(/^Charged per hour by key/);
+    expect(await totals(byKey)).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await fitsPhone(page, 'overview-usage-phone.png');
+    await page.close();
+
+    // The administrator: that user's usage, the same; everyone's holds it.
+    const adminPage = await newPage();
+    await signIn(adminPage, 'admin', ADMIN_PASSWORD);
+    await adminPage.getByRole('link', { name: 'Usage' }).click();
+    const adminUsage = adminPage.getByTestId('usage');
+    await poll(() => adminUsage.locator('h2').textContent()).toBe("Everyone's usage");
+    const everyoneByKey = adminUsage.getByTestId('usage-by-key');
+    await poll(async () => (await totals(everyoneByKey)).find((row) => row[0] === alpha.id)).toEqual([alpha.id, 'alpha', '2', '30,000']);
+    await adminPage.getByTestId('usage-user').selectOption(spender.userId);
+    await poll(() => adminUsage.locator('h2').textContent()).toBe(`Usage of ${spender.username}`);
+    await poll(() => totals(adminUsage.getByTestId('usage-by-model'))).toEqual([
+      [CURATED, CURATED, '2', '20,000'],
+      [FULL, FULL, '1', '20,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    expect(await totals(adminUsage.getByTestId('usage-by-key'))).toEqual([
+      [alpha.id, 'alpha', '2', '30,000'],
+      [beta.id, 'beta', '1', '10,000'],
+      [null, 'All', '3', '40,000'],
+    ]);
+    await adminPage.screenshot({ path: join(OUTPUT, 'admin-usage.png'), fullPage: true });
+    await fitsPhone(adminPage, 'admin-usage-phone.png');
+    await adminPage.close();
+  }, 60_000);
+
   it('the gateway serves the built console: the page for page paths, bundles cached for good, 404 for a missing one', async () => {
     const page = await fetch(`${gw.url}/console/admin/channels`);
     expect(page.status).toBe(200);
@@ -317,12 +560,30 @@ describe('the web console', () => {
 
   it('an administrator sees the metrics, users, channels and price table', async () => {
     const page = await newPage();
+    // The page's clock, moved a minute on below (it runs as usual until then).
+    await page.clock.install();
     await signIn(page, 'admin', ADMIN_PASSWORD);
 
     await page.getByRole('link', { name: 'Metrics' }).click();
     await poll(() => page.getByTestId('metric-ready').textContent()).toContain('ready');
     await page.getByTestId('metric-dispatched').waitFor();
+
+    // The events figure claims no more than the page saw: until the stream has been open a minute
+    // it counts the events since the page opened and says so; then the last minute's.
+    const events = page.getByTestId('metric-events');
+    const eventCount = async () => Number(await events.locator('.figure-value').textContent());
+    await poll(() => events.locator('.figure-label').textContent()).toMatch(/^events since the page opened \(\d+ s ago\)$/);
+    const before = await eventCount();
+    await admin.post('/api/admin/credits', { user_id: user.userId, amount: 1, note: 'seen on the metrics page' });
+    await poll(eventCount).toBe(before + 1);
     await page.screenshot({ path: join(OUTPUT, 'admin-metrics.png'), fullPage: true });
+    await page.clock.fastForward(61_000);
+    await poll(() => events.locator('.figure-label').textContent()).toBe('events in the last minute');
+    // The credit arrived over a minute ago: out of the window; the next one is in it.
+    expect(await eventCount()).toBe(0);
+    await admin.post('/api/admin/credits', { user_id: user.userId, amount: 1, note: 'seen on the metrics page' });
+    await poll(eventCount).toBe(1);
+    await fitsPhone(page, 'admin-metrics-phone.png');
 
     await page.getByRole('link', { name: 'Users' }).click();
     await poll(() => page.getByTestId('users-table').textContent()).toContain(user.username);
@@ -342,6 +603,77 @@ describe('the web console', () => {
     expect(await page.evaluate(async () => (await fetch('/api/user/logout', { method: 'POST' })).status)).toBe(200);
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByTestId('login-form').waitFor();
+    await page.close();
+  }, 60_000);
+
+  it('an administrator filters the task log across users by model and by user, and downloads it as CSV with the same filters', async () => {
+    // Two users' tasks of a model no other test submits, and one of another model.
+    const MODEL = 'vis-imagine-2.0';
+    const [ann, bob] = await Promise.all([newUser(admin, { credit: 100_000 }), newUser(admin, { credit: 100_000 })]);
+    const [annKey, bobKey] = await Promise.all([newToken(ann.client, { name: 'ann key' }), newToken(bob.client, { name: 'bob key' })]);
+    const annTask = await submitImage(annKey.key, MODEL);
+    const annOther = await submitImage(annKey.key, FULL);
+    const bobTask = await submitImage(bobKey.key, MODEL);
+
+    const page = await newPage();
+    await signIn(page, 'admin', ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Task log' }).click();
+    const rows = page.getByTestId('task-log-table').locator('tbody tr');
+    await poll(() => rows.count()).toBeGreaterThanOrEqual(3);
+    const ids = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-task-id')));
+    expect(await ids()).toEqual(expect.arrayContaining([annTask, annOther, bobTask]));
+
+    // By model: that model's tasks of the two users, and nothing else.
+    await page.getByTestId('filter-model').fill(MODEL);
+    await page.getByTestId('apply-filters').click();
+    await poll(async () => (await ids()).sort()).toEqual([annTask, bobTask].sort());
+    expect(await rows.getByTestId('task-model').allTextContents()).toEqual([MODEL, MODEL]);
+    expect((await rows.getByTestId('task-user').allTextContents()).sort()).toEqual([ann.username, bob.username].sort());
+    expect(await page.locator(`tr[data-task-id="${annTask}"]`).textContent()).toContain(annKey.id);
+    expect(await page.getByTestId('task-log-total').textContent()).toBe('2 in all');
+
+    // The CSV of the same filters: a header row and the two tasks.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+    expect(download.suggestedFilename()).toMatch(/^tasks-\d{4}-\d{2}-\d{2}\.csv$/);
+    const lines = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split(/\r?\n/);
+    expect(lines[0]).toBe('id,created_at,completed_at,status,account_id,token_id,family,action,model,channel_id,reserved,charged,error_code,prompt');
+    const records = lines.slice(1).map((line) => line.split(','));
+    expect(records.map((r) => r[0]).sort()).toEqual([annTask, bobTask].sort());
+    expect(records.map((r) => r[8])).toEqual([MODEL, MODEL]);
+    expect(records.map((r) => r[4]).sort()).toEqual([ann.accountId, bob.accountId].sort());
+    await page.screenshot({ path: join(OUTPUT, 'admin-tasks.png'), fullPage: true });
+
+    // And by user: one user's tasks of that model; the CSV link follows.
+    await page.getByTestId('filter-user').selectOption(ann.userId);
+    await page.getByTestId('apply-filters').click();
+    await poll(ids).toEqual([annTask]);
+    const href = (await page.getByTestId('download-csv').getAttribute('href')) ?? '';
+    expect(href).toContain(`user_id=${ann.userId}`);
+    const csv = await admin.get(href);
+    expect(
+      String(csv.body)
+        .trim()
+        .split(/\r?\n/)
+        .slice(1)
+        .map((l) => l.split(',')[0]),
+    ).toEqual([annTask]);
+    await fitsPhone(page, 'admin-tasks-phone.png');
+
+    // By the day created, in the reader's days: from today, still there; from tomorrow, none.
+    const day = (offset: number) =>
+      page.evaluate((n) => {
+        const d = new Date(Date.now() + n * 86_400_000);
+        return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+      }, offset);
+    await page.getByTestId('filter-from').fill(await day(0));
+    await page.getByTestId('apply-filters').click();
+    await poll(() => page.getByTestId('download-csv').getAttribute('href')).toContain('from=');
+    await poll(ids).toEqual([annTask]);
+    await page.getByTestId('filter-from').fill(await day(1));
+    await page.getByTestId('apply-filters').click();
+    await poll(() => page.getByTestId('task-log').getByText('No task matches.').count()).toBe(1);
     await page.close();
   }, 60_000);
 

@@ -1,9 +1,11 @@
 /**
  * Spending over time as an inline SVG bar chart: what settlements and debits took from the
  * balance, summed per time bucket. The bucket grows with the span the statement covers (a minute
- * to a week) so a fresh account and a year-old one both read as up to 24 bars ending now.
+ * to a week) so a fresh account and a year-old one both read as up to 24 bars ending now. The
+ * chart fills its card's width (components/chart-width.ts).
  */
 import { quota } from '../format';
+import { useChartWidth } from './chart-width';
 import type { LedgerEntry } from '../types';
 import { Empty } from './ui';
 
@@ -13,7 +15,6 @@ const DAY = 24 * HOUR;
 const STEPS = [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, 6 * HOUR, DAY, 7 * DAY];
 const MAX_BARS = 24;
 
-const WIDTH = 640;
 const HEIGHT = 180;
 const PAD = { left: 64, right: 8, top: 12, bottom: 28 };
 
@@ -44,8 +45,13 @@ function label(at: number, step: number): string {
 }
 
 export function SpendingChart(props: { entries: readonly LedgerEntry[]; now?: number }) {
-  const now = props.now ?? Date.now();
-  const { step, buckets } = spendingBuckets(props.entries, now);
+  const [ref, width] = useChartWidth<HTMLDivElement>();
+  return <div ref={ref}>{<Bars entries={props.entries} now={props.now ?? Date.now()} width={width} />}</div>;
+}
+
+function Bars(props: { entries: readonly LedgerEntry[]; now: number; width: number }) {
+  const WIDTH = props.width;
+  const { step, buckets } = spendingBuckets(props.entries, props.now);
   const total = buckets.reduce((sum, b) => sum + b.amount, 0);
   if (total === 0) return <Empty>No spending yet: charges appear here once tasks are settled.</Empty>;
   const max = Math.max(...buckets.map((b) => b.amount));
@@ -53,10 +59,16 @@ export function SpendingChart(props: { entries: readonly LedgerEntry[]; now?: nu
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
   const slot = plotWidth / buckets.length;
   const y = (amount: number) => PAD.top + plotHeight - (amount / max) * plotHeight;
-  const ticks = [0, Math.floor(buckets.length / 2), buckets.length - 1];
+  const ticks = WIDTH < 420 ? [0, buckets.length - 1] : [0, Math.floor(buckets.length / 2), buckets.length - 1];
   return (
     <figure class="chart" data-testid="spending-chart">
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Spending per ${step / MINUTE} minutes: ${quota(total)} quota units in all`}>
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        width={WIDTH}
+        height={HEIGHT}
+        role="img"
+        aria-label={`Spending per ${step / MINUTE} minutes: ${quota(total)} quota units in all`}
+      >
         <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(0)} y2={y(0)} class="axis" />
         <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(max)} y2={y(max)} class="grid" />
         <text x={PAD.left - 6} y={y(max) + 4} class="tick" text-anchor="end">
@@ -79,7 +91,13 @@ export function SpendingChart(props: { entries: readonly LedgerEntry[]; now?: nu
           </rect>
         ))}
         {ticks.map((i) => (
-          <text key={i} x={PAD.left + i * slot + slot / 2} y={HEIGHT - 8} class="tick" text-anchor="middle">
+          <text
+            key={i}
+            x={i === buckets.length - 1 ? WIDTH - PAD.right : PAD.left + i * slot + slot / 2}
+            y={HEIGHT - 8}
+            class="tick"
+            text-anchor={i === buckets.length - 1 ? 'end' : 'middle'}
+          >
             {label(buckets[i]!.start, step)}
           </text>
         ))}

@@ -3,13 +3,17 @@
  * `/api/admin/metrics` (projection lag, tasks in flight, latency of final events, memory), the
  * channels' health where `/api/channel/` reports it, and the rate of events on the live stream
  * (an administrator's stream carries every account).
+ *
+ * The rate never claims more than the page saw: the stream cannot start at a time (only at a
+ * position, or now), so until it has been open a minute the figure is the events since it opened,
+ * and says so with how long ago that was.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get, plain } from '../api';
 import { Badge, Card, ErrorLine } from '../components/ui';
 import { bytes, ms, quota, time } from '../format';
 import { useLoad } from '../load';
-import { useLiveEvents } from '../live';
+import { RECENT_MS, useLiveEvents, useLiveFeed } from '../live';
 import type { Channel, Metrics, Readiness } from '../types';
 
 const REFRESH_MS = 5000;
@@ -26,21 +30,24 @@ function Figure(props: { label: string; value: string; hint?: string; testId?: s
   );
 }
 
-/** Events seen on the stream in the last minute, and of which kinds. */
-function useEventRate(): { perMinute: number; tasks: number; billing: number } {
-  const seen = useRef<{ at: number; type: string }[]>([]);
+/**
+ * Events the stream brought in the last minute, and of which kinds; `seconds`: how long the stream
+ * has been open when that is less than a minute (the count covers only that), undefined once it
+ * covers the whole minute.
+ */
+function useEventRate(): { count: number; tasks: number; billing: number; seconds: number | undefined } {
+  const feed = useLiveFeed();
   const [, setTick] = useState(0);
-  useLiveEvents((event) => {
-    seen.current.push({ at: Date.now(), type: event.type });
-  });
+  useLiveEvents(() => setTick((n) => n + 1));
   useEffect(() => {
     const timer = setInterval(() => setTick((n) => n + 1), 1000);
     return () => clearInterval(timer);
   }, []);
-  const since = Date.now() - 60_000;
-  seen.current = seen.current.filter((e) => e.at >= since);
-  const billing = seen.current.filter((e) => e.type.startsWith('Quota')).length;
-  return { perMinute: seen.current.length, tasks: seen.current.length - billing, billing };
+  const recent = feed.recent();
+  const billing = recent.filter((e) => e.type.startsWith('Quota')).length;
+  const openedAt = feed.openedAt();
+  const open = openedAt === undefined ? 0 : Date.now() - openedAt;
+  return { count: recent.length, tasks: recent.length - billing, billing, seconds: open < RECENT_MS ? Math.floor(open / 1000) : undefined };
 }
 
 export function AdminMetricsPage() {
@@ -91,7 +98,12 @@ export function AdminMetricsPage() {
               testId="metric-channels"
             />
           )}
-          <Figure label="events in the last minute" value={quota(rate.perMinute)} hint={`${rate.tasks} task, ${rate.billing} billing`} />
+          <Figure
+            label={rate.seconds === undefined ? 'events in the last minute' : `events since the page opened (${rate.seconds} s ago)`}
+            value={quota(rate.count)}
+            hint={`${rate.tasks} task, ${rate.billing} billing`}
+            testId="metric-events"
+          />
         </div>
       </Card>
       {r && (

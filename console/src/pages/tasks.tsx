@@ -1,15 +1,20 @@
-import { Pager } from '../components/ui.js';
 /**
  * The account's tasks (`GET /api/tasks`) with live status: events of the stream move a task's
  * status and progress at once, then the list is read again for results and charges. The view
  * behind the list may trail the stream by a moment; a task the stream has moved further than the
  * list shows keeps the stream's state and the list is read again shortly.
+ *
+ * A task is shown completed only once the list has it completed, with its results: the
+ * `TaskSucceeded` event carries the results as stored references, not the signed URLs the list
+ * gives, so on that event the row shows the task at 100 % still in progress until the list read
+ * that follows it. (Marking it completed on the event showed a finished task without results until
+ * that read.) A failure is shown at once: its event carries the error.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, messageOf } from '../api';
 import { SubmitTask, isAsyncImageModel } from '../components/submit-task';
 import { TaskDetail } from '../components/task-detail';
-import { Badge, Card, Empty, ErrorLine } from '../components/ui';
+import { Badge, Card, Empty, ErrorLine, Pager } from '../components/ui';
 import { quota, time } from '../format';
 import { useLoad } from '../load';
 import { useDebounced, useLiveEvents } from '../live';
@@ -28,23 +33,26 @@ function merge(local: readonly TaskSummary[] | undefined, fetched: readonly Task
     const l = seen.get(f.id);
     if (!l || RANK[l.status] < RANK[f.status] || (l.status === f.status && l.progress <= f.progress)) return f;
     behind = true;
-    return { ...f, status: l.status, progress: Math.max(l.progress, f.progress) };
+    return { ...f, status: l.status, progress: Math.max(l.progress, f.progress), error: f.error ?? l.error, completed_at: f.completed_at ?? l.completed_at };
   });
   return { tasks, behind };
 }
 
+/** What an event of the stream tells of a task, before the list has it. */
 function liveStatus(task: TaskSummary, event: LiveEvent): TaskSummary {
   const data = event.data ?? {};
-  const next: Partial<Record<string, { status: TaskStatus; progress: number }>> = {
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  const next: Partial<Record<string, Pick<TaskSummary, 'status' | 'progress'> & Partial<TaskSummary>>> = {
     TaskProgressed: {
       status: data.status === 'in_progress' ? 'in_progress' : 'queued',
       progress: typeof data.progress === 'number' ? data.progress : task.progress,
     },
-    TaskSucceeded: { status: 'completed', progress: 100 },
-    TaskFailed: { status: 'failed', progress: task.progress },
+    // Not `completed` yet: the results come with the list (signed), read on this event.
+    TaskSucceeded: { status: 'in_progress', progress: 100 },
+    TaskFailed: { status: 'failed', progress: task.progress, error: { code: text(data.code), message: text(data.reason) } },
   };
   const change = next[event.type];
-  if (!change || RANK[change.status] < RANK[task.status]) return task;
+  if (!change || RANK[change.status] < RANK[task.status] || (change.status === task.status && change.progress < task.progress)) return task;
   return { ...task, ...change };
 }
 
@@ -133,7 +141,7 @@ export function TasksPage(props: { self: Self; apiKey: string | undefined }) {
         <ErrorLine error={error} />
         {tasks && tasks.length === 0 && <Empty>No tasks yet: submit one above, or with an API key from any client.</Empty>}
         {tasks && tasks.length > 0 && (
-          <table class="tasks" data-testid="tasks-table">
+          <table class="tasks stack" data-testid="tasks-table">
             <thead>
               <tr>
                 <th>Submitted</th>
@@ -146,13 +154,15 @@ export function TasksPage(props: { self: Self; apiKey: string | undefined }) {
             <tbody>
               {tasks.map((t) => [
                 <tr key={t.id} class={`task-row ${open === t.id ? 'open' : ''}`} data-task-id={t.id} onClick={() => setOpen(open === t.id ? undefined : t.id)}>
-                  <td>{time(t.created_at)}</td>
-                  <td>{t.model}</td>
-                  <td class="prompt">{t.prompt ?? <span class="muted">{t.action}</span>}</td>
-                  <td>
+                  <td data-label="Submitted">{time(t.created_at)}</td>
+                  <td data-label="Model">{t.model}</td>
+                  <td data-label="Prompt" class="prompt">
+                    {t.prompt ?? <span class="muted">{t.action}</span>}
+                  </td>
+                  <td data-label="Status">
                     <Progress task={t} />
                   </td>
-                  <td class="num" data-testid="task-cost">
+                  <td data-label="Cost" class="num" data-testid="task-cost">
                     {t.charged !== null ? quota(t.charged) : <span class="muted">{quota(t.reserved)} reserved</span>}
                   </td>
                 </tr>,
