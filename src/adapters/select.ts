@@ -30,7 +30,10 @@ function mongoDbName(url: string): string {
 
 export async function eventStore(config: Config): Promise<EventStore> {
   if (config.eventStoreUrl) return (await import('./esdb/event-store.js')).createEsdbEventStore({ connectionString: config.eventStoreUrl });
-  return (await import('./sqlite/event-store.js')).createSqliteEventStore({ path: join(config.dataDir, 'events.sqlite'), pollIntervalMs: config.eventPollIntervalMs });
+  return (await import('./sqlite/event-store.js')).createSqliteEventStore({
+    path: join(config.dataDir, 'events.sqlite'),
+    pollIntervalMs: config.eventPollIntervalMs,
+  });
 }
 
 export async function viewStore(config: Config): Promise<ViewStore> {

@@ -243,7 +243,12 @@ function debit(data: DebitQuota['data'], state: AccountState): AccountEvent[] {
   const available = availableOf(state);
   // Never into what is reserved: tasks in flight keep what they hold.
   if (data.amount > available) {
-    throw new Refusal('insufficient_quota', 'insufficient_quota', `amount: ${data.amount} is more than the ${available} available (the balance less what is reserved)`, 'amount');
+    throw new Refusal(
+      'insufficient_quota',
+      'insufficient_quota',
+      `amount: ${data.amount} is more than the ${available} available (the balance less what is reserved)`,
+      'amount',
+    );
   }
   return [{ type: 'QuotaDebited', data: { ...data } }];
 }

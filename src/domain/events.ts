@@ -62,7 +62,13 @@ export const QuotaReleased = z.object({
   /** The reserved model (absent on releases recorded before it was kept). */
   model: z.string().optional(),
 });
-export const QuotaDebited = z.object({ debitId: z.string(), amount: quota.positive(), reason: z.string(), taskId: z.string().optional(), by: z.string().optional() });
+export const QuotaDebited = z.object({
+  debitId: z.string(),
+  amount: quota.positive(),
+  reason: z.string(),
+  taskId: z.string().optional(),
+  by: z.string().optional(),
+});
 const SnapshotReservation = z.object({
   reservationId: z.string(),
   amount: nonNegativeQuota,

@@ -93,7 +93,8 @@ function update(data: UpdateToken['data'], state: TokenState): TokenEvent[] {
 
 function ownedBy(state: TokenState, tokenId: string, actor: TokenActor): void {
   // Missing, deleted, or another user's (to anyone but an administrator): the three are not told apart.
-  if (state.status !== 'active' || (state.userId !== actor.userId && actor.role !== 'admin')) throw new Refusal('not_found', 'not_found', `id: no token ${tokenId}`, 'id');
+  if (state.status !== 'active' || (state.userId !== actor.userId && actor.role !== 'admin'))
+    throw new Refusal('not_found', 'not_found', `id: no token ${tokenId}`, 'id');
 }
 
 /**

@@ -82,8 +82,12 @@ export function createGatewayMetrics(config: Pick<Config, 'role'>): GatewayMetri
     tasksSucceeded: counter('gateway_tasks_succeeded_total', 'Tasks that ended succeeded (TaskSucceeded events), by family and model.', ['family', 'model']),
     tasksFailed: counter('gateway_tasks_failed_total', 'Tasks that ended failed (TaskFailed events), by family and model.', ['family', 'model']),
     quotaReserved: counter('gateway_quota_reserved_units_total', 'Quota units reserved (QuotaReserved events), by model.', ['model']),
-    quotaSettled: counter('gateway_quota_settled_units_total', 'Quota units charged when reservations were settled (QuotaSettled.charged), by model.', ['model']),
-    quotaReleased: counter('gateway_quota_released_units_total', 'Quota units given back by released reservations (QuotaReleased events), by model.', ['model']),
+    quotaSettled: counter('gateway_quota_settled_units_total', 'Quota units charged when reservations were settled (QuotaSettled.charged), by model.', [
+      'model',
+    ]),
+    quotaReleased: counter('gateway_quota_released_units_total', 'Quota units given back by released reservations (QuotaReleased events), by model.', [
+      'model',
+    ]),
     upstreamCalls: counter(
       'gateway_upstream_calls_total',
       'Upstream submits and polls made by this instance, by channel (id, and its name when the call was made), operation and outcome.',

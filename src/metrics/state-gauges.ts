@@ -82,7 +82,10 @@ export function registerStateGauges(metrics: GatewayMetrics, sources: StateSourc
       collect() {
         this.reset();
         for (const c of health.snapshot()) {
-          this.set({ channel: c.channelId, channel_name: sources.channelName?.(c.channelId) ?? '' }, c.state === 'open' ? 1 : c.state === 'half_open' ? 0.5 : 0);
+          this.set(
+            { channel: c.channelId, channel_name: sources.channelName?.(c.channelId) ?? '' },
+            c.state === 'open' ? 1 : c.state === 'half_open' ? 0.5 : 0,
+          );
         }
       },
     });

@@ -26,7 +26,10 @@ afterAll(async () => {
 
 /** The supervisor's children by role (their environment says which). */
 function children(supervisorPid: number): Record<'api' | 'engine', number> {
-  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map(Number);
   const found: Partial<Record<'api' | 'engine', number>> = {};
   for (const pid of pids) {
     const role = /(?:^|\0)ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
@@ -57,7 +60,14 @@ describe('npm start with PROCESSES=2', () => {
     // built-in simulator is mounted) must not take the upstream down with it.
     sim = await startSimProcess({ SIM_STEP_MS: '40' });
     const port = await freePort();
-    const env = { PROCESSES: '2', PORT: String(port), ENGINE_PORT: String(await freePort()), SIM_STEP_MS: '40', POLL_INTERVAL_MS: '40', SIMULATOR_URL: sim.url };
+    const env = {
+      PROCESSES: '2',
+      PORT: String(port),
+      ENGINE_PORT: String(await freePort()),
+      SIM_STEP_MS: '40',
+      POLL_INTERVAL_MS: '40',
+      SIMULATOR_URL: sim.url,
+    };
     gateway = await startChildGateway(dir.path, env);
     const supervisor = gateway.process.pid!;
     const first = children(supervisor);

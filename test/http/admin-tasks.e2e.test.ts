@@ -32,14 +32,22 @@ beforeAll(async () => {
   await submit(aliceKeys[1]!.key, 'a2', { model: 'anime-diffusion-4-5-curated', prompt: 'fails [sim:fail]' });
   await submit(bobKey.key, 'b1', { model: 'anime-diffusion-4-5-full', prompt: 'bob fox' });
   await submit(bobKey.key, 'b2', { prompt: 'a song' }, '/tune/submit/LYRICS');
-  for (const [name, key] of [['a1', aliceKeys[0]!.key], ['a2', aliceKeys[1]!.key], ['b1', bobKey.key]] as const) await waitForImageTask(new Client(gw.url, key), ids[name]!);
+  for (const [name, key] of [
+    ['a1', aliceKeys[0]!.key],
+    ['a2', aliceKeys[1]!.key],
+    ['b1', bobKey.key],
+  ] as const)
+    await waitForImageTask(new Client(gw.url, key), ids[name]!);
 });
 afterAll(() => gw.close());
 
 const listed = async (query: string) => {
   const r = await admin.get(`/api/admin/tasks?${query}`);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.data as { items: Array<{ id: string; account_id: string; token_id: string; channel_id: string | null; model: string; status: string }>; total: number };
+  return r.body.data as {
+    items: Array<{ id: string; account_id: string; token_id: string; channel_id: string | null; model: string; status: string }>;
+    total: number;
+  };
 };
 const mine = (items: Array<{ id: string }>) => items.map((t) => t.id).filter((id) => Object.values(ids).includes(id));
 
@@ -77,7 +85,22 @@ describe('GET /api/admin/tasks', () => {
     expect(r.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(r.headers.get('content-disposition')).toMatch(/^attachment; filename="tasks-\d{4}-\d{2}-\d{2}\.csv"$/);
     const rows = parseCsv(await r.text());
-    expect(rows[0]).toEqual(['id', 'created_at', 'completed_at', 'status', 'account_id', 'token_id', 'family', 'action', 'model', 'channel_id', 'reserved', 'charged', 'error_code', 'prompt']);
+    expect(rows[0]).toEqual([
+      'id',
+      'created_at',
+      'completed_at',
+      'status',
+      'account_id',
+      'token_id',
+      'family',
+      'action',
+      'model',
+      'channel_id',
+      'reserved',
+      'charged',
+      'error_code',
+      'prompt',
+    ]);
     const body = rows.slice(1);
     expect(body.map((row) => row[0])).toEqual([ids.a2, ids.a1]);
     const a1 = body[1]!;

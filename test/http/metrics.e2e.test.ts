@@ -103,7 +103,8 @@ describe('GET /metrics', () => {
     // The counters follow the log a moment after the settlement.
     const after = await eventually(async () => {
       const s = await scrape();
-      return delta(before, s, 'gateway_tasks_succeeded_total', taskLabels) >= 1 && delta(before, s, 'gateway_quota_settled_units_total', byModel) >= settled.charged
+      return delta(before, s, 'gateway_tasks_succeeded_total', taskLabels) >= 1 &&
+        delta(before, s, 'gateway_quota_settled_units_total', byModel) >= settled.charged
         ? s
         : undefined;
     });

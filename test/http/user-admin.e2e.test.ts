@@ -183,10 +183,15 @@ describe('user administration', () => {
     expect(debit.status).toBe(200);
     expect(debit.body.data).toMatchObject({ account_id: user.accountId, balance: 100_000 - 1_234 });
     // Retried with the same id: applied once.
-    expect((await admin.post('/api/admin/debits', { user_id: user.userId, amount: 1_234, reason: 'chargeback 2026-11', debit_id: 'db-test-1' })).body.data.balance).toBe(
-      100_000 - 1_234,
-    );
-    const ledger = (await user.client.get('/api/billing/ledger')).body.data.items as Array<{ kind?: string; type?: string; amount: number; note: string | null }>;
+    expect(
+      (await admin.post('/api/admin/debits', { user_id: user.userId, amount: 1_234, reason: 'chargeback 2026-11', debit_id: 'db-test-1' })).body.data.balance,
+    ).toBe(100_000 - 1_234);
+    const ledger = (await user.client.get('/api/billing/ledger')).body.data.items as Array<{
+      kind?: string;
+      type?: string;
+      amount: number;
+      note: string | null;
+    }>;
     const row = ledger.find((r) => r.note === 'chargeback 2026-11');
     expect(row, JSON.stringify(ledger)).toBeDefined();
     expect(row!.amount).toBe(1_234);

@@ -69,7 +69,22 @@ const CSV_ROWS = 100_000;
 /** Documents read per step when a time window is walked. */
 const WALK_CHUNK = 1000;
 
-const CSV_HEADER = ['id', 'created_at', 'completed_at', 'status', 'account_id', 'token_id', 'family', 'action', 'model', 'channel_id', 'reserved', 'charged', 'error_code', 'prompt'];
+const CSV_HEADER = [
+  'id',
+  'created_at',
+  'completed_at',
+  'status',
+  'account_id',
+  'token_id',
+  'family',
+  'action',
+  'model',
+  'channel_id',
+  'reserved',
+  'charged',
+  'error_code',
+  'prompt',
+];
 
 const TaskPage = z.object({ items: z.array(TaskSummary), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 
@@ -157,7 +172,8 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
           ...(channel_id ? { channelId: channel_id } : {}),
         };
         const [fromSeconds, toSeconds] = [from, to].map((t) => (t === undefined ? undefined : Date.parse(t) / 1000));
-        const inWindow = (doc: AccountTaskDoc) => (fromSeconds === undefined || doc.createdAt >= fromSeconds) && (toSeconds === undefined || doc.createdAt <= toSeconds);
+        const inWindow = (doc: AccountTaskDoc) =>
+          (fromSeconds === undefined || doc.createdAt >= fromSeconds) && (toSeconds === undefined || doc.createdAt <= toSeconds);
         const csv = format === 'csv';
         const windowed = from !== undefined || to !== undefined;
         // A window is walked whole (up to the export's bound), so its total is true.
@@ -171,22 +187,24 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
           if (chunk.length < WALK_CHUNK || (fromSeconds !== undefined && oldest !== undefined && oldest < fromSeconds - 3600)) break;
         }
         if (csv) {
-          const rows = found.slice(0, CSV_ROWS).map((d) => [
-            d.taskId,
-            iso(d.createdAt),
-            d.completedAt === null ? null : iso(d.completedAt),
-            d.status,
-            d.accountId,
-            d.tokenId ?? null,
-            d.family,
-            d.action,
-            d.model,
-            d.channelId ?? null,
-            d.reserved,
-            d.charged,
-            d.error?.code ?? null,
-            d.prompt,
-          ]);
+          const rows = found
+            .slice(0, CSV_ROWS)
+            .map((d) => [
+              d.taskId,
+              iso(d.createdAt),
+              d.completedAt === null ? null : iso(d.completedAt),
+              d.status,
+              d.accountId,
+              d.tokenId ?? null,
+              d.family,
+              d.action,
+              d.model,
+              d.channelId ?? null,
+              d.reserved,
+              d.charged,
+              d.error?.code ?? null,
+              d.prompt,
+            ]);
           return sendCsv(reply, `tasks-${new Date().toISOString().slice(0, 10)}.csv`, [CSV_HEADER, ...rows].map(csvRecord).join(''));
         }
         const total = windowed ? found.length : await deps.views.count(VIEWS.accountTasks, where);

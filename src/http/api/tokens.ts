@@ -52,7 +52,7 @@ export function tokenRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       const user = currentUser(request);
       const { user_id: userId } = request.query;
       if (userId !== undefined && userId !== user.userId && user.role !== 'admin') {
-        throw new GatewayError(403, 'forbidden', 'user_id: only an administrator may list another user\'s keys', 'user_id');
+        throw new GatewayError(403, 'forbidden', "user_id: only an administrator may list another user's keys", 'user_id');
       }
       const where = { userId: userId ?? user.userId };
       return listPage(deps.views, VIEWS.tokens, where, { sortBy: 'createdAt', desc: true }, request.query, (doc: TokenDoc) => tokenRecord(doc));

@@ -33,7 +33,8 @@ const ChangePasswordBody = z.object({ old_password: z.string().min(1).max(128), 
 /** A session as its user sees it: the start of its hash names it (the cookie never leaves the browser). */
 const SESSION_ID_CHARS = 12;
 const SessionRow = z.object({ id: z.string(), current: z.boolean(), started_at: z.string().nullable(), expires_at: z.number().int() });
-const Page = <T extends z.ZodTypeAny>(item: T) => z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
+const Page = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum(['admin', 'user']), group: z.string() });
 const ListQuery = z.object(pageQuery());
 
@@ -131,7 +132,12 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
           deps.views.count(VIEWS.users, {}),
         ]);
         const accounts = new Map(
-          (await deps.views.getMany<AccountDoc>(VIEWS.accounts, users.map((u) => u.doc.accountId))).map((a) => [a.id, a.doc] as const),
+          (
+            await deps.views.getMany<AccountDoc>(
+              VIEWS.accounts,
+              users.map((u) => u.doc.accountId),
+            )
+          ).map((a) => [a.id, a.doc] as const),
         );
         return ok({ items: users.map((u) => userRow(u.doc, accounts.get(u.doc.accountId))), total, page: p, page_size: size });
       },
@@ -166,7 +172,11 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
 
     app.get(
       '/api/user/self/sessions',
-      { config: API_ROUTE, schema: { tags: ['users'], summary: 'Your open sessions', response: { 200: envelope(z.array(SessionRow)) } }, preHandler: requireSession(deps) },
+      {
+        config: API_ROUTE,
+        schema: { tags: ['users'], summary: 'Your open sessions', response: { 200: envelope(z.array(SessionRow)) } },
+        preHandler: requireSession(deps),
+      },
       async (request) => {
         const user = currentUser(request);
         const now = nowSeconds(deps.clock);

@@ -48,7 +48,7 @@ export async function authenticate(request: FastifyRequest, tokens: TokenCache, 
   if (!token) throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid', 'Authorization');
   const userStatus = await tokens.userStatus(token.userId);
   if (userStatus === 'deleted') throw new GatewayError(401, 'invalid_api_key', 'Authorization: the API key is not valid', 'Authorization');
-  if (userStatus === 'disabled') throw new GatewayError(403, 'user_disabled', 'Authorization: the API key\'s user is disabled', 'Authorization');
+  if (userStatus === 'disabled') throw new GatewayError(403, 'user_disabled', "Authorization: the API key's user is disabled", 'Authorization');
   if (token.status !== 1) throw new GatewayError(403, 'token_disabled', 'Authorization: the API key is disabled', 'Authorization');
   if (token.expiredTime !== -1 && token.expiredTime * 1000 <= now.getTime()) {
     throw new GatewayError(401, 'token_expired', 'Authorization: the API key has expired', 'Authorization');
