@@ -77,6 +77,6 @@ describe.skipIf(!mongoUrl)('audit and rebuild with the views in MongoDB', () => 
 
     const audited = await run('node', ['--import', 'tsx', 'scripts/audit.ts'], { env, timeout: 120_000 });
     expect(audited.stderr.split('\n')[0]).toMatch(/views: MongoDB database audit_/);
-    expect(audited.stdout).toMatch(/^audited [1-9]\d* accounts, \d+ events\nno discrepancies\n$/);
+    expect(audited.stdout).toMatch(/^audited [1-9]\d* accounts, \d+ events\naudited [1-9]\d* users\nno discrepancies\n$/);
   }, 240_000);
 });

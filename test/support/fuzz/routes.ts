@@ -50,7 +50,8 @@ export function registeredRoutes(app: FastifyInstance): Array<{ method: string; 
       if (!match) continue;
       stack.length = match[1]!.length / 4;
       stack.push(match[2]!);
-      if (match[3]) out.push({ method, path: stack.join('').replace(/:(\w+)/g, '{$1}') });
+      // A parameter with its pattern (`:id(^usr_…$)`) is `{id}` in the document.
+      if (match[3]) out.push({ method, path: stack.join('').replace(/:(\w+)(\([^)]*\))?/g, '{$1}') });
     }
   }
   return out;
