@@ -7,13 +7,13 @@
  * supervisor killed -9 leaves no process behind; a restart on the same data keeps everything.
  */
 import { readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 import { startSimProcess, type SimProcess } from '../support/sim-process.js';
 import { runningUpstreamAt } from '../support/upstream-submits.js';
+import { alive, supervisedChildren } from '../support/supervised.js';
 
 const dir = tempDir();
 let gateway: ChildGateway | undefined;
@@ -24,35 +24,11 @@ afterAll(async () => {
   dir.remove();
 });
 
-/** The supervisor's children by role (their environment says which). */
-function children(supervisorPid: number): Record<'api' | 'engine', number> {
-  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map(Number);
-  const found: Partial<Record<'api' | 'engine', number>> = {};
-  for (const pid of pids) {
-    const role = /(?:^|\0)ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
-    if (role === 'api' || role === 'engine') found[role] = pid;
-  }
-  if (!found.api || !found.engine) throw new Error(`children of ${supervisorPid}: ${JSON.stringify(found)}`);
-  return found as Record<'api' | 'engine', number>;
-}
-
 /** CPU time a process used so far, in clock ticks (user + system, /proc/<pid>/stat). */
 function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('npm start with PROCESSES=2', () => {
   it('uses both processes, survives a kill -9 of each, and stops with its supervisor', async () => {
@@ -70,7 +46,7 @@ describe('npm start with PROCESSES=2', () => {
     };
     gateway = await startChildGateway(dir.path, env);
     const supervisor = gateway.process.pid!;
-    const first = children(supervisor);
+    const first = supervisedChildren(supervisor);
 
     const admin = new Client(gateway.url);
     await admin.login('admin', ADMIN_PASSWORD);
@@ -97,13 +73,13 @@ describe('npm start with PROCESSES=2', () => {
     expect(runningUpstreamAt(await sim.submits(), killedAt, 40).length).toBeGreaterThan(0);
     ids.push(await submit('while the engine is down'));
     const second = await eventually(async () => {
-      const now = children(supervisor);
+      const now = supervisedChildren(supervisor);
       return now.engine !== first.engine && now.api === first.api ? now : undefined;
     }, 20_000);
     // Then the API dies; the supervisor starts it again on the same port.
     process.kill(second.api, 'SIGKILL');
     await eventually(async () => ((await fetch(`${gateway!.url}/readyz`).catch(() => undefined))?.ok ? true : undefined), 30_000, 100);
-    expect(children(supervisor).api).not.toBe(second.api);
+    expect(supervisedChildren(supervisor).api).not.toBe(second.api);
 
     let states: string[] = [];
     const finals = await eventually(
@@ -126,7 +102,7 @@ describe('npm start with PROCESSES=2', () => {
     expect(figures.balance).toBe(10_000_000 - ids.length * 10_000);
 
     // SIGTERM to the supervisor: both children stop, then it exits.
-    const last = children(supervisor);
+    const last = supervisedChildren(supervisor);
     await gateway.kill('SIGTERM');
     expect(gateway.process.exitCode).toBe(0);
     expect(alive(last.api) || alive(last.engine)).toBe(false);
@@ -136,7 +112,7 @@ describe('npm start with PROCESSES=2', () => {
     const again = new Client(gateway.url, key);
     expect((await again.get(`/v1/images/async/generations/${ids[0]}`)).body.status).toBe('completed');
     // A supervisor killed -9 leaves no child behind: each notices it is gone and stops.
-    const orphans = children(gateway.process.pid!);
+    const orphans = supervisedChildren(gateway.process.pid!);
     await stopProcess(gateway.process, 'SIGKILL');
     gateway = undefined;
     await eventually(async () => (!alive(orphans.api) && !alive(orphans.engine) ? true : undefined), 20_000, 100);

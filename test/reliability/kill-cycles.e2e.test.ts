@@ -15,6 +15,9 @@
  * survives every kill. Each kill waits until some task is running upstream and is shown to have
  * landed then (a kill of an idle gateway proves nothing); every task without a failure marker,
  * acknowledged or cut off, must complete; and each gateway task's upstream submits are counted.
+ *
+ * The second run does all of it with PROCESSES=2 (src/supervisor.ts): each kill hits one part, the
+ * engine and the API process in turn, and the supervisor starts it again.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,7 +27,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { embeddedEnv, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { embeddedEnv, freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { alive, supervisedChildren, type Part } from '../support/supervised.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser, type Reply } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
@@ -73,13 +77,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 const stepArb = fc.record({ op: opArb, pauseMs: fc.integer({ min: 0, max: 40 }) });
 const cycleArb = fc.record({ steps: fc.array(stepArb, { minLength: 20, maxLength: 80 }), killAfterMs: fc.integer({ min: 50, max: 1500 }) });
 
-const dir = tempDir();
 let running: ChildGateway | undefined;
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Array<() => Promise<unknown> | void> = [];
 afterAll(async () => {
   await running?.kill('SIGKILL');
   for (const c of cleanups) await c();
-  dir.remove();
 });
 
 interface Ack {
@@ -91,304 +93,344 @@ interface Ack {
 }
 
 describe('kill -9 at random moments of a mixed load', () => {
-  it(`keeps every invariant across ${CYCLES} hard kills and restarts (seed ${SEED})`, async () => {
-    const [plan] = fc.sample(fc.array(cycleArb, { minLength: CYCLES, maxLength: CYCLES }), { seed: SEED, numRuns: 1 });
-    const receiver = await startReceiver(() => 200);
-    cleanups.push(() => receiver.close());
-    // Out of the gateway's process: its submit log must outlive every kill.
-    const sim = await startSimProcess({ SIM_STEP_MS: String(SIM_STEP_MS) });
-    cleanups.push(() => sim.stop());
-    const env = { ...ENV, SIMULATOR_URL: sim.url };
+  it(`keeps every invariant across ${CYCLES} hard kills and restarts (seed ${SEED})`, () => killCycles(1), 600_000);
+  it(
+    `with PROCESSES=2, keeps every invariant across ${CYCLES} hard kills of the engine and the API process in turn (seed ${SEED})`,
+    () => killCycles(2),
+    600_000,
+  );
+});
 
-    running = await startChildGateway(dir.path, env);
-    const admin = new Client(running.url);
-    await admin.login('admin', ADMIN_PASSWORD);
-    const user = await newUser(admin, { credit: CREDIT });
-    const key = (await newToken(user.client)).key;
-    const cookie = user.client.cookie;
+/**
+ * One process: each kill is the gateway's, and the test starts it again. Two (PROCESSES=2,
+ * src/supervisor.ts): each kill is of one part, the engine and the API in turn, and the
+ * supervisor starts it again.
+ */
+async function killCycles(processes: 1 | 2): Promise<void> {
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  const [plan] = fc.sample(fc.array(cycleArb, { minLength: CYCLES, maxLength: CYCLES }), { seed: SEED, numRuns: 1 });
+  const receiver = await startReceiver(() => 200);
+  cleanups.push(() => receiver.close());
+  // Out of the gateway's process: its submit log must outlive every kill.
+  const sim = await startSimProcess({ SIM_STEP_MS: String(SIM_STEP_MS) });
+  cleanups.push(() => sim.stop());
+  const env: Record<string, string> = { ...ENV, SIMULATOR_URL: sim.url, ...(processes === 2 ? { PROCESSES: '2', ENGINE_PORT: String(await freePort()) } : {}) };
 
-    const acks = new Map<string, Ack>();
-    const keyed = new Map<string, string>(); // idempotency key → the task id it answered
-    const statuses: Record<string, number> = {};
-    let requests = 0;
-    let invariants = 0;
-    /** When each kill was sent, epoch ms, and the submits running upstream at that moment. */
-    const kills: Array<{ at: number; running: SubmitRecord[] }> = [];
-    let seenSeq = 0;
-    const count = (label: string) => (statuses[label] = (statuses[label] ?? 0) + 1);
+  running = await startChildGateway(dir.path, env);
+  const admin = new Client(running.url);
+  await admin.login('admin', ADMIN_PASSWORD);
+  const user = await newUser(admin, { credit: CREDIT });
+  const key = (await newToken(user.client)).key;
+  const cookie = user.client.cookie;
 
-    type Result = { op: Op; prompt: string; reply?: Reply; error?: unknown };
-    async function run(api: Client, op: Op): Promise<Result> {
-      requests++;
-      let prompt = '';
-      try {
-        let reply: Reply;
-        if (op.kind === 'image') {
-          prompt = `load ${requests} ${op.marker}`;
-          reply = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: op.n });
-        } else if (op.kind === 'keyed') {
-          prompt = keyBody(op.key).prompt;
-          reply = await api.post('/v1/images/async/generations', keyBody(op.key), { 'idempotency-key': `${SEED}-${op.key}` });
-        } else if (op.kind === 'lyrics') {
-          prompt = `a song ${requests}`;
-          reply = await api.post('/tune/submit/LYRICS', { prompt, hookUrl: receiver.url });
-        } else {
-          const body =
-            op.which === 'model'
-              ? { model: 'no-such-model', prompt: 'x' }
-              : op.which === 'n'
-                ? { model: 'anime-diffusion-4-5-full', prompt: 'x', n: 0 }
-                : '{"prompt":';
-          reply = await api.post('/v1/images/async/generations', body);
-        }
-        count(String(reply.status));
-        return { op, prompt, reply };
-      } catch (error) {
-        count('cut off');
-        return { op, prompt, error };
+  const acks = new Map<string, Ack>();
+  const keyed = new Map<string, string>(); // idempotency key → the task id it answered
+  const statuses: Record<string, number> = {};
+  let requests = 0;
+  let invariants = 0;
+  /** When each killed process was seen gone, epoch ms, which one it was, and the submits running upstream at that moment. */
+  const kills: Array<{ at: number; running: SubmitRecord[]; part: Part | 'gateway' }> = [];
+  let seenSeq = 0;
+  const count = (label: string) => (statuses[label] = (statuses[label] ?? 0) + 1);
+
+  type Result = { op: Op; prompt: string; reply?: Reply; error?: unknown };
+  async function run(api: Client, op: Op): Promise<Result> {
+    requests++;
+    let prompt = '';
+    try {
+      let reply: Reply;
+      if (op.kind === 'image') {
+        prompt = `load ${requests} ${op.marker}`;
+        reply = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: op.n });
+      } else if (op.kind === 'keyed') {
+        prompt = keyBody(op.key).prompt;
+        reply = await api.post('/v1/images/async/generations', keyBody(op.key), { 'idempotency-key': `${SEED}-${op.key}` });
+      } else if (op.kind === 'lyrics') {
+        prompt = `a song ${requests}`;
+        reply = await api.post('/tune/submit/LYRICS', { prompt, hookUrl: receiver.url });
+      } else {
+        const body =
+          op.which === 'model'
+            ? { model: 'no-such-model', prompt: 'x' }
+            : op.which === 'n'
+              ? { model: 'anime-diffusion-4-5-full', prompt: 'x', n: 0 }
+              : '{"prompt":';
+        reply = await api.post('/v1/images/async/generations', body);
       }
+      count(String(reply.status));
+      return { op, prompt, reply };
+    } catch (error) {
+      count('cut off');
+      return { op, prompt, error };
     }
+  }
 
-    function record(result: Result): void {
-      const { op, reply, prompt } = result;
-      if (!reply) return;
-      if (op.kind === 'refusal') {
-        expect(reply.status, `refusal ${op.which}`).toBeGreaterThanOrEqual(400);
-        expect(reply.status).toBeLessThan(500);
-        return;
-      }
-      expect(reply.status, `${op.kind} answered ${JSON.stringify(reply.body)}`).toBeLessThan(500);
-      if (reply.status !== 200) return;
-      if (op.kind === 'lyrics') {
-        acks.set(reply.body.data, { id: reply.body.data, family: 'lyrics', hooked: true, prompt });
-        return;
-      }
-      acks.set(reply.body.id, { id: reply.body.id, family: 'image', hooked: false, prompt });
-      if (op.kind === 'keyed') {
-        const before = keyed.get(op.key);
-        if (before) expect(reply.body.id, `key ${op.key} answered another task`).toBe(before);
-        keyed.set(op.key, reply.body.id);
-      }
+  function record(result: Result): void {
+    const { op, reply, prompt } = result;
+    if (!reply) return;
+    if (op.kind === 'refusal') {
+      expect(reply.status, `refusal ${op.which}`).toBeGreaterThanOrEqual(400);
+      expect(reply.status).toBeLessThan(500);
+      return;
     }
-
-    async function finalOf(api: Client, ack: Ack): Promise<string | undefined> {
-      if (ack.family === 'image') {
-        const r = await api.get(`/v1/images/async/generations/${ack.id}`);
-        return r.body.status === 'completed' || r.body.status === 'failed' ? r.body.status : undefined;
-      }
-      const r = await api.get(`/tune/fetch/${ack.id}`);
-      return r.body.data?.status === 'SUCCESS' || r.body.data?.status === 'FAILURE' ? r.body.data.status : undefined;
+    expect(reply.status, `${op.kind} answered ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+    if (reply.status !== 200) return;
+    if (op.kind === 'lyrics') {
+      acks.set(reply.body.data, { id: reply.body.data, family: 'lyrics', hooked: true, prompt });
+      return;
     }
+    acks.set(reply.body.id, { id: reply.body.id, family: 'image', hooked: false, prompt });
+    if (op.kind === 'keyed') {
+      const before = keyed.get(op.key);
+      if (before) expect(reply.body.id, `key ${op.key} answered another task`).toBe(before);
+      keyed.set(op.key, reply.body.id);
+    }
+  }
 
-    /**
-     * The kill: `killAfterMs` into the load, once some accepted submit is still running upstream
-     * (its task can not be final in the gateway yet), so the kill lands with work in flight.
-     */
-    async function killWithWorkInFlight(killAfterMs: number): Promise<void> {
-      await new Promise((r) => setTimeout(r, killAfterMs));
-      const waitUntil = Date.now() + 10_000;
-      const recent: SubmitRecord[] = [];
-      for (;;) {
-        recent.push(...(await sim.submits(seenSeq)));
-        seenSeq = recent.at(-1)?.seq ?? seenSeq;
-        // 30 ms ahead: the kill is sent before that task finishes upstream.
-        if (runningUpstreamAt(recent, Date.now() + 30, SIM_STEP_MS).length > 0) break;
-        if (Date.now() > waitUntil) break; // then the assertion after the kill says so
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      const at = Date.now();
+  async function finalOf(api: Client, ack: Ack): Promise<string | undefined> {
+    if (ack.family === 'image') {
+      const r = await api.get(`/v1/images/async/generations/${ack.id}`);
+      return r.body.status === 'completed' || r.body.status === 'failed' ? r.body.status : undefined;
+    }
+    const r = await api.get(`/tune/fetch/${ack.id}`);
+    return r.body.data?.status === 'SUCCESS' || r.body.data?.status === 'FAILURE' ? r.body.data.status : undefined;
+  }
+
+  /**
+   * The kill: `killAfterMs` into the load, once some accepted submit is still running upstream
+   * (its task can not be final in the gateway yet), so the kill lands with work in flight.
+   */
+  async function killWithWorkInFlight(killAfterMs: number, cycle: number): Promise<void> {
+    await new Promise((r) => setTimeout(r, killAfterMs));
+    const waitUntil = Date.now() + 10_000;
+    const recent: SubmitRecord[] = [];
+    for (;;) {
+      recent.push(...(await sim.submits(seenSeq)));
+      seenSeq = recent.at(-1)?.seq ?? seenSeq;
+      // 30 ms ahead: the kill is sent before that task finishes upstream.
+      if (runningUpstreamAt(recent, Date.now() + 30, SIM_STEP_MS).length > 0) break;
+      if (Date.now() > waitUntil) break; // then the assertion after the kill says so
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // The kill's time is when the process is seen gone: every claim it made was read off its
+    // clock before that, and every claim after it is a new process's.
+    if (processes === 1) {
       await running!.kill('SIGKILL');
-      kills.push({ at, running: [] });
+      kills.push({ at: Date.now(), running: [], part: 'gateway' });
+      return;
     }
+    const part: Part = cycle % 2 === 0 ? 'engine' : 'api';
+    const pid = supervisedChildren(running!.process.pid!)[part];
+    process.kill(pid, 'SIGKILL');
+    await eventually(async () => (alive(pid) ? undefined : true), 10_000, 5);
+    kills.push({ at: Date.now(), running: [], part });
+  }
 
-    for (const [cycle, { steps, killAfterMs }] of plan!.entries()) {
-      const api = new Client(running.url, key);
-      // The load runs four at a time, its steps over again, until the kill; what was in flight then is cut off.
-      let killed = false;
-      const killing = killWithWorkInFlight(killAfterMs).then(() => void (killed = true));
-      const results: Result[] = [];
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (!killed) {
-            const { op, pauseMs } = steps[next++ % steps.length]!;
-            results.push(await run(api, op));
-            await new Promise((r) => setTimeout(r, pauseMs));
-          }
-        }),
-      );
-      await killing;
-      for (const r of results) record(r);
-      // The kill landed while tasks were running upstream: submitted, not final (the simulator's
-      // log, which the kill did not touch, says which).
-      const kill = kills.at(-1)!;
-      kill.running = runningUpstreamAt(await sim.submits(), kill.at, SIM_STEP_MS);
-      expect(kill.running.length, `cycle ${cycle}: no task was running upstream when the kill landed`).toBeGreaterThan(0);
-      invariants++;
+  /** After a kill: the gateway started again (one process), or the killed part started again by the supervisor and the API answering (two). */
+  async function restarted(): Promise<ChildGateway> {
+    if (processes === 1) return startChildGateway(dir.path, env);
+    const supervisor = running!;
+    const killed = kills.at(-1)!;
+    await eventually(
+      async () => {
+        const parts = supervisedChildren(supervisor.process.pid!);
+        const back = killed.part === 'api' || killed.part === 'engine' ? alive(parts[killed.part]) : true;
+        return back && (await fetch(`${supervisor.url}/readyz`).catch(() => undefined))?.ok ? true : undefined;
+      },
+      60_000,
+      100,
+    );
+    return supervisor;
+  }
 
-      running = await startChildGateway(dir.path, env);
-      invariants++; // ready again after a hard kill
-      const after = new Client(running.url, key);
-
-      // Requests with a key that were cut off by the kill are retried, as a client would.
-      const cutKeys = [...new Set(results.filter((r) => r.error && r.op.kind === 'keyed').map((r) => (r.op as { key: string }).key))];
-      const retried = await Promise.all(cutKeys.map((k) => run(after, { kind: 'keyed', key: k })));
-      for (const r of retried) {
-        expect(r.reply?.status, `retry of key ${(r.op as { key: string }).key} after the kill: ${JSON.stringify(r.reply?.body)}`).toBe(200);
-        record(r);
-      }
-      invariants += cutKeys.length;
-
-      const finals = await eventually(
-        async () => {
-          const all = await Promise.all([...acks.values()].map(async (a) => [a, await finalOf(after, a)] as const));
-          return all.every(([, f]) => f !== undefined) ? all : undefined;
-        },
-        60_000,
-        200,
-      );
-      // Only a failure marker fails a task: a kill never does.
-      const failedUnmarked = finals.filter(([a, f]) => !FAILURE_MARKER.test(a.prompt) && f !== 'completed' && f !== 'SUCCESS');
-      expect(
-        failedUnmarked.map(([a, f]) => `${a.id} "${a.prompt}": ${f}`),
-        `cycle ${cycle}: tasks without a failure marker that did not complete`,
-      ).toEqual([]);
-      invariants += acks.size;
-
-      // Every finished task with a hook was delivered at least once.
-      await eventually(
-        async () => {
-          const delivered = new Set(receiver.received.map((r) => (JSON.parse(r.body) as { data?: { task_id?: string } }).data?.task_id));
-          return [...acks.values()].filter((a) => a.hooked).every((a) => delivered.has(a.id)) ? true : undefined;
-        },
-        30_000,
-        200,
-      );
-      invariants++;
-
-      // After the grace period nothing is reserved, and the balance dropped by the used quota.
-      const self = new Client(running.url);
-      self.cookie = cookie;
-      const account = await eventually(
-        async () => {
-          const data = (await self.get('/api/user/self')).body.data as { quota: number; used_quota: number; reserved_quota: number };
-          return data.reserved_quota === 0 ? data : undefined;
-        },
-        (GRACE_SECONDS + 20) * 1000,
-        200,
-      );
-      expect(CREDIT - account.quota, `cycle ${cycle}: balance drop vs used quota`).toBe(account.used_quota);
-      invariants += 2;
-    }
-
-    // Tasks whose submit was cut off by a kill were opened all the same: they end too.
-    const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
-    try {
-      await eventually(
-        async () => {
-          const open = db
-            .prepare("SELECT stream FROM events WHERE stream LIKE 'task-%' GROUP BY stream HAVING sum(type IN ('TaskSucceeded', 'TaskFailed')) = 0")
-            .all();
-          return open.length === 0 ? true : undefined;
-        },
-        60_000,
-        200,
-      );
-    } finally {
-      db.close();
-    }
-    await running.kill('SIGTERM');
-    running = undefined;
-
-    // The books, replayed from the account stream itself.
-    const store = createSqliteEventStore({ path: join(dir.path, 'events.sqlite') });
-    let repeated = 0;
-    let attributed = 0;
-    try {
-      const recorded = (await store.readStream(`account-${user.accountId}`)).map(toDomainEvent).filter((e) => e !== undefined);
-      const closes = new Map<string, number>();
-      const reserved = new Set<string>();
-      let settledTotal = 0;
-      for (const e of recorded) {
-        if (e.type === 'QuotaReserved') reserved.add(e.data.reservationId);
-        if (e.type === 'QuotaSettled' || e.type === 'QuotaReleased') closes.set(e.data.reservationId, (closes.get(e.data.reservationId) ?? 0) + 1);
-        if (e.type === 'QuotaSettled') settledTotal += e.data.charged;
-      }
-      expect(
-        [...reserved].filter((id) => closes.get(id) !== 1),
-        'reservations not closed exactly once',
-      ).toEqual([]);
-      const state = foldAccount(recorded);
-      expect(state.reserved).toBe(0);
-      expect(state.balance).toBe(CREDIT - settledTotal);
-      invariants += 3;
-
-      // A task succeeded at most once, and each success was settled exactly once.
-      const successes = new Map<string, number>();
-      const promptOf = new Map<string, string>(); // task id → its prompt
-      const taskEvents = (await store.readAll({ streamPrefixes: ['task-'] })).map(toDomainEvent);
-      for (const e of taskEvents) {
-        if (e?.type === 'TaskSucceeded') successes.set(e.streamName, (successes.get(e.streamName) ?? 0) + 1);
-        if (e?.type === 'TaskSubmitted') promptOf.set(e.data.taskId, String(e.data.request.prompt ?? ''));
-      }
-      expect([...successes.values()].every((n) => n === 1)).toBe(true);
-      invariants++;
-
-      // Every task opened, acknowledged or cut off: completed unless its prompt asked to fail.
-      const unmarkedNotSucceeded = [...promptOf].filter(([id, prompt]) => !FAILURE_MARKER.test(prompt) && successes.get(`task-${id}`) !== 1);
-      expect(unmarkedNotSucceeded, 'tasks without a failure marker that did not succeed').toEqual([]);
-      invariants += promptOf.size;
-
-      /**
-       * Upstream submits per gateway task. The submit lease (dispatcher.ts) makes a second submit
-       * of a task impossible while the gateway that submitted it lives; a gateway killed between
-       * the upstream's answer and its record leaves the task `submitted`, and the restarted one
-       * (same instance id on the embedded default) claims it again and submits it at once. Until
-       * submits are fenced upstream by their idempotency key, that repeat is allowed here and
-       * counted: each repeat needs a kill between two of the task's claims (whose times the
-       * gateway recorded itself), so a task is submitted at most once more per kill that hit it,
-       * and a task no kill hit is submitted exactly once.
-       */
-      const taskOfPrompt = new Map<string, string>();
-      for (const [id, prompt] of promptOf) taskOfPrompt.set(prompt, id);
-      const upstream = await sim.log();
-      const { perTask, unattributed } = acceptedPerTask(upstream.submits, taskOfPrompt);
-      // The upstream outlived every kill and forgets nothing: the gateways never asked it about
-      // a job it had not accepted.
-      expect(upstream.foreignLookups, 'lookups of upstream ids the simulator never minted').toBe(0);
-      expect(upstream.dropped).toBe(0);
-      expect(
-        unattributed.map((s) => s.promptHead),
-        'upstream submits of no gateway task',
-      ).toEqual([]);
-      expect(
-        unexplainedRepeats(
-          perTask,
-          claimsPerTask(taskEvents),
-          kills.map((k) => k.at),
-        ),
-        'repeated upstream submits with no kill between',
-      ).toEqual([]);
-      for (const list of perTask.values()) {
-        attributed++;
-        if (list.length > 1) repeated++;
-      }
-      invariants += perTask.size;
-    } finally {
-      await store.close();
-    }
-
-    const audit = await runAudit(dir.path);
-    expect(audit.code, audit.output).toBe(0);
+  for (const [cycle, { steps, killAfterMs }] of plan!.entries()) {
+    const api = new Client(running.url, key);
+    // The load runs four at a time, its steps over again, until the kill; what was in flight then is cut off.
+    let killed = false;
+    const killing = killWithWorkInFlight(killAfterMs, cycle).then(() => void (killed = true));
+    const results: Result[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (!killed) {
+          const { op, pauseMs } = steps[next++ % steps.length]!;
+          results.push(await run(api, op));
+          await new Promise((r) => setTimeout(r, pauseMs));
+        }
+      }),
+    );
+    await killing;
+    for (const r of results) record(r);
+    // The kill landed while tasks were running upstream: submitted, not final (the simulator's
+    // log, which the kill did not touch, says which).
+    const kill = kills.at(-1)!;
+    kill.running = runningUpstreamAt(await sim.submits(), kill.at, SIM_STEP_MS);
+    expect(kill.running.length, `cycle ${cycle}: no task was running upstream when the kill landed`).toBeGreaterThan(0);
     invariants++;
 
-    recordReliability({ suite: 'kill-cycles', seed: SEED, killCycles: CYCLES, requests, statuses, invariants });
-    console.log(
-      `[kill-cycles] seed=${SEED} cycles=${CYCLES} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}` +
-        ` running-upstream-at-kills=${kills.map((k) => k.running.length).join(',')} tasks-submitted-upstream=${attributed} submitted-more-than-once=${repeated}`,
+    running = await restarted();
+    invariants++; // ready again after a hard kill
+    const after = new Client(running.url, key);
+
+    // Requests with a key that were cut off by the kill are retried, as a client would.
+    const cutKeys = [...new Set(results.filter((r) => r.error && r.op.kind === 'keyed').map((r) => (r.op as { key: string }).key))];
+    const retried = await Promise.all(cutKeys.map((k) => run(after, { kind: 'keyed', key: k })));
+    for (const r of retried) {
+      expect(r.reply?.status, `retry of key ${(r.op as { key: string }).key} after the kill: ${JSON.stringify(r.reply?.body)}`).toBe(200);
+      record(r);
+    }
+    invariants += cutKeys.length;
+
+    const finals = await eventually(
+      async () => {
+        const all = await Promise.all([...acks.values()].map(async (a) => [a, await finalOf(after, a)] as const));
+        return all.every(([, f]) => f !== undefined) ? all : undefined;
+      },
+      60_000,
+      200,
     );
-  }, 600_000);
-});
+    // Only a failure marker fails a task: a kill never does.
+    const failedUnmarked = finals.filter(([a, f]) => !FAILURE_MARKER.test(a.prompt) && f !== 'completed' && f !== 'SUCCESS');
+    expect(
+      failedUnmarked.map(([a, f]) => `${a.id} "${a.prompt}": ${f}`),
+      `cycle ${cycle}: tasks without a failure marker that did not complete`,
+    ).toEqual([]);
+    invariants += acks.size;
+
+    // Every finished task with a hook was delivered at least once.
+    await eventually(
+      async () => {
+        const delivered = new Set(receiver.received.map((r) => (JSON.parse(r.body) as { data?: { task_id?: string } }).data?.task_id));
+        return [...acks.values()].filter((a) => a.hooked).every((a) => delivered.has(a.id)) ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    invariants++;
+
+    // After the grace period nothing is reserved, and the balance dropped by the used quota.
+    const self = new Client(running.url);
+    self.cookie = cookie;
+    const account = await eventually(
+      async () => {
+        const data = (await self.get('/api/user/self')).body.data as { quota: number; used_quota: number; reserved_quota: number };
+        return data.reserved_quota === 0 ? data : undefined;
+      },
+      (GRACE_SECONDS + 20) * 1000,
+      200,
+    );
+    expect(CREDIT - account.quota, `cycle ${cycle}: balance drop vs used quota`).toBe(account.used_quota);
+    invariants += 2;
+  }
+
+  // Tasks whose submit was cut off by a kill were opened all the same: they end too.
+  const db = new Database(join(dir.path, 'events.sqlite'), { readonly: true });
+  try {
+    await eventually(
+      async () => {
+        const open = db
+          .prepare("SELECT stream FROM events WHERE stream LIKE 'task-%' GROUP BY stream HAVING sum(type IN ('TaskSucceeded', 'TaskFailed')) = 0")
+          .all();
+        return open.length === 0 ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+  } finally {
+    db.close();
+  }
+  await running.kill('SIGTERM');
+  running = undefined;
+
+  // The books, replayed from the account stream itself.
+  const store = createSqliteEventStore({ path: join(dir.path, 'events.sqlite') });
+  let repeated = 0;
+  let attributed = 0;
+  try {
+    const recorded = (await store.readStream(`account-${user.accountId}`)).map(toDomainEvent).filter((e) => e !== undefined);
+    const closes = new Map<string, number>();
+    const reserved = new Set<string>();
+    let settledTotal = 0;
+    for (const e of recorded) {
+      if (e.type === 'QuotaReserved') reserved.add(e.data.reservationId);
+      if (e.type === 'QuotaSettled' || e.type === 'QuotaReleased') closes.set(e.data.reservationId, (closes.get(e.data.reservationId) ?? 0) + 1);
+      if (e.type === 'QuotaSettled') settledTotal += e.data.charged;
+    }
+    expect(
+      [...reserved].filter((id) => closes.get(id) !== 1),
+      'reservations not closed exactly once',
+    ).toEqual([]);
+    const state = foldAccount(recorded);
+    expect(state.reserved).toBe(0);
+    expect(state.balance).toBe(CREDIT - settledTotal);
+    invariants += 3;
+
+    // A task succeeded at most once, and each success was settled exactly once.
+    const successes = new Map<string, number>();
+    const promptOf = new Map<string, string>(); // task id → its prompt
+    const taskEvents = (await store.readAll({ streamPrefixes: ['task-'] })).map(toDomainEvent);
+    for (const e of taskEvents) {
+      if (e?.type === 'TaskSucceeded') successes.set(e.streamName, (successes.get(e.streamName) ?? 0) + 1);
+      if (e?.type === 'TaskSubmitted') promptOf.set(e.data.taskId, String(e.data.request.prompt ?? ''));
+    }
+    expect([...successes.values()].every((n) => n === 1)).toBe(true);
+    invariants++;
+
+    // Every task opened, acknowledged or cut off: completed unless its prompt asked to fail.
+    const unmarkedNotSucceeded = [...promptOf].filter(([id, prompt]) => !FAILURE_MARKER.test(prompt) && successes.get(`task-${id}`) !== 1);
+    expect(unmarkedNotSucceeded, 'tasks without a failure marker that did not succeed').toEqual([]);
+    invariants += promptOf.size;
+
+    /**
+     * Upstream submits per gateway task. The submit lease (dispatcher.ts) makes a second submit
+     * of a task impossible while the gateway that submitted it lives; a gateway killed between
+     * the upstream's answer and its record leaves the task `submitted`, and the restarted one
+     * (same instance id on the embedded default) claims it again and submits it at once. Until
+     * submits are fenced upstream by their idempotency key, that repeat is allowed here and
+     * counted: each repeat needs a kill between two of the task's claims (whose times the
+     * gateway recorded itself), so a task is submitted at most once more per kill that hit it,
+     * and a task no kill hit is submitted exactly once.
+     */
+    const taskOfPrompt = new Map<string, string>();
+    for (const [id, prompt] of promptOf) taskOfPrompt.set(prompt, id);
+    const upstream = await sim.log();
+    const { perTask, unattributed } = acceptedPerTask(upstream.submits, taskOfPrompt);
+    // The upstream outlived every kill and forgets nothing: the gateways never asked it about
+    // a job it had not accepted.
+    expect(upstream.foreignLookups, 'lookups of upstream ids the simulator never minted').toBe(0);
+    expect(upstream.dropped).toBe(0);
+    expect(
+      unattributed.map((s) => s.promptHead),
+      'upstream submits of no gateway task',
+    ).toEqual([]);
+    expect(
+      unexplainedRepeats(
+        perTask,
+        claimsPerTask(taskEvents),
+        kills.map((k) => k.at),
+      ),
+      'repeated upstream submits with no kill between',
+    ).toEqual([]);
+    for (const list of perTask.values()) {
+      attributed++;
+      if (list.length > 1) repeated++;
+    }
+    invariants += perTask.size;
+  } finally {
+    await store.close();
+  }
+
+  const audit = await runAudit(dir.path);
+  expect(audit.code, audit.output).toBe(0);
+  invariants++;
+
+  recordReliability({ suite: processes === 1 ? 'kill-cycles' : 'kill-cycles-two-processes', seed: SEED, killCycles: CYCLES, requests, statuses, invariants });
+  console.log(
+    `[kill-cycles${processes === 2 ? ' PROCESSES=2' : ''}] seed=${SEED} cycles=${CYCLES} killed=${kills.map((k) => k.part).join(',')} requests=${requests} statuses=${JSON.stringify(statuses)} tasks=${acks.size} invariants=${invariants}` +
+      ` running-upstream-at-kills=${kills.map((k) => k.running.length).join(',')} tasks-submitted-upstream=${attributed} submitted-more-than-once=${repeated}`,
+  );
+}
 
 function runAudit(dataDir: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
