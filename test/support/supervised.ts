@@ -6,7 +6,10 @@ export type Part = 'api' | 'engine';
 
 /** The supervisor's children by role (their environment says which). */
 export function supervisedChildren(supervisorPid: number): Record<Part, number> {
-  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const pids = execFileSync('pgrep', ['-P', String(supervisorPid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map(Number);
   const found: Partial<Record<Part, number>> = {};
   for (const pid of pids) {
     const role = /(?:^|\0)ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
