@@ -26,6 +26,30 @@ export async function listPage<D, R>(
   return ok({ items: docs.map((d) => record(d.doc)), total, page: p, page_size: size });
 }
 
+/** Documents read from a view per step of `newestFirst`. */
+const WALK_CHUNK = 1000;
+
+/**
+ * The documents of a view that match `where`, newest first (by `seq`), a chunk at a time, only
+ * those `inside` a window; it ends at the view's end, or once the oldest document of a chunk is
+ * `past` the window (a consumer that has enough stops reading sooner).
+ */
+export async function* newestFirst<D>(
+  views: ViewStore,
+  view: string,
+  where: Readonly<Record<string, ViewFieldValue>>,
+  inside: (doc: D) => boolean,
+  past: (oldest: D) => boolean,
+): AsyncGenerator<D[]> {
+  for (let offset = 0; ; offset += WALK_CHUNK) {
+    const chunk = await views.find<D>(view, where, { sortBy: 'seq', desc: true, limit: WALK_CHUNK, offset });
+    const kept = chunk.map((d) => d.doc).filter(inside);
+    if (kept.length > 0) yield kept;
+    const oldest = chunk.at(-1)?.doc;
+    if (chunk.length < WALK_CHUNK || (oldest !== undefined && past(oldest))) return;
+  }
+}
+
 export const ApiError = z.object({ success: z.literal(false), message: z.string(), code: z.string() });
 
 /** The `config` of every user, token and admin route: errors are `{success, message}` (route-config.ts). */

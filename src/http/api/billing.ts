@@ -17,15 +17,13 @@ import type { ViewFieldValue } from '../../ports/view-store.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, envelope, ok, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, newestFirst, ok, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 import { isoTime } from '../query-time.js';
 import { sendCsv } from '../csv.js';
 
 /** The most entries one CSV export holds; a longer statement is refused, to be narrowed with `from` and `to`. */
 export const CSV_MAX_ROWS = 100_000;
-/** Entries read from the view at a time. */
-const CHUNK = 1000;
 
 const LedgerQuery = z.object({
   ...pageQuery(500, 50),
@@ -114,18 +112,18 @@ export function billingRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
   }
 
   /**
-   * The statement's entries newest first, CHUNK at a time, inside `[from, to]` when given: the
+   * The statement's entries newest first, a chunk at a time (newestFirst), inside `[from, to]` when given: the
    * view is walked by position and entries outside the window skipped (times follow positions,
    * so the walk stops once it is past `from`).
    */
-  async function* entriesOf(where: Readonly<Record<string, ViewFieldValue>>, from: string | undefined, to: string | undefined): AsyncGenerator<LedgerEntry[]> {
-    for (let offset = 0; ; offset += CHUNK) {
-      const chunk = await deps.views.find<LedgerEntry>(VIEWS.ledger, where, { sortBy: 'seq', desc: true, limit: CHUNK, offset });
-      const inside = chunk.map((d) => d.doc).filter((doc) => (!from || doc.at >= from) && (!to || doc.at <= to));
-      if (inside.length > 0) yield inside;
-      if (chunk.length < CHUNK || (from && chunk[chunk.length - 1]!.doc.at < from)) return;
-    }
-  }
+  const entriesOf = (where: Readonly<Record<string, ViewFieldValue>>, from: string | undefined, to: string | undefined): AsyncGenerator<LedgerEntry[]> =>
+    newestFirst<LedgerEntry>(
+      deps.views,
+      VIEWS.ledger,
+      where,
+      (doc) => (!from || doc.at >= from) && (!to || doc.at <= to),
+      (oldest) => Boolean(from && oldest.at < from),
+    );
 
   /** The whole statement as CSV text: a header row, then one row per entry; refused past CSV_MAX_ROWS. */
   async function csvOf(where: Readonly<Record<string, ViewFieldValue>>, from: string | undefined, to: string | undefined): Promise<string> {

@@ -12,7 +12,7 @@ import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
 import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, envelope, listPage, ok, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, listPage, newestFirst, ok, pageQuery } from '../api-response.js';
 import { GatewayError } from '../errors.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { isoTime } from '../query-time.js';
@@ -66,8 +66,6 @@ const AdminTasksQuery = z.object({
 
 /** The most rows one CSV export holds. */
 const CSV_ROWS = 100_000;
-/** Documents read per step when a time window is walked. */
-const WALK_CHUNK = 1000;
 
 const CSV_HEADER = [
   'id',
@@ -180,11 +178,16 @@ export function taskListRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
         const wanted = csv || windowed ? CSV_ROWS : (p + 1) * size;
         // Newest first; a time window is walked until it is passed (tasks are created in submit order).
         const found: AccountTaskDoc[] = [];
-        for (let offset = 0; found.length < wanted; offset += WALK_CHUNK) {
-          const chunk = await deps.views.find<AccountTaskDoc>(VIEWS.accountTasks, where, { sortBy: 'seq', desc: true, limit: WALK_CHUNK, offset });
-          for (const { doc } of chunk) if (inWindow(doc)) found.push(doc);
-          const oldest = chunk.at(-1)?.doc.createdAt;
-          if (chunk.length < WALK_CHUNK || (fromSeconds !== undefined && oldest !== undefined && oldest < fromSeconds - 3600)) break;
+        const tasks = newestFirst<AccountTaskDoc>(
+          deps.views,
+          VIEWS.accountTasks,
+          where,
+          inWindow,
+          (oldest) => fromSeconds !== undefined && oldest.createdAt < fromSeconds - 3600,
+        );
+        for await (const chunk of tasks) {
+          found.push(...chunk);
+          if (found.length >= wanted) break;
         }
         if (csv) {
           const rows = found
