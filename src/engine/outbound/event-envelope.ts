@@ -43,22 +43,8 @@ export function envelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
   const id = rest.join('-');
   const topic = kind === 'task' || kind === 'callback' ? TASK_TOPIC : kind === 'account' ? BILLING_TOPIC : undefined;
   if (!topic) return undefined;
-  const accountId = topic === BILLING_TOPIC ? id : typeof e.metadata.accountId === 'string' ? e.metadata.accountId : null;
-  return {
-    specversion: 'gateway.events.v1',
-    id: e.id,
-    type: e.type,
-    topic,
-    key: id,
-    stream: e.streamName,
-    revision: e.revision,
-    position: e.position.toString(),
-    time: e.metadata.at,
-    accountId,
-    correlationId: typeof e.metadata.correlationId === 'string' ? e.metadata.correlationId : null,
-    causationId: typeof e.metadata.causationId === 'string' ? e.metadata.causationId : null,
-    ...dataOrTruncated(e.data),
-  };
+  const accountId = topic === BILLING_TOPIC ? id : metadataText(e, 'accountId');
+  return { ...envelopeHead(e, topic, id, accountId), ...dataOrTruncated(e.data) };
 }
 
 /** What administrators see happen to users; sessions stay out (noise, and their hashes are credentials). */
@@ -71,22 +57,29 @@ const USER_ADMIN_EVENTS = new Set(['UserRegistered', 'UserDisabled', 'UserEnable
 export function userAdminEnvelopeOf(e: RecordedDomainEvent): EventEnvelope | undefined {
   if (!e.streamName.startsWith('user-') || !USER_ADMIN_EVENTS.has(e.type)) return undefined;
   const { passwordHash: _hidden, ...data } = e.data as { passwordHash?: string };
+  return { ...envelopeHead(e, USER_ADMIN_TOPIC, e.streamName.slice('user-'.length), metadataText(e, 'accountId')), data };
+}
+
+/** Every field of an envelope but its data: the event's identity and place, and the metadata it carries. */
+function envelopeHead(e: RecordedDomainEvent, topic: EventEnvelope['topic'], key: string, accountId: string | null): Omit<EventEnvelope, 'data' | 'truncated'> {
   return {
     specversion: 'gateway.events.v1',
     id: e.id,
     type: e.type,
-    topic: USER_ADMIN_TOPIC,
-    key: e.streamName.slice('user-'.length),
+    topic,
+    key,
     stream: e.streamName,
     revision: e.revision,
     position: e.position.toString(),
     time: e.metadata.at,
-    accountId: typeof e.metadata.accountId === 'string' ? e.metadata.accountId : null,
-    correlationId: typeof e.metadata.correlationId === 'string' ? e.metadata.correlationId : null,
-    causationId: typeof e.metadata.causationId === 'string' ? e.metadata.causationId : null,
-    data,
+    accountId,
+    correlationId: metadataText(e, 'correlationId'),
+    causationId: metadataText(e, 'causationId'),
   };
 }
+
+const metadataText = (e: RecordedDomainEvent, field: 'accountId' | 'correlationId' | 'causationId'): string | null =>
+  typeof e.metadata[field] === 'string' ? e.metadata[field] : null;
 
 function dataOrTruncated(data: unknown): Pick<EventEnvelope, 'data' | 'truncated'> {
   const bytes = Buffer.byteLength(JSON.stringify(data) ?? '');
