@@ -15,9 +15,9 @@
  * supervisor died (its IPC channel closes) shuts itself down (main.ts), so no child outlives it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { freePort } from './lib/free-port.js';
 
 /** An idle subscription's look for the other process's appends, unless EVENT_POLL_INTERVAL_MS says otherwise. */
 const CROSS_PROCESS_POLL_MS = 20;
@@ -29,6 +29,7 @@ const STABLE_MS = 60_000;
 type Part = 'api' | 'engine';
 
 export async function supervise(config: Config, log: Logger): Promise<void> {
+  // An API asked to listen on port 0 gets a free one here: the engine must know where it is.
   const apiPort = config.port || (await freePort());
   const enginePort = config.enginePort ?? (config.port ? config.port + 1 : 0);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -124,15 +125,4 @@ async function answers(url: string, timeoutMs: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
-}
-
-/** A free loopback port, for an API asked to listen on port 0 (the engine must know where). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
 }

@@ -3,19 +3,11 @@
  * way (SIGKILL: no graceful drain) and start it again on the same data directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/lib/free-port.js';
 import { ADMIN_PASSWORD } from './gateway.js';
 
 /** A port on 127.0.0.1 that nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 export interface ChildGateway {
   url: string;
