@@ -7,6 +7,10 @@ export const ok = <T>(data: T, message = '') => ({ success: true as const, messa
 
 export const envelope = <T extends z.ZodTypeAny>(data: T) => z.object({ success: z.literal(true), message: z.string(), data });
 
+/** The answer of a list route (`listPage`): page `page` of `page_size` items, of `total` in all. */
+export const pageOf = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
+
 /** The query of a list route: page `p` (from 0) of `size` items. */
 export const pageQuery = (maxSize = 100, defaultSize = 20) => ({
   p: z.coerce.number().int().min(0).default(0),

@@ -12,7 +12,7 @@ import type { AccountTaskDoc } from '../../../projections/account-tasks.js';
 import { signAssetRefs } from '../../engine/media/sign-asset-refs.js';
 import { currentUser, requireSession } from '../auth/session.js';
 import type { GatewayDeps } from '../deps.js';
-import { API_ROUTE, envelope, listPage, newestFirst, ok, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, listPage, newestFirst, ok, pageOf, pageQuery } from '../api-response.js';
 import { GatewayError } from '../errors.js';
 import type { UserDoc } from '../../../projections/users.js';
 import { isoTime } from '../query-time.js';
@@ -84,7 +84,7 @@ const CSV_HEADER = [
   'prompt',
 ];
 
-const TaskPage = z.object({ items: z.array(TaskSummary), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
+const TaskPage = pageOf(TaskSummary);
 
 const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 

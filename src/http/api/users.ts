@@ -16,7 +16,7 @@ import { currentUser, requireSession, SESSION_COOKIE, sessionCookieOptions } fro
 import type { GatewayDeps } from '../deps.js';
 import { GatewayError } from '../errors.js';
 import { metadataFor } from '../request-meta.js';
-import { API_ROUTE, envelope, ok, pageQuery } from '../api-response.js';
+import { API_ROUTE, envelope, ok, pageOf, pageQuery } from '../api-response.js';
 import { VIEWS } from '../../../projections/views.js';
 
 /** Bounded strings: scrypt never derives from more than 128 characters of password. */
@@ -33,8 +33,6 @@ const ChangePasswordBody = z.object({ old_password: z.string().min(1).max(128), 
 /** A session as its user sees it: the start of its hash names it (the cookie never leaves the browser). */
 const SESSION_ID_CHARS = 12;
 const SessionRow = z.object({ id: z.string(), current: z.boolean(), started_at: z.string().nullable(), expires_at: z.number().int() });
-const Page = <T extends z.ZodTypeAny>(item: T) =>
-  z.object({ items: z.array(item), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 const UserRecord = z.object({ id: z.string(), username: z.string(), role: z.enum(['admin', 'user']), group: z.string() });
 const ListQuery = z.object(pageQuery());
 
@@ -122,7 +120,7 @@ export function userRoutes(deps: GatewayDeps): FastifyPluginAsyncZod {
       '/api/user/',
       {
         config: API_ROUTE,
-        schema: { tags: ['users'], querystring: ListQuery, response: { 200: envelope(Page(UserRow)) } },
+        schema: { tags: ['users'], querystring: ListQuery, response: { 200: envelope(pageOf(UserRow)) } },
         preHandler: requireSession(deps, 'admin'),
       },
       async (request) => {
