@@ -1,27 +1,53 @@
 /**
  * For processes that do not run the projections themselves (the `api` and `worker` roles of the
- * distributed deployment): read-your-writes by watching the projections' checkpoints in the
- * view store, which the `projector` role moves.
+ * distributed deployment, the API process of PROCESSES=2): read-your-writes by watching the
+ * projections' checkpoints in the view store, which the process that projects moves.
  */
 import type { ViewStore } from '../src/ports/view-store.js';
 import type { Projection } from './projection.js';
 import { ProjectionLagError, type ProjectionRunner } from './runner.js';
 
-export function createCheckpointFollower(views: ViewStore, projections: readonly Projection[], everyMs = 25): ProjectionRunner {
+export interface FollowerOptions {
+  /** Between two looks while a caller waits. */
+  everyMs?: number;
+  /** Between two looks in the background. */
+  refreshMs?: number;
+  /** Runs before the follower reaches `to` from `from` (follower-view-cache.ts drops what changed). */
+  beforeAdvance?: (from: bigint, to: bigint) => Promise<void>;
+}
+
+export function createCheckpointFollower(views: ViewStore, projections: readonly Projection[], options: FollowerOptions = {}): ProjectionRunner {
+  const { everyMs = 25, refreshMs = 1000, beforeAdvance } = options;
   let reached = 0n;
   let timer: NodeJS.Timeout | undefined;
+  // One look at a time, so `beforeAdvance` runs for consecutive ranges, in order.
+  let looking: Promise<bigint> | undefined;
 
-  async function read(): Promise<bigint> {
+  /** Where every projection has reached: the least of their checkpoints. */
+  async function minCheckpoint(): Promise<bigint> {
     const checkpoints = await Promise.all(projections.map((p) => views.getCheckpoint(p.name)));
-    const min = checkpoints.reduce<bigint>((m, c) => ((c ?? 0n) < m ? (c ?? 0n) : m), checkpoints[0] ?? 0n);
-    if (min > reached) reached = min;
+    return checkpoints.reduce<bigint>((m, c) => ((c ?? 0n) < m ? (c ?? 0n) : m), checkpoints[0] ?? 0n);
+  }
+
+  async function look(): Promise<bigint> {
+    const min = await minCheckpoint();
+    if (min > reached) {
+      await beforeAdvance?.(reached, min);
+      reached = min;
+    }
     return reached;
+  }
+
+  function read(): Promise<bigint> {
+    looking ??= look().finally(() => (looking = undefined));
+    return looking;
   }
 
   return {
     async start() {
-      await read();
-      timer = setInterval(() => void read().catch(() => undefined), 1000);
+      // Nothing is cached before the first look, so there is nothing to drop up to it.
+      reached = await minCheckpoint();
+      timer = setInterval(() => void read().catch(() => undefined), refreshMs);
       timer.unref();
     },
     async waitFor(position, timeoutMs = 10_000) {

@@ -92,7 +92,7 @@ export async function startProjector(shared: Shared, node: SimNode): Promise<Sim
 /** The catalog and read-your-writes of a process that follows the projector. */
 async function follow(h: Handles): Promise<{ follower: ProjectionRunner; catalog: Catalog }> {
   // Looks at the checkpoints every 250 ms while waiting (the default's 25 ms costs ten times the steps for the same outcome).
-  const follower = createCheckpointFollower(h.views, PROJECTIONS, 250);
+  const follower = createCheckpointFollower(h.views, PROJECTIONS, { everyMs: 250 });
   await follower.start();
   const catalog = await createCatalog(h.views, follower, 2000, { log: silent });
   return { follower, catalog };

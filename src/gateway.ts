@@ -42,6 +42,7 @@ import type { Projection } from '../projections/projection.js';
 import type { SimFamily } from './simulator/context.js';
 import { createProjectionRunner } from '../projections/runner.js';
 import { withViewCache } from '../projections/view-cache.js';
+import { withFollowerViewCache } from '../projections/follower-view-cache.js';
 import { createGatewayMetrics } from './metrics/registry.js';
 import { eventMetricsProcess } from './metrics/event-metrics.js';
 import { instrumentUpstreams } from './metrics/upstream-metrics.js';
@@ -142,19 +143,28 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const runsProjections = config.role === 'all' || config.role === 'projector' || config.role === 'engine';
   const runsEngine = config.role === 'all' || config.role === 'worker' || config.role === 'engine';
   const servesApi = config.role === 'all' || config.role === 'api';
-  // Task views polled from memory, only where this process's own runner commits them (projections/view-cache.ts).
+  // Task views polled from memory: kept current by this process's own commits where it projects
+  // (projections/view-cache.ts); by the event log where the embedded engine process projects
+  // for it (projections/follower-view-cache.ts). The distributed api reads the view store.
+  const followsEmbeddedEngine = config.role === 'api' && !config.eventStoreUrl && !config.mongoUrl;
+  const followerCache = followsEmbeddedEngine ? withFollowerViewCache(adapters.views, events, composed.projections) : undefined;
   const cachedViews = runsProjections
     ? withViewCache(
         adapters.views,
         composed.projections.map((p) => p.view),
       )
-    : adapters.views;
+    : (followerCache ?? adapters.views);
   const views = options.wrapViewStore ? options.wrapViewStore(cachedViews) : cachedViews;
 
   const projections = [...coreProjections, ...composed.projections, ...(options.extraProjections ?? [])];
   const runner = runsProjections
     ? createProjectionRunner({ events, views, projections, log: log.child({ processor: 'projections' }) })
-    : createCheckpointFollower(views, projections);
+    : createCheckpointFollower(
+        views,
+        projections,
+        // The cache answers at most one look behind the engine's commits: look as often as the log is read.
+        followerCache ? { refreshMs: config.eventPollIntervalMs, beforeAdvance: followerCache.invalidate } : {},
+      );
   await runner.start();
   if (runsProjections) await waitForProjectedHead(events, runner, 120_000);
   const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000, {

@@ -1,0 +1,105 @@
+/**
+ * Poll from memory in a process that does not commit the views itself: the API process of
+ * `PROCESSES=2`, whose engine process projects (docs/decisions/0146-api-process-view-cache.md).
+ * The documents of the listed views are kept in a bounded LRU, as view-cache.ts keeps them
+ * where the runner commits; here nothing tells this process of a commit, so it learns what
+ * changed from the event log instead.
+ *
+ * The checkpoint follower (follower.ts) moves its position `reached` only after `invalidate(reached, to)`
+ * has run for the projections' new checkpoint `to`: every event in (reached, to] is read, and the
+ * document each listed projection would fold it into is dropped. So a cached document never
+ * misses an event at or below `reached`:
+ *
+ * - a document is cached only from a store read that began after the last invalidation began
+ *   (a generation count, as view-cache.ts counts commits); such a read began when the store's
+ *   checkpoints were at least the `reached` of that moment, so it holds every event up to it;
+ * - any later event of it lies above that `reached`, in a range a later invalidation reads,
+ *   which drops it.
+ *
+ * What it may miss are the commits of the last look: a poll answers at most one follower step
+ * (EVENT_POLL_INTERVAL_MS, 20 ms between the two processes) behind the store, never older than a
+ * poll it answered before. A range too long to read in a few pages (the engine catching up after
+ * a rebuild) empties the cache instead of reading it. Absence is never cached.
+ */
+import { LRUCache } from 'lru-cache';
+import { toDomainEvent } from '../src/domain/recorded.js';
+import type { EventStore } from '../src/ports/event-store.js';
+import type { ViewDocument, ViewStore } from '../src/ports/view-store.js';
+import type { Projection } from './projection.js';
+import type { CachedViewStore } from './view-cache.js';
+
+export interface FollowerViewCache extends CachedViewStore {
+  /** Drops the cached documents the events in (from, to] change; the follower calls it before it reaches `to`. */
+  invalidate(this: void, from: bigint, to: bigint): Promise<void>;
+}
+
+const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
+const PAGE = 1000;
+/** Past this many pages of events in one step, emptying the cache is cheaper than reading them. */
+const MAX_PAGES = 5;
+
+export function withFollowerViewCache(
+  inner: ViewStore,
+  events: Pick<EventStore, 'readAll'>,
+  projections: readonly Projection[],
+  maxPerView = DEFAULT_DOCUMENTS_PER_VIEW,
+): FollowerViewCache {
+  const caches = new Map<string, LRUCache<string, ViewDocument>>(projections.map((p) => [p.view, new LRUCache<string, ViewDocument>({ max: maxPerView })]));
+  const stats = { hits: 0, misses: 0 };
+  let generation = 0;
+
+  function clear(): void {
+    generation++;
+    for (const cache of caches.values()) cache.clear();
+  }
+
+  async function invalidate(from: bigint, to: bigint): Promise<void> {
+    generation++;
+    let after = from;
+    for (let page = 0; after < to; page++) {
+      if (page === MAX_PAGES) return clear();
+      const batch = await events.readAll({ after, maxCount: PAGE });
+      if (batch.length === 0) return;
+      for (const raw of batch) {
+        if (raw.position > to) return;
+        const event = toDomainEvent(raw);
+        if (!event) continue;
+        for (const projection of projections) {
+          if (!projection.handles.includes(event.type)) continue;
+          const id = projection.documentId(event);
+          if (id !== undefined) caches.get(projection.view)!.delete(id);
+        }
+      }
+      after = batch[batch.length - 1]!.position;
+    }
+  }
+
+  return {
+    async get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined> {
+      const cache = caches.get(view);
+      if (!cache) return inner.get<T>(view, id);
+      const hit = cache.get(id);
+      if (hit) {
+        stats.hits++;
+        return hit as ViewDocument<T>;
+      }
+      stats.misses++;
+      const before = generation;
+      const stored = await inner.get<T>(view, id);
+      if (stored && generation === before) cache.set(id, stored);
+      return stored;
+    },
+    getMany: (view, ids) => inner.getMany(view, ids),
+    find: (view, where, options) => inner.find(view, where, options),
+    count: (view, where) => inner.count(view, where),
+    // The process that projects writes the views; should this one ever write, it forgets what it cached.
+    commit: (projection, writes, checkpoint) => inner.commit(projection, writes, checkpoint).finally(clear),
+    bulkLoad: (projection, writes, checkpoint) => inner.bulkLoad(projection, writes, checkpoint).finally(clear),
+    reset: (view, projection) => inner.reset(view, projection).finally(clear),
+    getCheckpoint: (projection) => inner.getCheckpoint(projection),
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+    cacheStats: () => ({ ...stats, documents: [...caches.values()].reduce((sum, cache) => sum + cache.size, 0) }),
+    invalidate,
+  };
+}

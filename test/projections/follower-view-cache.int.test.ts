@@ -1,0 +1,156 @@
+/**
+ * Poll from memory where another process projects (projections/follower-view-cache.ts): two
+ * handles on the same SQLite files stand for the engine process (its runner commits) and the API
+ * process (the checkpoint follower and its cache). Once the follower has reached an event, no
+ * cached document misses it; a read that overlapped an invalidation is not cached.
+ */
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import type { DomainEvent } from '../../src/domain/events.js';
+import { toNewEvents } from '../../src/engine/commands/append.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ViewStore } from '../../src/ports/view-store.js';
+import type { Projection } from '../../projections/projection.js';
+import { createProjectionRunner, type ProjectionRunner } from '../../projections/runner.js';
+import { createCheckpointFollower } from '../../projections/follower.js';
+import { withFollowerViewCache, type FollowerViewCache } from '../../projections/follower-view-cache.js';
+import { tempDir } from '../support/tmp.js';
+
+interface Doc {
+  status: string;
+  progress: number;
+}
+
+const projection: Projection<Doc> = {
+  name: 'tasks',
+  view: 'tasks',
+  handles: ['TaskSubmitted', 'TaskProgressed'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve: (doc, e) =>
+    e.type === 'TaskProgressed' ? { status: e.data.status, progress: e.data.progress } : doc ? undefined : { status: 'queued', progress: 0 },
+};
+const meta = { at: new Date().toISOString() };
+const submitted = (taskId: string): DomainEvent => ({
+  type: 'TaskSubmitted',
+  data: {
+    taskId,
+    family: 'image',
+    action: 'generate',
+    model: 'm',
+    accountId: 'a',
+    tokenId: 'k',
+    group: 'default',
+    channelCandidates: [],
+    request: {},
+    reservationId: 'r',
+    reserved: 1,
+    basis: { model: 'm', group: 'default', unit: 'request', unitPrice: 1, groupRatioPermille: 1000, units: 1 },
+    createdAt: 1,
+  },
+});
+const progressed = (progress: number): DomainEvent => ({ type: 'TaskProgressed', data: { status: 'in_progress', progress } });
+
+let dir: ReturnType<typeof tempDir>;
+let engineEvents: EventStore;
+let engineViews: ViewStore;
+let engine: ProjectionRunner;
+let apiEvents: EventStore;
+let apiViews: ViewStore;
+let cache: FollowerViewCache;
+let follower: ProjectionRunner;
+
+beforeEach(async () => {
+  dir = tempDir();
+  engineEvents = createSqliteEventStore({ path: `${dir.path}/events.sqlite`, pollIntervalMs: 5 });
+  engineViews = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
+  engine = createProjectionRunner({ events: engineEvents, views: engineViews, projections: [projection], log: pino({ level: 'silent' }) });
+  await engine.start();
+  apiEvents = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
+  apiViews = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
+  cache = withFollowerViewCache(apiViews, apiEvents, [projection], 3);
+  // A background look once an hour: each test moves the follower itself, by waitFor.
+  follower = createCheckpointFollower(cache, [projection], { everyMs: 2, refreshMs: 3_600_000, beforeAdvance: cache.invalidate });
+  await follower.start();
+});
+afterEach(async () => {
+  await follower.stop();
+  await engine.stop();
+  for (const store of [apiEvents, apiViews, engineEvents, engineViews]) await store.close();
+  dir.remove();
+});
+
+async function append(taskId: string, event: DomainEvent): Promise<bigint> {
+  return (await engineEvents.append(`task-${taskId}`, toNewEvents([event], meta))).position;
+}
+
+describe('follower view cache', () => {
+  it('once the follower reaches an event, the cached document shows it; until then it may be one look behind, never older', async () => {
+    let position = await append('t1', submitted('t1'));
+    await follower.waitFor(position);
+    expect((await cache.get<Doc>('tasks', 't1'))?.doc.progress).toBe(0);
+    for (const progress of [10, 20, 30]) {
+      position = await append('t1', progressed(progress));
+      await engine.waitFor(position);
+      // The engine has committed; the follower has not looked: the cache answers what it had.
+      expect((await cache.get<Doc>('tasks', 't1'))?.doc.progress).toBe(progress - 10 || 0);
+      await follower.waitFor(position);
+      expect((await cache.get<Doc>('tasks', 't1'))?.doc.progress).toBe(progress);
+      expect(await cache.get('tasks', 't1')).toEqual(await engineViews.get('tasks', 't1'));
+    }
+    // Events of other tasks drop nothing of this one.
+    position = await append('t2', submitted('t2'));
+    await follower.waitFor(position);
+    const before = cache.cacheStats().hits;
+    await cache.get('tasks', 't1');
+    expect(cache.cacheStats().hits).toBe(before + 1);
+  });
+
+  it('a read that overlapped an invalidation is not cached', async () => {
+    let position = await append('t1', submitted('t1'));
+    await follower.waitFor(position);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: ViewStore = {
+      ...apiViews,
+      get: async <T>(view: string, id: string) => {
+        const old = await apiViews.get<T>(view, id);
+        await gate;
+        return old;
+      },
+    };
+    const racing = withFollowerViewCache(slow, apiEvents, [projection]);
+    const reading = racing.get<Doc>('tasks', 't1');
+    const from = position;
+    position = await append('t1', progressed(40));
+    await engine.waitFor(position);
+    await racing.invalidate(from, position);
+    release();
+    expect((await reading)?.doc.progress).toBe(0); // the read itself began before the engine's commit
+    expect(racing.cacheStats().documents).toBe(0); // and was not kept
+  });
+
+  it('a step longer than a few pages of events empties the cache instead of reading them', async () => {
+    const first = await append('t1', submitted('t1'));
+    await follower.waitFor(first);
+    await cache.get('tasks', 't1');
+    await cache.get('tasks', 't1');
+    expect(cache.cacheStats().documents).toBe(1);
+    let last = first;
+    for (let batch = 0; batch < 6; batch++) {
+      const events = Array.from({ length: 1000 }, (_, i) => submitted(`bulk-${batch}-${i}`));
+      last = (await engineEvents.append(`bulk-${batch}`, toNewEvents(events, meta))).position;
+    }
+    await cache.invalidate(first, last);
+    expect(cache.cacheStats().documents).toBe(0);
+  });
+
+  it('is bounded per view, least recently used out', async () => {
+    let position = 0n;
+    for (const id of ['a', 'b', 'c', 'd']) position = await append(id, submitted(id));
+    await follower.waitFor(position);
+    for (const id of ['a', 'b', 'c', 'd']) await cache.get('tasks', id);
+    expect(cache.cacheStats().documents).toBe(3);
+  });
+});
