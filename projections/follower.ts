@@ -3,7 +3,7 @@
  * distributed deployment, the API process of PROCESSES=2): read-your-writes by watching the
  * projections' checkpoints in the view store, which the process that projects moves.
  */
-import type { ViewStore } from '../src/ports/view-store.js';
+import type { ViewStore, ViewWrite } from '../src/ports/view-store.js';
 import type { Projection } from './projection.js';
 import { ProjectionLagError, type ProjectionRunner } from './runner.js';
 
@@ -12,16 +12,22 @@ export interface FollowerOptions {
   everyMs?: number;
   /** Between two looks in the background. */
   refreshMs?: number;
-  /** Runs before the follower reaches `to` from `from` (follower-view-cache.ts drops what changed). */
-  beforeAdvance?: (from: bigint, to: bigint) => Promise<void>;
+  /**
+   * Runs before the follower reaches `to` from `from` (follower-view-cache.ts drops what changed);
+   * what it answers is told to the `onCommit` listeners, as a projecting runner tells its commits.
+   */
+  beforeAdvance?: (from: bigint, to: bigint) => Promise<readonly ViewWrite[]>;
+  /** What `finalEventLags` answers (follower-view-cache.ts measures them); none by default. */
+  finalEventLags?: () => readonly number[];
 }
 
 export function createCheckpointFollower(views: ViewStore, projections: readonly Projection[], options: FollowerOptions = {}): ProjectionRunner {
-  const { everyMs = 25, refreshMs = 1000, beforeAdvance } = options;
+  const { everyMs = 25, refreshMs = 1000, beforeAdvance, finalEventLags = () => [] } = options;
   let reached = 0n;
   let timer: NodeJS.Timeout | undefined;
   // One look at a time, so `beforeAdvance` runs for consecutive ranges, in order.
   let looking: Promise<bigint> | undefined;
+  const listeners = new Set<(writes: readonly ViewWrite[]) => void>();
 
   /** Where every projection has reached: the least of their checkpoints. */
   async function minCheckpoint(): Promise<bigint> {
@@ -32,7 +38,8 @@ export function createCheckpointFollower(views: ViewStore, projections: readonly
   async function look(): Promise<bigint> {
     const min = await minCheckpoint();
     if (min > reached) {
-      await beforeAdvance?.(reached, min);
+      const writes = (await beforeAdvance?.(reached, min)) ?? [];
+      if (writes.length > 0) for (const listener of listeners) listener(writes);
       reached = min;
     }
     return reached;
@@ -57,10 +64,14 @@ export function createCheckpointFollower(views: ViewStore, projections: readonly
         await new Promise((r) => setTimeout(r, everyMs));
       }
     },
-    // No commits happen here: caches of a follower refresh on a timer instead.
-    onCommit: () => () => undefined,
+    // No commits happen here: what `beforeAdvance` tells, if anything; without it, caches of a
+    // follower refresh on a timer instead.
+    onCommit(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     position: () => reached,
-    finalEventLags: () => [],
+    finalEventLags,
     async stop() {
       if (timer) clearInterval(timer);
     },

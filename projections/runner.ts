@@ -9,6 +9,7 @@ import { toDomainEvent, type RecordedDomainEvent } from '../src/domain/recorded.
 import type { EventStore, RecordedEvent, Subscription } from '../src/ports/event-store.js';
 import type { ViewStore, ViewWrite } from '../src/ports/view-store.js';
 import type { Projection } from './projection.js';
+import { createFinalEventLags } from './final-event-lags.js';
 
 export interface ProjectionRunner {
   start(): Promise<void>;
@@ -24,8 +25,6 @@ export interface ProjectionRunner {
   finalEventLags(): readonly number[];
   stop(): Promise<void>;
 }
-
-const LAG_SAMPLE = 100_000;
 
 export class ProjectionLagError extends Error {
   constructor(
@@ -56,7 +55,7 @@ export function createProjectionRunner(deps: {
   let subscription: Subscription | undefined;
   let loop: Promise<void> | undefined;
   let stopped = false;
-  const lags: number[] = [];
+  const lags = createFinalEventLags();
 
   function advance(position: bigint): void {
     reached = position;
@@ -104,12 +103,7 @@ export function createProjectionRunner(deps: {
       all.push(...writes);
     }
     advance(last);
-    const now = Date.now();
-    for (const e of batch) {
-      if (e.type !== 'TaskSucceeded' && e.type !== 'TaskFailed') continue;
-      if (lags.length >= LAG_SAMPLE) lags.shift();
-      lags.push(now - Date.parse(e.metadata.at));
-    }
+    lags.record(batch);
     if (all.length > 0) for (const l of listeners) l(all);
   }
 
@@ -164,7 +158,7 @@ export function createProjectionRunner(deps: {
       return () => listeners.delete(listener);
     },
     position: () => reached,
-    finalEventLags: () => lags,
+    finalEventLags: () => lags.sample(),
     async stop() {
       stopped = true;
       await subscription?.close();

@@ -1,5 +1,6 @@
 /** Configuration from the environment; every value has a default that runs on one machine. */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './config/channel-keys-secret.js';
@@ -105,9 +106,11 @@ const Env = z.object({
   ROLE: z.enum(['all', 'api', 'worker', 'projector', 'engine']).default('all'),
   /**
    * The embedded default in one process (1) or two (2): the HTTP API in one, the engine and the
-   * projections in the other, over the same files, started and restarted by `npm start`.
+   * projections in the other, over the same files, started and restarted by `npm start`. Unset:
+   * two where the machine has two cores or more and the embedded default runs (ROLE=all, no
+   * distributed store), so `npm start` uses both (docs/decisions/0147-two-processes-by-default.md).
    */
-  PROCESSES: z.coerce.number().int().min(1).max(2).default(1),
+  PROCESSES: z.coerce.number().int().min(1).max(2).optional(),
   /** Where the engine process of PROCESSES=2 answers /readyz and /metrics (loopback); default PORT + 1. */
   ENGINE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** How often an idle subscription looks for events another process appended (SQLite event store). */
@@ -192,6 +195,12 @@ const Env = z.object({
 });
 
 /** The configuration's names for the environment's values (its type is Config's). */
+/** Both cores for the embedded default; one process wherever else, or where there is one core. */
+function defaultProcesses(e: z.infer<typeof Env>): 1 | 2 {
+  const embedded = e.ROLE === 'all' && !e.KAFKA_BROKERS && !e.EVENTSTORE_URL && !e.MONGO_URL;
+  return embedded && availableParallelism() >= 2 ? 2 : 1;
+}
+
 function fromEnv(e: z.infer<typeof Env>) {
   return {
     host: e.HOST,
@@ -213,7 +222,7 @@ function fromEnv(e: z.infer<typeof Env>) {
     mongoUrl: e.MONGO_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     role: e.ROLE,
-    processes: e.PROCESSES,
+    processes: e.PROCESSES ?? defaultProcesses(e),
     enginePort: e.ENGINE_PORT,
     eventPollIntervalMs: e.EVENT_POLL_INTERVAL_MS,
     pollIntervalMs: e.POLL_INTERVAL_MS,

@@ -38,6 +38,7 @@ import { waitForProjectedHead } from '../projections/head.js';
 import type { EventStore } from './ports/event-store.js';
 import type { ViewStore } from './ports/view-store.js';
 import { coreProjections } from '../projections/index.js';
+import { VIEWS } from '../projections/views.js';
 import type { Projection } from '../projections/projection.js';
 import type { SimFamily } from './simulator/context.js';
 import { createProjectionRunner } from '../projections/runner.js';
@@ -147,7 +148,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // (projections/view-cache.ts); by the event log where the embedded engine process projects
   // for it (projections/follower-view-cache.ts). The distributed api reads the view store.
   const followsEmbeddedEngine = config.role === 'api' && !config.eventStoreUrl && !config.mongoUrl;
-  const followerCache = followsEmbeddedEngine ? withFollowerViewCache(adapters.views, events, composed.projections) : undefined;
+  // It also learns there what changed in the views its caches of keys, users, channels and prices read.
+  const watchedViews: readonly string[] = [VIEWS.tokens, VIEWS.users, VIEWS.channels, VIEWS.pricing];
+  const followerCache = followsEmbeddedEngine
+    ? withFollowerViewCache(adapters.views, events, { cached: composed.projections, watched: coreProjections.filter((p) => watchedViews.includes(p.view)) })
+    : undefined;
+  // Where nothing tells of the views' changes, what is kept of them is trusted for this long.
+  const unwatchedRefreshMs = runsProjections || followerCache ? undefined : 2000;
   const cachedViews = runsProjections
     ? withViewCache(
         adapters.views,
@@ -163,16 +170,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         views,
         projections,
         // The cache answers at most one look behind the engine's commits: look as often as the log is read.
-        followerCache ? { refreshMs: config.eventPollIntervalMs, beforeAdvance: followerCache.invalidate } : {},
+        followerCache ? { refreshMs: config.eventPollIntervalMs, beforeAdvance: followerCache.invalidate, finalEventLags: followerCache.finalEventLags } : {},
       );
   await runner.start();
   if (runsProjections) await waitForProjectedHead(events, runner, 120_000);
-  const catalog = await createCatalog(views, runner, runsProjections ? undefined : 2000, {
+  const catalog = await createCatalog(views, runner, unwatchedRefreshMs, {
     keys: channelKeys.cipher,
     log: log.child({ processor: 'catalog' }),
   });
   const accounts = createAccountService({ events, log: log.child({ processor: 'accounts' }) });
-  const tokens = createTokenCache(views, runner, runsProjections ? {} : { ttlMs: 2000 });
+  const tokens = createTokenCache(views, runner, unwatchedRefreshMs === undefined ? {} : { ttlMs: unwatchedRefreshMs });
   // Known once the server listens: the address the engine calls itself at (simulator
   // channels), and the base of asset URLs unless PUBLIC_BASE_URL says otherwise.
   let selfUrl = `http://127.0.0.1:${config.port}`;

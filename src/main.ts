@@ -19,9 +19,21 @@ const config = (() => {
 })();
 const log = createLogger(config);
 if (config.processes === 2) {
-  await supervise(config, log);
+  await supervise(config, log).catch((err: unknown) => failedStart(err));
 } else {
   await serve();
+}
+
+/**
+ * A setting found wrong while starting (e.g. an unreadable secret file) reads as a configuration
+ * mistake does: one line. Anything else is logged with its cause. Either way: exit 1, never an
+ * unhandled rejection.
+ */
+function failedStart(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  if (message.startsWith('invalid configuration:')) process.stderr.write(`${message}\n`);
+  else log.fatal({ err }, 'the gateway could not start');
+  process.exit(1);
 }
 
 async function serve(): Promise<void> {
@@ -31,14 +43,9 @@ async function serve(): Promise<void> {
       gateway = await createGateway(config, { log });
       return { gateway, address: await gateway.listen() };
     } catch (err) {
-      // A setting found wrong while starting (e.g. an unreadable secret file) reads as a configuration
-      // mistake does: one line. Anything else is logged with its cause. Either way: exit 1, what was
-      // opened closed, never an unhandled rejection.
-      const message = err instanceof Error ? err.message : String(err);
-      if (message.startsWith('invalid configuration:')) process.stderr.write(`${message}\n`);
-      else log.fatal({ err }, 'the gateway could not start');
+      // What was opened is closed first.
       await gateway?.close().catch(() => undefined);
-      process.exit(1);
+      failedStart(err);
     }
   })();
   const { gateway, address } = started;
@@ -58,11 +65,13 @@ async function serve(): Promise<void> {
     else log.info({ signal }, 'shutting down');
     await gateway.close();
   });
-  // A process of a supervisor (PROCESSES=2) does not outlive it: its IPC channel closes when it dies.
+  // A process of a supervisor (PROCESSES=2) does not outlive it: its IPC channel closes when it
+  // dies. It goes at once, as if killed with it: a supervisor started again on the same data
+  // directory must not find the old engine still draining beside its new one.
   if (process.send) {
     process.once('disconnect', () => {
-      log.warn('the supervisor is gone; shutting down');
-      void gateway.close().finally(() => process.exit(0));
+      log.warn('the supervisor is gone; exiting with it');
+      process.exit(1);
     });
   }
 }

@@ -15,9 +15,12 @@
  * supervisor died (its IPC channel closes) shuts itself down (main.ts), so no child outlives it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { freePort } from './lib/free-port.js';
+import { loadChannelKeys } from './engine/channels/channel-key-secret.js';
+import { loadSigningSecret } from './engine/media/assets.js';
 
 /** An idle subscription's look for the other process's appends, unless EVENT_POLL_INTERVAL_MS says otherwise. */
 const CROSS_PROCESS_POLL_MS = 20;
@@ -29,6 +32,11 @@ const STABLE_MS = 60_000;
 type Part = 'api' | 'engine';
 
 export async function supervise(config: Config, log: Logger): Promise<void> {
+  // The data directory's secrets, read (or generated) once before either part starts: one that
+  // cannot be read stops the start here, in one line, instead of in both children.
+  mkdirSync(config.dataDir, { recursive: true });
+  loadChannelKeys(config);
+  loadSigningSecret(config.assetSigningSecret, config.dataDir);
   // An API asked to listen on port 0 gets a free one here: the engine must know where it is.
   const apiPort = config.port || (await freePort());
   const enginePort = config.enginePort ?? (config.port ? config.port + 1 : 0);
@@ -84,15 +92,22 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
     return child;
   }
 
-  start('engine');
+  const engine = start('engine');
   const api = start('api');
-  // An API that exits before it answers (a configuration mistake it printed) ends the start.
-  const ready = await Promise.race([answers(`${apiUrl}/healthz`, 180_000), exited.get('api')!.then(() => false)]);
+  // A part that exits before the API first answers (a mistake it printed) ends the start: that
+  // is no crash to survive, and starting it again would only print it again.
+  const startFailed = new AbortController();
+  const ready = await Promise.race([
+    answers(`${apiUrl}/healthz`, 180_000, startFailed.signal),
+    exited.get('api')!.then(() => false),
+    exited.get('engine')!.then(() => false),
+  ]);
   if (!ready) {
     stopping = true;
+    startFailed.abort();
     for (const child of children.values()) child.kill('SIGTERM');
     await Promise.all(exited.values());
-    process.exitCode = api.exitCode || 1;
+    process.exitCode = api.exitCode || engine.exitCode || 1;
     return;
   }
   log.info({ address: apiUrl }, 'gateway listening (API and engine processes)');
@@ -113,10 +128,10 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-/** Whether `url` answers 200 within `timeoutMs` (polled). */
-async function answers(url: string, timeoutMs: number): Promise<boolean> {
+/** Whether `url` answers 200 within `timeoutMs` (polled), unless `signal` gives up first. */
+async function answers(url: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal.aborted) {
     const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
       (r) => r.ok,
       () => false,

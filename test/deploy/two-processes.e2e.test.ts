@@ -5,10 +5,14 @@
  * upstream, then of the API, is survived (the supervisor starts the dead one again; every task
  * completes, is charged once, nothing stays reserved); SIGTERM to the supervisor ends both; a
  * supervisor killed -9 leaves no process behind; a restart on the same data keeps everything.
+ * The API process learns of the engine's view commits from the log: a revoked key and a disabled
+ * user take effect at once there too, and polls follow a task to its end.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
+import { embeddedEnv, freePort, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 import { startSimProcess, type SimProcess } from '../support/sim-process.js';
@@ -16,12 +20,14 @@ import { runningUpstreamAt } from '../support/upstream-submits.js';
 import { alive, supervisedChildren } from '../support/supervised.js';
 
 const dir = tempDir();
+const secondDir = tempDir();
 let gateway: ChildGateway | undefined;
 let sim: SimProcess | undefined;
 afterAll(async () => {
   await gateway?.kill('SIGKILL');
   await sim?.stop();
   dir.remove();
+  secondDir.remove();
 });
 
 /** CPU time a process used so far, in clock ticks (user + system, /proc/<pid>/stat). */
@@ -117,4 +123,62 @@ describe('npm start with PROCESSES=2', () => {
     gateway = undefined;
     await eventually(async () => (!alive(orphans.api) && !alive(orphans.engine) ? true : undefined), 20_000, 100);
   }, 240_000);
+
+  it("takes a revoked key and a disabled user at once in the API process, and polls follow each task's progress to its end", async () => {
+    // No PROCESSES: two is the default on this machine of two cores or more.
+    gateway = await startChildGateway(secondDir.path, { PROCESSES: undefined, PORT: String(await freePort()), SIM_STEP_MS: '30', POLL_INTERVAL_MS: '30' });
+    supervisedChildren(gateway.process.pid!);
+    const admin = new Client(gateway.url);
+    await admin.login('admin', ADMIN_PASSWORD);
+    const user = await newUser(admin, { credit: 10_000_000 });
+    const kept = new Client(gateway.url, (await newToken(user.client)).key);
+    const revoked = await newToken(user.client);
+    const doomed = new Client(gateway.url, revoked.key);
+    expect((await doomed.get('/v1/models')).status).toBe(200);
+    expect((await user.client.delete(`/api/token/${revoked.id}`)).status).toBe(200);
+    expect((await doomed.get('/v1/models')).status).toBe(401);
+
+    // Polled every few milliseconds from the API process's memory: progress never goes back,
+    // and the end shows as soon as the engine has projected it.
+    const submitted = await kept.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'followed [sim:slow]', n: 1 });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+    const seen: number[] = [];
+    const end = await eventually(
+      async () => {
+        const body = (await kept.get(`/v1/images/async/generations/${submitted.body.id as string}`)).body;
+        seen.push(body.progress as number);
+        return body.status === 'completed' ? body : undefined;
+      },
+      60_000,
+      5,
+    );
+    expect(end.data).toHaveLength(1);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(new Set(seen).size).toBeGreaterThan(2);
+
+    expect((await admin.post(`/api/user/${user.userId}/disable`, { reason: 'test' })).status).toBe(200);
+    expect((await kept.get('/v1/models')).status).toBe(403);
+  }, 120_000);
+
+  it('ends the start, exit 1, when a part cannot start (its port taken) instead of starting it again and again', async () => {
+    const taken = createServer();
+    const enginePort = await freePort();
+    await new Promise<void>((r) => taken.listen(enginePort, '127.0.0.1', r));
+    const empty = tempDir();
+    try {
+      const started = Date.now();
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: process.cwd(),
+        env: { ...embeddedEnv(), DATA_DIR: empty.path, PORT: String(await freePort()), ENGINE_PORT: String(enginePort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 90_000,
+      });
+      expect(run.status, run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).toMatch(/EADDRINUSE/);
+      expect(Date.now() - started).toBeLessThan(60_000);
+    } finally {
+      taken.close();
+      empty.remove();
+    }
+  }, 120_000);
 });

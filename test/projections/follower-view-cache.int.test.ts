@@ -11,7 +11,7 @@ import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { toNewEvents } from '../../src/engine/commands/append.js';
 import type { EventStore } from '../../src/ports/event-store.js';
-import type { ViewStore } from '../../src/ports/view-store.js';
+import type { ViewStore, ViewWrite } from '../../src/ports/view-store.js';
 import type { Projection } from '../../projections/projection.js';
 import { createProjectionRunner, type ProjectionRunner } from '../../projections/runner.js';
 import { createCheckpointFollower } from '../../projections/follower.js';
@@ -30,6 +30,14 @@ const projection: Projection<Doc> = {
   documentId: (e) => e.streamName.slice('task-'.length),
   evolve: (doc, e) =>
     e.type === 'TaskProgressed' ? { status: e.data.status, progress: e.data.progress } : doc ? undefined : { status: 'queued', progress: 0 },
+};
+/** A watched view: its changes are told to the follower's listeners, with the stored document. */
+const models: Projection<{ tasks: number }> = {
+  name: 'models',
+  view: 'models',
+  handles: ['TaskSubmitted'],
+  documentId: (e) => (e.type === 'TaskSubmitted' ? e.data.model : undefined),
+  evolve: (doc) => ({ tasks: (doc?.tasks ?? 0) + 1 }),
 };
 const meta = { at: new Date().toISOString() };
 const submitted = (taskId: string): DomainEvent => ({
@@ -65,13 +73,13 @@ beforeEach(async () => {
   dir = tempDir();
   engineEvents = createSqliteEventStore({ path: `${dir.path}/events.sqlite`, pollIntervalMs: 5 });
   engineViews = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-  engine = createProjectionRunner({ events: engineEvents, views: engineViews, projections: [projection], log: pino({ level: 'silent' }) });
+  engine = createProjectionRunner({ events: engineEvents, views: engineViews, projections: [projection, models], log: pino({ level: 'silent' }) });
   await engine.start();
   apiEvents = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
   apiViews = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-  cache = withFollowerViewCache(apiViews, apiEvents, [projection], 3);
+  cache = withFollowerViewCache(apiViews, apiEvents, { cached: [projection], watched: [models] }, 3);
   // A background look once an hour: each test moves the follower itself, by waitFor.
-  follower = createCheckpointFollower(cache, [projection], { everyMs: 2, refreshMs: 3_600_000, beforeAdvance: cache.invalidate });
+  follower = createCheckpointFollower(cache, [projection, models], { everyMs: 2, refreshMs: 3_600_000, beforeAdvance: cache.invalidate });
   await follower.start();
 });
 afterEach(async () => {
@@ -120,7 +128,7 @@ describe('follower view cache', () => {
         return old;
       },
     };
-    const racing = withFollowerViewCache(slow, apiEvents, [projection]);
+    const racing = withFollowerViewCache(slow, apiEvents, { cached: [projection] });
     const reading = racing.get<Doc>('tasks', 't1');
     const from = position;
     position = await append('t1', progressed(40));
@@ -131,19 +139,33 @@ describe('follower view cache', () => {
     expect(racing.cacheStats().documents).toBe(0); // and was not kept
   });
 
-  it('a step longer than a few pages of events empties the cache instead of reading them', async () => {
+  it('tells its listeners what changed in the watched views, with the stored documents, before it reaches the events', async () => {
+    const told: ViewWrite[][] = [];
+    follower.onCommit((writes) => told.push([...writes]));
+    await append('t1', submitted('t1'));
+    const position = await append('t2', submitted('t2'));
+    await engine.waitFor(position);
+    expect(told).toEqual([]);
+    await follower.waitFor(position);
+    expect(told).toEqual([[{ view: 'models', id: 'm', position, doc: { tasks: 2 } }]]);
+    // Progress changes no watched document: nothing more is told.
+    const later = await append('t1', progressed(10));
+    await follower.waitFor(later);
+    expect(told).toHaveLength(1);
+  });
+
+  it('reads a long step in pages', async () => {
     const first = await append('t1', submitted('t1'));
     await follower.waitFor(first);
     await cache.get('tasks', 't1');
-    await cache.get('tasks', 't1');
-    expect(cache.cacheStats().documents).toBe(1);
     let last = first;
-    for (let batch = 0; batch < 6; batch++) {
-      const events = Array.from({ length: 1000 }, (_, i) => submitted(`bulk-${batch}-${i}`));
-      last = (await engineEvents.append(`bulk-${batch}`, toNewEvents(events, meta))).position;
+    for (let batch = 0; batch < 3; batch++) {
+      const events = Array.from({ length: 1000 }, () => progressed(batch));
+      last = (await engineEvents.append('task-t1', toNewEvents(events, meta))).position;
     }
-    await cache.invalidate(first, last);
-    expect(cache.cacheStats().documents).toBe(0);
+    await engine.waitFor(last);
+    await follower.waitFor(last);
+    expect((await cache.get<Doc>('tasks', 't1'))?.doc.progress).toBe(2);
   });
 
   it('is bounded per view, least recently used out', async () => {

@@ -68,14 +68,27 @@ export async function startTsxServer(o: {
   return { child, url, output: () => output };
 }
 
-export async function startChildGateway(dataDir: string, env: Record<string, string> = {}): Promise<ChildGateway> {
+/** `env` as the gateway's environment over the defaults below; a variable given as undefined is left unset. */
+export async function startChildGateway(dataDir: string, env: Record<string, string | undefined> = {}): Promise<ChildGateway> {
   // A PORT given in `env` is the one it listens on (a test that must know it beforehand, e.g. for PUBLIC_BASE_URL).
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const { child, url } = await startTsxServer({
     script: 'src/main.ts',
     name: 'gateway',
-    // SIMULATOR=1 as startGateway (gateway.ts) sets it.
-    env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', SIMULATOR: '1', ...env },
+    // SIMULATOR=1 as startGateway (gateway.ts) sets it. One process unless the test asks for two:
+    // its kill -9 lands on the gateway itself, not on a supervisor whose children exit with it.
+    env: Object.fromEntries(
+      Object.entries({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        ADMIN_PASSWORD,
+        LOG_LEVEL: 'warn',
+        SIMULATOR: '1',
+        PROCESSES: '1',
+        ...env,
+      }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ),
     port,
     readyPath: '/readyz',
   });
