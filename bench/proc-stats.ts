@@ -81,3 +81,31 @@ export async function cpuSecondsWhenIdle(pid: number, maxMs = 60_000): Promise<n
     last = now;
   }
 }
+
+/**
+ * A gateway process's part: its ROLE (`api`, `engine`), `all` for one process alone, or
+ * `supervisor` for the one that started the two (PROCESSES=2), read from its environment.
+ */
+export function roleOf(pid: number): string {
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    return /(?:^|\0)ROLE=([a-z]+)/.exec(env)?.[1] ?? (/(?:^|\0)PROCESSES=1(?:\0|$)/.test(env) ? 'all' : 'supervisor');
+  } catch {
+    return 'process';
+  }
+}
+
+/** CPU seconds so far of each process of a gateway's tree, by its part (roleOf). */
+export function cpuSecondsByPart(pid: number): Record<string, number> {
+  const byPart: Record<string, number> = {};
+  for (const p of treePids(pid)) {
+    const part = roleOf(p);
+    byPart[part] = (byPart[part] ?? 0) + cpuSeconds([p]);
+  }
+  return byPart;
+}
+
+/** Milliseconds of CPU per unit of work of each part between two readings of cpuSecondsByPart. */
+export function cpuMsPerUnit(before: Record<string, number>, after: Record<string, number>, units: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([part, seconds]) => [part, Math.round((((seconds - (before[part] ?? 0)) * 1000) / units) * 100) / 100]));
+}

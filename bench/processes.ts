@@ -4,12 +4,12 @@
  * not passed on).
  */
 import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
-import { treePids, vmHwm } from './proc-stats.js';
+import { peakRssOfTree } from './proc-stats.js';
 
 export interface Child {
   url: string;
   pid: number;
-  /** Peak resident set size so far (VmHWM), in bytes. */
+  /** Peak resident set size so far (VmHWM), in bytes, summed over the process tree. */
   peakRss(): number;
   stop(): Promise<void>;
 }
@@ -33,10 +33,9 @@ export async function startChild(
   return {
     url,
     pid: child.pid!,
-    peakRss() {
-      // tsx runs the script in a child node process: take the largest VmHWM of the tree.
-      return Math.max(...treePids(child.pid!).map(vmHwm));
-    },
+    // Every process of the tree holds its own memory (the API and engine processes of PROCESSES=2,
+    // and their supervisor): the sum of their peaks is what the machine gives it.
+    peakRss: () => peakRssOfTree(child.pid!),
     stop: () => stopProcess(child, 'SIGTERM', 15_000),
   };
 }

@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import { tempDir } from '../test/support/tmp.js';
 import { adminCookie, fundedKey, pool } from './client.js';
 import { startGateway } from './gateway.js';
+import { roleOf, treePids } from './proc-stats.js';
 import { load } from './load.js';
 import { ADMIN_PASSWORD, gatewayEnv, submitBody } from './scenarios/http.js';
 import { untilEveryTaskEnded } from './scenarios/lifecycle.js';
@@ -118,15 +119,24 @@ const gw = await startGateway(
   ['--cpu-prof', `--cpu-prof-dir=${profiles.path}`],
 );
 let outcome: string;
+// With two processes (PROCESSES=2, the default on two cores) each writes its own profile: which
+// is which is read from their environment while they run.
+const roles = new Map<number, string>();
 try {
   const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
+  for (const pid of treePids(gw.pid)) roles.set(pid, roleOf(pid));
   outcome = await run(workload, gw.url, key);
 } finally {
   await gw.stop();
 }
-const file = readdirSync(profiles.path).find((f) => f.endsWith('.cpuprofile'));
-if (!file) throw new Error('the gateway wrote no profile');
+const files = readdirSync(profiles.path).filter((f) => f.endsWith('.cpuprofile'));
+if (files.length === 0) throw new Error('the gateway wrote no profile');
 console.log(`${workload}: ${outcome}`);
-summarise(JSON.parse(readFileSync(join(profiles.path, file), 'utf8')) as CpuProfile);
+for (const file of files) {
+  // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile
+  const pid = Number(file.split('.')[3]);
+  console.log(`\n${roles.get(pid) ?? 'process'} (pid ${pid})`);
+  summarise(JSON.parse(readFileSync(join(profiles.path, file), 'utf8')) as CpuProfile);
+}
 data.remove();
 profiles.remove();

@@ -30,7 +30,7 @@ import { createFinalEventLags } from './final-event-lags.js';
 import type { EventStore } from '../src/ports/event-store.js';
 import type { ViewDocument, ViewStore, ViewWrite } from '../src/ports/view-store.js';
 import type { Projection } from './projection.js';
-import type { CachedViewStore } from './view-cache.js';
+import { readThrough, type CachedViewStore } from './view-cache.js';
 
 export interface FollowerViewCache extends CachedViewStore {
   /**
@@ -102,20 +102,7 @@ export function withFollowerViewCache(
   }
 
   return {
-    async get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined> {
-      const cache = caches.get(view);
-      if (!cache) return inner.get<T>(view, id);
-      const hit = cache.get(id);
-      if (hit) {
-        stats.hits++;
-        return hit as ViewDocument<T>;
-      }
-      stats.misses++;
-      const before = generation;
-      const stored = await inner.get<T>(view, id);
-      if (stored && generation === before) cache.set(id, stored);
-      return stored;
-    },
+    get: <T>(view: string, id: string) => readThrough<T>(inner, caches.get(view), stats, view, id, () => generation),
     getMany: (view, ids) => inner.getMany(view, ids),
     find: (view, where, options) => inner.find(view, where, options),
     count: (view, where) => inner.count(view, where),

@@ -28,6 +28,32 @@ export interface CachedViewStore extends ViewStore {
   cacheStats(): ViewCacheStats;
 }
 
+/**
+ * A cached view's document: from the cache, or read from the store and kept unless something
+ * changed the cache (`changes()` moved) while the read ran, for it may predate that change.
+ * Absence is never kept.
+ */
+export async function readThrough<T>(
+  inner: ViewStore,
+  cache: LRUCache<string, ViewDocument> | undefined,
+  stats: { hits: number; misses: number },
+  view: string,
+  id: string,
+  changes: () => number,
+): Promise<ViewDocument<T> | undefined> {
+  if (!cache) return inner.get<T>(view, id);
+  const hit = cache.get(id);
+  if (hit) {
+    stats.hits++;
+    return hit as ViewDocument<T>;
+  }
+  stats.misses++;
+  const before = changes();
+  const stored = await inner.get<T>(view, id);
+  if (stored && changes() === before) cache.set(id, stored);
+  return stored;
+}
+
 /** Documents kept per view. */
 const DEFAULT_DOCUMENTS_PER_VIEW = 10_000;
 
@@ -56,20 +82,7 @@ export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerV
   }
 
   return {
-    async get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined> {
-      const cache = caches.get(view);
-      if (!cache) return inner.get<T>(view, id);
-      const hit = cache.get(id);
-      if (hit) {
-        stats.hits++;
-        return hit as ViewDocument<T>;
-      }
-      stats.misses++;
-      const before = commits.get(view);
-      const stored = await inner.get<T>(view, id);
-      if (stored && commits.get(view) === before) cache.set(id, stored);
-      return stored;
-    },
+    get: <T>(view: string, id: string) => readThrough<T>(inner, caches.get(view), stats, view, id, () => commits.get(view)!),
     getMany: <T>(view: string, ids: readonly string[]) => inner.getMany<T>(view, ids),
     find: <T>(view: string, where: Readonly<Record<string, ViewFieldValue>>, options?: FindOptions) => inner.find<T>(view, where, options),
     count: (view, where) => inner.count(view, where),

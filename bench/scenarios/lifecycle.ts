@@ -2,6 +2,7 @@
 import { tempDir } from '../../test/support/tmp.js';
 import { adminCookie, fundedKey, pool } from '../client.js';
 import { startGateway, type SimulatorMode } from '../gateway.js';
+import { cpuMsPerUnit, cpuSecondsByPart } from '../proc-stats.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
 export interface LifecycleResult {
@@ -11,6 +12,8 @@ export interface LifecycleResult {
   submitSeconds: number;
   lagP50Ms: number | null;
   lagP99Ms: number | null;
+  /** CPU per task of each process (`all` alone; `api` and `engine` with PROCESSES=2), ms. */
+  cpuMsPerTask?: Record<string, number>;
 }
 
 interface Metrics {
@@ -38,6 +41,7 @@ export async function lifecycle(port: number, tasks: number, sim: SimulatorMode)
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const cookie = await adminCookie(gw.url, ADMIN_PASSWORD);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const cpuBefore = cpuSecondsByPart(gw.pid);
     const started = Date.now();
     await pool(tasks, 64, async (i) => {
       const r = await fetch(`${gw.url}/v1/images/async/generations`, {
@@ -58,6 +62,7 @@ export async function lifecycle(port: number, tasks: number, sim: SimulatorMode)
       submitSeconds: (submitted - started) / 1000,
       lagP50Ms: metrics.data.final_event_lag_ms.p50,
       lagP99Ms: metrics.data.final_event_lag_ms.p99,
+      cpuMsPerTask: cpuMsPerUnit(cpuBefore, cpuSecondsByPart(gw.pid), tasks),
     };
   } finally {
     await gw.stop();

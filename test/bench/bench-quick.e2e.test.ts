@@ -12,6 +12,8 @@ describe('benchmark harness', () => {
     const poll = /\| poll [^|]+\| (\d+) req\/s/.exec(stdout);
     expect(Number(poll?.[1])).toBeGreaterThan(0);
     expect(stdout).toMatch(/life cycle \(300 tasks to completion\) \| \d+ tasks\/s/);
+    // Both processes of the default (two cores here) do their part, each one's CPU time measured.
+    expect(stdout).toMatch(/CPU per task: (?=[^|]*api [\d.]+ ms)(?=[^|]*engine [\d.]+ ms)/);
     // The peer scenario without LiteLLM (its install and start are for full runs): the stand-in and the gateway in front of it.
     expect(stdout).toContain('LiteLLM not measured: not run (--quick');
     expect(stdout).toMatch(/\| this gateway \| POST \/v1\/images\/generations \(b64_json\) \| [^|]+\| [^|]+\| [1-9]\d* req\/s/);

@@ -17,20 +17,13 @@ import { createProjectionRunner, type ProjectionRunner } from '../../projections
 import { createCheckpointFollower } from '../../projections/follower.js';
 import { withFollowerViewCache, type FollowerViewCache } from '../../projections/follower-view-cache.js';
 import { tempDir } from '../support/tmp.js';
+import { progressedEvent, progressProjection, submittedEvent, type ProgressDoc } from './support.js';
 
-interface Doc {
-  status: string;
-  progress: number;
-}
+type Doc = ProgressDoc;
+const projection = progressProjection;
+const submitted = submittedEvent;
+const progressed = progressedEvent;
 
-const projection: Projection<Doc> = {
-  name: 'tasks',
-  view: 'tasks',
-  handles: ['TaskSubmitted', 'TaskProgressed'],
-  documentId: (e) => e.streamName.slice('task-'.length),
-  evolve: (doc, e) =>
-    e.type === 'TaskProgressed' ? { status: e.data.status, progress: e.data.progress } : doc ? undefined : { status: 'queued', progress: 0 },
-};
 /** A watched view: its changes are told to the follower's listeners, with the stored document. */
 const models: Projection<{ tasks: number }> = {
   name: 'models',
@@ -40,25 +33,6 @@ const models: Projection<{ tasks: number }> = {
   evolve: (doc) => ({ tasks: (doc?.tasks ?? 0) + 1 }),
 };
 const meta = { at: new Date().toISOString() };
-const submitted = (taskId: string): DomainEvent => ({
-  type: 'TaskSubmitted',
-  data: {
-    taskId,
-    family: 'image',
-    action: 'generate',
-    model: 'm',
-    accountId: 'a',
-    tokenId: 'k',
-    group: 'default',
-    channelCandidates: [],
-    request: {},
-    reservationId: 'r',
-    reserved: 1,
-    basis: { model: 'm', group: 'default', unit: 'request', unitPrice: 1, groupRatioPermille: 1000, units: 1 },
-    createdAt: 1,
-  },
-});
-const progressed = (progress: number): DomainEvent => ({ type: 'TaskProgressed', data: { status: 'in_progress', progress } });
 
 let dir: ReturnType<typeof tempDir>;
 let engineEvents: EventStore;

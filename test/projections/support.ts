@@ -23,3 +23,40 @@ export function given<D>(projection: Projection<D>, events: readonly (readonly [
   });
   return docs;
 }
+
+/** A task's status and progress: the smallest task view, for the view caches' tests. */
+export interface ProgressDoc {
+  status: string;
+  progress: number;
+}
+
+export const progressProjection: Projection<ProgressDoc> = {
+  name: 'tasks',
+  view: 'tasks',
+  handles: ['TaskSubmitted', 'TaskProgressed'],
+  documentId: (e) => e.streamName.slice('task-'.length),
+  evolve: (doc, e) =>
+    e.type === 'TaskProgressed' ? { status: e.data.status, progress: e.data.progress } : doc ? undefined : { status: 'queued', progress: 0 },
+};
+
+/** A task's TaskSubmitted with nothing but what its schema requires. */
+export const submittedEvent = (taskId: string): DomainEvent => ({
+  type: 'TaskSubmitted',
+  data: {
+    taskId,
+    family: 'image',
+    action: 'generate',
+    model: 'm',
+    accountId: 'a',
+    tokenId: 'k',
+    group: 'default',
+    channelCandidates: [],
+    request: {},
+    reservationId: 'r',
+    reserved: 1,
+    basis: { model: 'm', group: 'default', unit: 'request', unitPrice: 1, groupRatioPermille: 1000, units: 1 },
+    createdAt: 1,
+  },
+});
+
+export const progressedEvent = (progress: number): DomainEvent => ({ type: 'TaskProgressed', data: { status: 'in_progress', progress } });

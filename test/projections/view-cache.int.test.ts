@@ -6,19 +6,15 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
-import type { DomainEvent } from '../../src/domain/events.js';
 import { toNewEvents } from '../../src/engine/commands/append.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ViewDocument, ViewStore } from '../../src/ports/view-store.js';
-import type { Projection } from '../../projections/projection.js';
 import { createProjectionRunner } from '../../projections/runner.js';
 import { withViewCache, type CachedViewStore } from '../../projections/view-cache.js';
 import { tempDir } from '../support/tmp.js';
+import { progressedEvent, progressProjection, submittedEvent, type ProgressDoc } from './support.js';
 
-interface Doc {
-  status: string;
-  progress: number;
-}
+type Doc = ProgressDoc;
 
 let dir: ReturnType<typeof tempDir>;
 let store: ViewStore;
@@ -120,40 +116,14 @@ describe('view cache', () => {
 
   it("kept current by the runner's commits: each read after waitFor shows the event, with the cache warm", async () => {
     const events: EventStore = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-    const projection: Projection<Doc> = {
-      name: 'tasks',
-      view: 'tasks',
-      handles: ['TaskSubmitted', 'TaskProgressed'],
-      documentId: (e) => e.streamName.slice('task-'.length),
-      evolve: (doc, e) =>
-        e.type === 'TaskProgressed' ? { status: e.data.status, progress: e.data.progress } : doc ? undefined : { status: 'queued', progress: 0 },
-    };
-    const runner = createProjectionRunner({ events, views: cached, projections: [projection], log: pino({ level: 'silent' }) });
+    const runner = createProjectionRunner({ events, views: cached, projections: [progressProjection], log: pino({ level: 'silent' }) });
     await runner.start();
     const meta = { at: new Date().toISOString() };
-    const submitted: DomainEvent = {
-      type: 'TaskSubmitted',
-      data: {
-        taskId: 't1',
-        family: 'image',
-        action: 'generate',
-        model: 'm',
-        accountId: 'a',
-        tokenId: 'k',
-        group: 'default',
-        channelCandidates: [],
-        request: {},
-        reservationId: 'r',
-        reserved: 1,
-        basis: { model: 'm', group: 'default', unit: 'request', unitPrice: 1, groupRatioPermille: 1000, units: 1 },
-        createdAt: 1,
-      },
-    };
-    let position = (await events.append('task-t1', toNewEvents([submitted], meta))).position;
+    let position = (await events.append('task-t1', toNewEvents([submittedEvent('t1')], meta))).position;
     await runner.waitFor(position);
     expect((await cached.get<Doc>('tasks', 't1'))?.doc.progress).toBe(0);
     for (const progress of [10, 20, 30, 40, 50]) {
-      position = (await events.append('task-t1', toNewEvents([{ type: 'TaskProgressed', data: { status: 'in_progress', progress } }], meta))).position;
+      position = (await events.append('task-t1', toNewEvents([progressedEvent(progress)], meta))).position;
       await runner.waitFor(position);
       const read: ViewDocument<Doc> | undefined = await cached.get<Doc>('tasks', 't1');
       expect(read?.doc.progress).toBe(progress);
