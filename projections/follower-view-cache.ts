@@ -108,6 +108,7 @@ export function withFollowerViewCache(
     count: (view, where) => inner.count(view, where),
     // The process that projects writes the views; should this one ever write, it forgets what it cached.
     commit: (projection, writes, checkpoint) => inner.commit(projection, writes, checkpoint).finally(clear),
+    commitAll: (batch, checkpoint) => inner.commitAll(batch, checkpoint).finally(clear),
     bulkLoad: (projection, writes, checkpoint) => inner.bulkLoad(projection, writes, checkpoint).finally(clear),
     reset: (view, projection) => inner.reset(view, projection).finally(clear),
     getCheckpoint: (projection) => inner.getCheckpoint(projection),

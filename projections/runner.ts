@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { gatewayStreamPrefixes } from '../src/domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../src/domain/recorded.js';
 import type { EventStore, RecordedEvent, Subscription } from '../src/ports/event-store.js';
-import type { ViewStore, ViewWrite } from '../src/ports/view-store.js';
+import type { ProjectionWrites, ViewStore, ViewWrite } from '../src/ports/view-store.js';
 import type { Projection } from './projection.js';
 import { createFinalEventLags } from './final-event-lags.js';
 
@@ -94,14 +94,13 @@ export function createProjectionRunner(deps: {
   async function apply(raw: readonly RecordedEvent[]): Promise<void> {
     const batch = raw.map(toDomainEvent).filter((e): e is RecordedDomainEvent => e !== undefined);
     const last = raw[raw.length - 1]!.position;
-    const all: ViewWrite[] = [];
-    for (const projection of projections) {
-      if ((checkpoints.get(projection.name) ?? 0n) >= last) continue;
-      const writes = await foldBatch(projection, batch);
-      await views.commit(projection.name, writes, last);
-      checkpoints.set(projection.name, last);
-      all.push(...writes);
-    }
+    // Every projection behind `last` folds the batch, and all commit in one step.
+    const due = projections.filter((projection) => (checkpoints.get(projection.name) ?? 0n) < last);
+    const folded: ProjectionWrites[] = [];
+    for (const projection of due) folded.push({ projection: projection.name, writes: await foldBatch(projection, batch) });
+    if (folded.length > 0) await views.commitAll(folded, last);
+    for (const projection of due) checkpoints.set(projection.name, last);
+    const all = folded.flatMap((f) => f.writes);
     advance(last);
     lags.record(batch);
     if (all.length > 0) for (const l of listeners) l(all);

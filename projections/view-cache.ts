@@ -98,6 +98,18 @@ export function withViewCache(inner: ViewStore, views: Iterable<string>, maxPerV
       committed(writes, true);
       return applied;
     },
+    async commitAll(batch, checkpoint) {
+      const writes = batch.flatMap((b) => b.writes);
+      let applied: number;
+      try {
+        applied = await inner.commitAll(batch, checkpoint);
+      } catch (err) {
+        committed(writes, false);
+        throw err;
+      }
+      committed(writes, true);
+      return applied;
+    },
     async bulkLoad(projection, writes, checkpoint) {
       try {
         await inner.bulkLoad(projection, writes, checkpoint);

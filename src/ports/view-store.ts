@@ -27,6 +27,12 @@ export interface ViewWrite<T = unknown> {
   doc: T | null;
 }
 
+/** One projection's writes in a `commitAll`. */
+export interface ProjectionWrites {
+  projection: string;
+  writes: readonly ViewWrite[];
+}
+
 export interface ViewStore {
   get<T>(view: string, id: string): Promise<ViewDocument<T> | undefined>;
   getMany<T>(view: string, ids: readonly string[]): Promise<ViewDocument<T>[]>;
@@ -43,6 +49,13 @@ export interface ViewStore {
    * Returns how many writes were applied.
    */
   commit(projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): Promise<number>;
+  /**
+   * `commit` of several projections at once, each one's checkpoint moved to `checkpoint`: one
+   * step where the backend allows (SQLite: one transaction, one WAL write of each page however
+   * many projections touch it), one `commit` per projection in order elsewhere. What the
+   * projection runner writes per batch of events. Returns how many writes were applied.
+   */
+  commitAll(batch: readonly ProjectionWrites[], checkpoint: bigint): Promise<number>;
   /**
    * Bulk load for a rebuild (src/audit/rebuild.ts) into views it emptied with `reset`: each
    * write replaces whatever the view holds under its id, without a position guard (the rebuild

@@ -8,6 +8,7 @@ import { FAST_ENGINE } from '../support/images.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { withViewOverrides } from '../support/view-store-overrides.js';
+import type { ViewWrite } from '../../src/ports/view-store.js';
 import type { ImageTaskDoc } from '../../src/families/images/view.js';
 
 const ENV = { ...FAST_ENGINE, CALLBACK_RETRY_SCHEDULE: '0.3,0.6,1.2', CALLBACK_TIMEOUT_MS: '400', CALLBACK_CHECK_MS: '50', ALLOW_LOOPBACK_OUTBOUND: '1' };
@@ -203,13 +204,15 @@ describe('callback bodies: the task as of the final event that scheduled the cal
   it('with the task view lagging behind the callbacks view, the one delivery still says completed, with its results', async () => {
     // A projector that has committed the callbacks view but not yet the task's final view
     // document: final image-task writes are held back, so the stored view stays "queued"/"in_progress".
+    const held = (writes: readonly ViewWrite[]) =>
+      writes.filter((w) => !(w.view === 'image-tasks' && ['completed', 'failed'].includes((w.doc as ImageTaskDoc | null)?.body.status ?? '')));
     const gw = await startGateway(ENV, {
       wrapViewStore: (store) =>
         withViewOverrides(store, {
-          commit: (projection, writes, checkpoint) =>
-            store.commit(
-              projection,
-              writes.filter((w) => !(w.view === 'image-tasks' && ['completed', 'failed'].includes((w.doc as ImageTaskDoc | null)?.body.status ?? ''))),
+          commit: (projection, writes, checkpoint) => store.commit(projection, held(writes), checkpoint),
+          commitAll: (batch, checkpoint) =>
+            store.commitAll(
+              batch.map(({ projection, writes }) => ({ projection, writes: held(writes) })),
               checkpoint,
             ),
         }),

@@ -55,6 +55,24 @@ export function viewWriteContract(store: () => ViewStore): void {
       expect(await store().get(view, 'a')).toEqual({ id: 'a', position: 6n, doc: { v: 6 } });
     });
 
+    it('commitAll writes several projections at once, each write guarded, and moves every one of their checkpoints forward', async () => {
+      const [a, b] = [uniqueView('a'), uniqueView('b')];
+      const [pa, pb] = [uniqueView('pa'), uniqueView('pb')];
+      const applied = await store().commitAll(
+        [
+          { projection: pa, writes: [write(a, 'x', 3n, { v: 1 })] },
+          { projection: pb, writes: [write(b, 'y', 3n, { v: 2 }), write(b, 'y', 2n, { v: 0 })] },
+        ],
+        3n,
+      );
+      expect(applied).toBe(2);
+      expect(await store().get(a, 'x')).toEqual({ id: 'x', position: 3n, doc: { v: 1 } });
+      expect(await store().get(b, 'y')).toEqual({ id: 'y', position: 3n, doc: { v: 2 } });
+      expect([await store().getCheckpoint(pa), await store().getCheckpoint(pb)]).toEqual([3n, 3n]);
+      expect(await store().commitAll([{ projection: pa, writes: [] }], 2n)).toBe(0);
+      expect(await store().getCheckpoint(pa)).toBe(3n);
+    });
+
     it('one commit writes to several views', async () => {
       const [tasks, ledger] = [uniqueView('tasks'), uniqueView('ledger')];
       await store().commit('p', [write(tasks, 'x', 1n, { a: 1 }), write(ledger, 'x', 1n, { b: 2 })], 1n);

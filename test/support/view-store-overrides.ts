@@ -11,6 +11,7 @@ export function withViewOverrides(store: ViewStore, overrides: Partial<ViewStore
     find: (view, where, options) => store.find(view, where, options),
     count: (view, where) => store.count(view, where),
     commit: (projection, writes, checkpoint) => store.commit(projection, writes, checkpoint),
+    commitAll: (batch, checkpoint) => store.commitAll(batch, checkpoint),
     bulkLoad: (projection, writes, checkpoint) => store.bulkLoad(projection, writes, checkpoint),
     getCheckpoint: (projection) => store.getCheckpoint(projection),
     reset: (view, projection) => store.reset(view, projection),

@@ -112,6 +112,13 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     return [...byView.values()];
   }
 
+  async function commit(projection: string, writes: readonly ViewWrite[], checkpoint: bigint | undefined): Promise<number> {
+    const byView = validatedWrites(projection, writes, checkpoint, guardedWrite);
+    const counts = await Promise.all(byView.map(({ collection, items }) => applyOrdered(collection, items)));
+    if (checkpoint !== undefined) await moveCheckpoint(projection, checkpoint);
+    return counts.reduce((sum, n) => sum + n, 0);
+  }
+
   return {
     async get<T>(view: string, id: string) {
       assertOpen();
@@ -155,11 +162,13 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
       return collection.countDocuments(filter);
     },
 
-    async commit(projection, writes, checkpoint) {
-      const byView = validatedWrites(projection, writes, checkpoint, guardedWrite);
-      const counts = await Promise.all(byView.map(({ collection, items }) => applyOrdered(collection, items)));
-      if (checkpoint !== undefined) await moveCheckpoint(projection, checkpoint);
-      return counts.reduce((sum, n) => sum + n, 0);
+    commit,
+
+    async commitAll(batch, checkpoint) {
+      // No transaction across collections here: each projection's writes, then its checkpoint, in turn.
+      let applied = 0;
+      for (const { projection, writes } of batch) applied += await commit(projection, writes, checkpoint);
+      return applied;
     },
 
     async bulkLoad(projection, writes, checkpoint) {

@@ -6,7 +6,7 @@
  * `bulkLoad` does the same with one unguarded INSERT OR REPLACE per document (rebuilds).
  */
 import type Database from 'better-sqlite3';
-import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
+import type { FindOptions, ProjectionWrites, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import { openSqlite } from './database.js';
 import { memoCache } from '../../lib/memo-cache.js';
 import { createHash } from 'node:crypto';
@@ -96,6 +96,9 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
       return applied;
     });
   const commitTransaction = writesWith(upsert);
+  const commitAllTransaction = db.transaction((batch: readonly ProjectionWrites[], checkpoint: bigint): number =>
+    batch.reduce((applied, { projection, writes }) => applied + commitTransaction(projection, writes, checkpoint), 0),
+  );
   const loadTransaction = writesWith(replace);
   const resetTransaction = db.transaction((view: string, projection: string) => {
     dropView.run(view);
@@ -142,6 +145,11 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
 
     async commit(projection, writes, checkpoint) {
       return commitTransaction.immediate(projection, writes, checkpoint);
+    },
+
+    async commitAll(batch, checkpoint) {
+      // The inner transactions become savepoints of this one.
+      return commitAllTransaction.immediate(batch, checkpoint);
     },
 
     async bulkLoad(projection, writes, checkpoint) {
