@@ -92,29 +92,13 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
     return child;
   }
 
-  const engine = start('engine');
-  const api = start('api');
-  // A part that exits before the API first answers (a mistake it printed) ends the start: that
-  // is no crash to survive, and starting it again would only print it again.
+  // A signal while the parts start stops them as one after the start does: the children say
+  // they listen before the supervisor has seen the API answer.
   const startFailed = new AbortController();
-  const ready = await Promise.race([
-    answers(`${apiUrl}/healthz`, 180_000, startFailed.signal),
-    exited.get('api')!.then(() => false),
-    exited.get('engine')!.then(() => false),
-  ]);
-  if (!ready) {
-    stopping = true;
-    startFailed.abort();
-    for (const child of children.values()) child.kill('SIGTERM');
-    await Promise.all(exited.values());
-    process.exitCode = api.exitCode || engine.exitCode || 1;
-    return;
-  }
-  log.info({ address: apiUrl }, 'gateway listening (API and engine processes)');
-
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    startFailed.abort();
     log.info({ signal }, 'shutting down both processes');
     for (const child of children.values()) child.kill(signal);
     const grace = setTimeout(() => {
@@ -126,6 +110,26 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+
+  const engine = start('engine');
+  const api = start('api');
+  // A part that exits before the API first answers (a mistake it printed) ends the start: that
+  // is no crash to survive, and starting it again would only print it again.
+  const ready = await Promise.race([
+    answers(`${apiUrl}/healthz`, 180_000, startFailed.signal),
+    exited.get('api')!.then(() => false),
+    exited.get('engine')!.then(() => false),
+  ]);
+  if (stopping) return;
+  if (!ready) {
+    stopping = true;
+    startFailed.abort();
+    for (const child of children.values()) child.kill('SIGTERM');
+    await Promise.all(exited.values());
+    process.exitCode = api.exitCode || engine.exitCode || 1;
+    return;
+  }
+  log.info({ address: apiUrl }, 'gateway listening (API and engine processes)');
 }
 
 /** Whether `url` answers 200 within `timeoutMs` (polled), unless `signal` gives up first. */
