@@ -3,8 +3,9 @@
  * started as the tests start theirs (the embedded default: the distributed backends' URLs are
  * not passed on).
  */
+import { readFileSync } from 'node:fs';
 import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
-import { peakRssOfTree } from './proc-stats.js';
+import { peakRssOfTree, treePids } from './proc-stats.js';
 
 export interface Child {
   url: string;
@@ -36,6 +37,31 @@ export async function startChild(
     // Every process of the tree holds its own memory (the API and engine processes of PROCESSES=2,
     // and their supervisor): the sum of their peaks is what the machine gives it.
     peakRss: () => peakRssOfTree(child.pid!),
-    stop: () => stopProcess(child, 'SIGTERM', 15_000),
+    // Stopped means every process of the tree gone: a supervisor killed after the grace leaves
+    // its children to notice it, and a data directory removed meanwhile could still be written.
+    async stop() {
+      const tree = treePids(child.pid!);
+      await stopProcess(child, 'SIGTERM', 15_000);
+      await untilGone(tree.slice(1), 5_000);
+    },
   };
+}
+
+/** Waits until none of `pids` runs; those still running after `graceMs` are killed. */
+async function untilGone(pids: readonly number[], graceMs: number): Promise<void> {
+  // A zombie (state Z in /proc) has exited already; only its parent's reaping is left.
+  const running = () =>
+    pids.filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+      } catch {
+        return false;
+      }
+    });
+  const deadline = Date.now() + graceMs;
+  while (running().length > 0) {
+    if (Date.now() > deadline) for (const pid of running()) process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

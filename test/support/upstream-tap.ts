@@ -28,7 +28,8 @@ export interface UpstreamTap {
   close(): Promise<void>;
 }
 
-export async function startUpstreamTap(): Promise<UpstreamTap> {
+/** `delayPostsMs`: each POST (a submit) is held that long before it is forwarded: a slow upstream. */
+export async function startUpstreamTap(options: { delayPostsMs?: number } = {}): Promise<UpstreamTap> {
   const requests: TappedRequest[] = [];
   const tap: UpstreamTap = {
     url: '',
@@ -51,6 +52,7 @@ export async function startUpstreamTap(): Promise<UpstreamTap> {
     const who = named ? named[1]! : 'direct';
     const path = named ? named[2]! : raw;
     requests.push({ who, method: req.method ?? 'GET', path, body: body.toString('utf8'), at: Date.now() });
+    if (options.delayPostsMs && req.method === 'POST') await new Promise((r) => setTimeout(r, options.delayPostsMs));
     if (!tap.target) {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"no simulator behind the tap yet"}');
       return;

@@ -57,8 +57,10 @@ export function createDispatchSchedule(deps: DispatchScheduleDeps): DispatchSche
     dispatchingIds.add(taskId);
     const work = limit.run(async () => {
       // Waited for a slot: the partition may have moved meanwhile (revoked work stops here; the
-      // submit lease covers a dispatch that had already begun).
-      if (!deps.owns(taskId)) return;
+      // submit lease covers a dispatch that had already begun). Stopping, the dispatches under
+      // way finish and the queued ones do not begin: their tasks stay `submitted` for the next
+      // start's adoption, so a stop with a backlog is as quick as with none.
+      if (stopping || !deps.owns(taskId)) return;
       // Five tries in all (200 ms doubling between them); no further try once the engine is stopping.
       return retry(() => dispatchTask(dispatcherDeps, taskId), { backoff: DISPATCH_RETRY, retryIf: (_err, attempt) => attempt < 4 && !stopping });
     });
