@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed, type BootstrapFile } from './bootstrap/seed.js';
 import { isSimulatorChannel, simulatorMount, type SimulatorMount } from './bootstrap/simulator-mount.js';
@@ -42,6 +42,7 @@ import { VIEWS } from '../projections/views.js';
 import type { Projection } from '../projections/projection.js';
 import type { SimFamily } from './simulator/context.js';
 import { createProjectionRunner } from '../projections/runner.js';
+import { createLogger } from './logger.js';
 import { withViewCache } from '../projections/view-cache.js';
 import { withFollowerViewCache } from '../projections/follower-view-cache.js';
 import { createGatewayMetrics } from './metrics/registry.js';
@@ -104,25 +105,6 @@ function decideSimulatorMount(config: Config, catalog: Catalog, bootstrap: Boots
       `${orphans.length} channel(s) call the built-in simulator (${SIMULATOR_BASE_URL}), which is not mounted: their calls fail until they are disabled or SIMULATOR=1`,
     );
   return mount;
-}
-
-export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'res.headers["set-cookie"]',
-        '*.password',
-        '*.passwordHash',
-        '*.key',
-        '*.keyHash',
-        'headers.authorization',
-      ],
-      censor: '[redacted]',
-    },
-  });
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {

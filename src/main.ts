@@ -5,7 +5,7 @@
  */
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from './config.js';
-import { createGateway, createLogger } from './gateway.js';
+import { createLogger } from './logger.js';
 import { supervise } from './supervisor.js';
 
 const config = (() => {
@@ -37,6 +37,8 @@ function failedStart(err: unknown): never {
 }
 
 async function serve(): Promise<void> {
+  // Loaded only here: a supervisor (PROCESSES=2) runs no gateway and keeps its memory small.
+  const { createGateway } = await import('./gateway.js');
   const started = await (async () => {
     let gateway: Awaited<ReturnType<typeof createGateway>> | undefined;
     try {
