@@ -105,6 +105,16 @@ export function cpuSecondsByPart(pid: number): Record<string, number> {
   return byPart;
 }
 
+/** Peak RSS (VmHWM) so far of each process of a gateway's tree, by its part (roleOf), in bytes. */
+export function peakRssByPart(pid: number): Record<string, number> {
+  const byPart: Record<string, number> = {};
+  for (const p of treePids(pid)) {
+    const part = roleOf(p);
+    byPart[part] = (byPart[part] ?? 0) + vmHwm(p);
+  }
+  return byPart;
+}
+
 /** Milliseconds of CPU per unit of work of each part between two readings of cpuSecondsByPart. */
 export function cpuMsPerUnit(before: Record<string, number>, after: Record<string, number>, units: number): Record<string, number> {
   return Object.fromEntries(Object.entries(after).map(([part, seconds]) => [part, Math.round((((seconds - (before[part] ?? 0)) * 1000) / units) * 100) / 100]));

@@ -5,6 +5,7 @@ import type { LoadResult } from './load.js';
 import { peerMarkdown } from './peer-report.js';
 import type { AccountLoadResult } from './scenarios/account-load.js';
 import type { LifecycleResult } from './scenarios/lifecycle.js';
+import type { MemoryResult } from './scenarios/memory.js';
 import type { PeerResult } from './scenarios/peer.js';
 import type { ReplayResult } from './scenarios/replay.js';
 import type { SubmitInFlightResult } from './scenarios/submit-inflight.js';
@@ -21,7 +22,7 @@ export interface BenchResults {
   submit: LoadResult;
   lifecycle: LifecycleResult;
   replay: ReplayResult;
-  memory: { tasks: number; peakRssBytes: number; idleRssBytes: number };
+  memory: MemoryResult;
   accountLoad: AccountLoadResult;
   submitInFlight: SubmitInFlightResult;
   /** LiteLLM beside this gateway in front of one stand-in upstream (runs before 2026-11-28: absent). */
@@ -46,6 +47,12 @@ export interface Row {
 }
 
 const pct = (a: number, b: number) => `${Math.round((100 * a) / b)}%`;
+
+/** `; by process: engine 900 MB, api 700 MB, …` (the sum is the figure). */
+function byPart(memory: MemoryResult, mb: (bytes: number) => number): string {
+  const parts = Object.entries(memory.peakRssBytesByPart ?? {});
+  return parts.length < 2 ? '' : `; by process: ${parts.map(([part, bytes]) => `${part} ${mb(bytes)} MB`).join(', ')}`;
+}
 
 /** `; CPU per task: api 0.4 ms, engine 2.1 ms` (runs before 2026-11-28 did not measure it). */
 function cpuPerTask(lifecycle: LifecycleResult): string {
@@ -101,7 +108,7 @@ export function rows(r: BenchResults): Row[] {
     },
     {
       figure: `memory (${r.memory.tasks} tasks in flight)`,
-      measured: `peak RSS ${mb(r.memory.peakRssBytes)} MB (idle ${mb(r.memory.idleRssBytes)} MB)`,
+      measured: `peak RSS ${mb(r.memory.peakRssBytes)} MB (idle ${mb(r.memory.idleRssBytes)} MB)${byPart(r.memory, mb)}`,
       target: '≤ 400 MB at 100,000 tasks',
       met: r.memory.peakRssBytes <= 400 * 2 ** 20,
       step: { target: '≤ 400 MB at 100,000 tasks', met: r.memory.peakRssBytes <= 400 * 2 ** 20 },

@@ -3,8 +3,17 @@ import { adminCookie, fundedKey, pool } from '../client.js';
 import { tempDir } from '../../test/support/tmp.js';
 import { startGateway, type SimulatorMode } from '../gateway.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
+import { peakRssByPart } from '../proc-stats.js';
 
-export async function memory(port: number, tasks: number, sim: SimulatorMode): Promise<{ tasks: number; peakRssBytes: number; idleRssBytes: number }> {
+export interface MemoryResult {
+  tasks: number;
+  peakRssBytes: number;
+  idleRssBytes: number;
+  /** The peak of each process (`api`, `engine`, `supervisor`; `all` alone); runs before 2026-11-28 lack it. */
+  peakRssBytesByPart?: Record<string, number>;
+}
+
+export async function memory(port: number, tasks: number, sim: SimulatorMode): Promise<MemoryResult> {
   const dir = tempDir('gateway-bench-');
   const gw = await startGateway(port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), sim);
   try {
@@ -27,7 +36,7 @@ export async function memory(port: number, tasks: number, sim: SimulatorMode): P
       if (m.data.tasks_in_flight.dispatched >= tasks || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes };
+    return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes, peakRssBytesByPart: peakRssByPart(gw.pid) };
   } finally {
     await gw.stop();
     dir.remove();

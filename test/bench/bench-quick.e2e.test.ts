@@ -14,6 +14,7 @@ describe('benchmark harness', () => {
     expect(stdout).toMatch(/life cycle \(300 tasks to completion\) \| \d+ tasks\/s/);
     // Both processes of the default (two cores here) do their part, each one's CPU time measured.
     expect(stdout).toMatch(/CPU per task: (?=[^|]*api [\d.]+ ms)(?=[^|]*engine [\d.]+ ms)/);
+    expect(stdout).toMatch(/peak RSS \d+ MB \(idle \d+ MB\); by process: (?=[^|]*api \d+ MB)(?=[^|]*engine \d+ MB)/);
     // The peer scenario without LiteLLM (its install and start are for full runs): the stand-in and the gateway in front of it.
     expect(stdout).toContain('LiteLLM not measured: not run (--quick');
     expect(stdout).toMatch(/\| this gateway \| POST \/v1\/images\/generations \(b64_json\) \| [^|]+\| [^|]+\| [1-9]\d* req\/s/);
