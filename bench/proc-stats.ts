@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { roleOf } from '../test/support/supervised.js';
 
 /** The pid and all its descendants, as they are now. */
 export function treePids(pid: number): number[] {
@@ -49,19 +50,26 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
+/**
+ * The fields of /proc/<pid>/stat from field 3 (the state) on; undefined once the process is
+ * gone. The command name before them may hold spaces and parentheses: they start after the last ')'.
+ */
+export function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds (user + system, all threads) the processes have used so far. */
 export function cpuSeconds(pids: readonly number[]): number {
   let ticks = 0;
   for (const pid of pids) {
-    try {
-      // The command name may hold spaces and parentheses: the fields start after the last ')'.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // Fields 14 and 15 of proc(5) (utime, stime); `fields` starts at field 3.
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      /* gone: its time is no longer readable */
-    }
+    // Fields 14 and 15 of proc(5) (utime, stime); `fields` starts at field 3. A process gone has no time to read.
+    const fields = statFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks / ticksPerSecond();
 }
@@ -82,38 +90,21 @@ export async function cpuSecondsWhenIdle(pid: number, maxMs = 60_000): Promise<n
   }
 }
 
-/**
- * A gateway process's part: its ROLE (`api`, `engine`), `all` for one process alone, or
- * `supervisor` for the one that started the two (PROCESSES=2), read from its environment.
- */
-export function roleOf(pid: number): string {
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
-    return /(?:^|\0)ROLE=([a-z]+)/.exec(env)?.[1] ?? (/(?:^|\0)PROCESSES=1(?:\0|$)/.test(env) ? 'all' : 'supervisor');
-  } catch {
-    return 'process';
-  }
-}
-
-/** CPU seconds so far of each process of a gateway's tree, by its part (roleOf). */
-export function cpuSecondsByPart(pid: number): Record<string, number> {
-  const byPart: Record<string, number> = {};
+/** `measure` of each process of a gateway's tree, summed by its part (roleOf). */
+function byPart(pid: number, measure: (pid: number) => number): Record<string, number> {
+  const parts: Record<string, number> = {};
   for (const p of treePids(pid)) {
     const part = roleOf(p);
-    byPart[part] = (byPart[part] ?? 0) + cpuSeconds([p]);
+    parts[part] = (parts[part] ?? 0) + measure(p);
   }
-  return byPart;
+  return parts;
 }
 
-/** Peak RSS (VmHWM) so far of each process of a gateway's tree, by its part (roleOf), in bytes. */
-export function peakRssByPart(pid: number): Record<string, number> {
-  const byPart: Record<string, number> = {};
-  for (const p of treePids(pid)) {
-    const part = roleOf(p);
-    byPart[part] = (byPart[part] ?? 0) + vmHwm(p);
-  }
-  return byPart;
-}
+/** CPU seconds so far of each part of a gateway (roleOf). */
+export const cpuSecondsByPart = (pid: number): Record<string, number> => byPart(pid, (p) => cpuSeconds([p]));
+
+/** Peak RSS (VmHWM) so far of each part of a gateway (roleOf), in bytes. */
+export const peakRssByPart = (pid: number): Record<string, number> => byPart(pid, vmHwm);
 
 /** Milliseconds of CPU per unit of work of each part between two readings of cpuSecondsByPart. */
 export function cpuMsPerUnit(before: Record<string, number>, after: Record<string, number>, units: number): Record<string, number> {

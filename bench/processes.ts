@@ -3,9 +3,8 @@
  * started as the tests start theirs (the embedded default: the distributed backends' URLs are
  * not passed on).
  */
-import { readFileSync } from 'node:fs';
 import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
-import { peakRssOfTree, treePids } from './proc-stats.js';
+import { peakRssOfTree, statFields, treePids } from './proc-stats.js';
 
 export interface Child {
   url: string;
@@ -49,16 +48,8 @@ export async function startChild(
 
 /** Waits until none of `pids` runs; those still running after `graceMs` are killed. */
 async function untilGone(pids: readonly number[], graceMs: number): Promise<void> {
-  // A zombie (state Z in /proc) has exited already; only its parent's reaping is left.
-  const running = () =>
-    pids.filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-      } catch {
-        return false;
-      }
-    });
+  // A zombie (state Z) has exited already; only its parent's reaping is left.
+  const running = () => pids.filter((pid) => (statFields(pid)?.[0] ?? 'Z') !== 'Z');
   const deadline = Date.now() + graceMs;
   while (running().length > 0) {
     if (Date.now() > deadline) for (const pid of running()) process.kill(pid, 'SIGKILL');

@@ -95,11 +95,11 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
   // A signal while the parts start stops them as one after the start does: the children say
   // they listen before the supervisor has seen the API answer.
   const startFailed = new AbortController();
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (signal: NodeJS.Signals, why = 'shutting down both processes') => {
     if (stopping) return;
     stopping = true;
     startFailed.abort();
-    log.info({ signal }, 'shutting down both processes');
+    log.info({ signal }, why);
     for (const child of children.values()) child.kill(signal);
     const grace = setTimeout(() => {
       for (const child of children.values()) child.kill('SIGKILL');
@@ -122,10 +122,7 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
   ]);
   if (stopping) return;
   if (!ready) {
-    stopping = true;
-    startFailed.abort();
-    for (const child of children.values()) child.kill('SIGTERM');
-    await Promise.all(exited.values());
+    await stop('SIGTERM', 'a part did not start; stopping the other');
     process.exitCode = api.exitCode || engine.exitCode || 1;
     return;
   }
