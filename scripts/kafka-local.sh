@@ -166,7 +166,12 @@ launch() {
   local classpath="$LIB_DIR/*"
   local jvm=(-Xms128m "-Xmx$HEAP" -XX:+UseG1GC -Djava.awt.headless=true "-Dlog4j2.configurationFile=$STATE_DIR/log4j2.properties")
   # A cluster id is 16 random bytes in URL-safe base64 without padding (what `random-uuid` prints).
-  cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  # One starting with '-' reads as an option to the tool's argument parser (about 1 run in 64
+  # failed so): drawn again, as Kafka's own Uuid.randomUuid does.
+  cluster_id="-"
+  while [[ "$cluster_id" == -* ]]; do
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   java "${jvm[@]}" -cp "$classpath" kafka.tools.StorageTool format --ignore-formatted \
     -t "$cluster_id" -c "$STATE_DIR/server.properties" >"$STATE_DIR/format.log" 2>&1 ||
     die "formatting the KRaft store failed: $(cat "$STATE_DIR/format.log")"
