@@ -75,7 +75,7 @@ function instance(instanceId: string, overrides: Partial<DispatcherDeps> = {}): 
     instanceId,
     leases: createSubmitLeaseMemory({ leaseMs: SUBMIT_LEASE_SECONDS * 1000 }),
     log: pino({ level: 'silent' }),
-    onDispatched: (task, revision) => gw.gateway.engine.poller.track(task, revision),
+    onDispatched: (task) => gw.gateway.engine.poller.track(task),
     onClaimedElsewhere: () => undefined,
     ...overrides,
   };

@@ -46,7 +46,7 @@ export interface DispatcherDeps extends UpstreamDeps {
   /** This instance, as the owner of its submit leases. */
   instanceId: string;
   /** Called when a task is running upstream, so the poller follows it. */
-  onDispatched(task: KnownTask, revision: number): void;
+  onDispatched(task: KnownTask): void;
   /**
    * Called when another instance holds the task's submit lease: look again later, because that
    * instance may record its submit and then leave (its partitions moved here) without following it.
@@ -83,7 +83,7 @@ export async function dispatchTask(deps: DispatcherDeps, taskId: string): Promis
   if (state.final) return;
   if (state.status !== 'submitted') {
     deps.leases.unwatch(taskId);
-    deps.onDispatched(state, known.revision);
+    deps.onDispatched(state);
     return;
   }
   const fail = async (code: string, reason: string): Promise<void> => {
@@ -235,7 +235,7 @@ async function recordAnswer(deps: DispatcherDeps, taskId: string, answer: HeldAn
       known,
     );
     deps.leases.release(taskId);
-    if (result.state.status !== 'none') deps.onDispatched(result.state, result.revision);
+    if (result.state.status !== 'none') deps.onDispatched(result.state);
   } catch (err) {
     if (!(err instanceof SubmitFencedError) && !(err instanceof InvalidTaskTransitionError)) throw err;
     deps.leases.release(taskId);
@@ -258,9 +258,9 @@ function orphaned(deps: DispatcherDeps, taskId: string, answer: HeldAnswer, why:
  * whose new claim's holder is still submitting is looked at again, as when a claim is refused.
  */
 async function followRecorded(deps: DispatcherDeps, taskId: string): Promise<void> {
-  const { state, revision } = await readTask(deps.events, taskId);
+  const { state } = await readTask(deps.events, taskId);
   if (state.status === 'none' || state.final) return;
-  if (state.status !== 'submitted') return deps.onDispatched(state, revision);
+  if (state.status !== 'submitted') return deps.onDispatched(state);
   if (state.claim) deps.onClaimedElsewhere(taskId, deps.leases.watch(taskId, state.claim.epoch, deps.clock().getTime()));
 }
 

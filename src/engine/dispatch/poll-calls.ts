@@ -5,6 +5,7 @@
  * ignores its signal as soon as it aborts.
  */
 import type { ChannelDoc } from '../../../projections/channels.js';
+import type { KnownTask } from '../../domain/task.js';
 import { upstreamModelOf, type UpstreamAdapter, type UpstreamStatus } from '../channels/upstream.js';
 import type { Tracked } from './poll-schedule.js';
 import type { PollSlots } from './poll-slots.js';
@@ -21,13 +22,13 @@ export async function asCall<T>(entry: Tracked, run: (signal: AbortSignal) => Pr
   }
 }
 
-/** The upstream's status of the entry's task, its channel's slot held until the call settles; no longer waited for once aborted. */
+/** The upstream's status of the entry's task (`t`, its state as read for this round), its channel's slot held until the call settles; no longer waited for once aborted. */
 export function pollUpstream(
   entry: Tracked,
+  t: KnownTask,
   on: { channel: ChannelDoc; adapter: UpstreamAdapter; baseUrl: string },
   slots: Pick<PollSlots, 'holding'>,
 ): Promise<UpstreamStatus> {
-  const t = entry.task;
   return asCall(entry, (signal) =>
     untilAborted(
       slots.holding(t.channelId!, () =>

@@ -2,7 +2,7 @@
  * The poll recording: what an upstream answered, turned into the task's events. Progress is
  * recorded as it changes; a success has its results re-hosted and completes the task (a result
  * that can never be stored fails it instead); a failure, a task the upstream lost, and a
- * deadline passed fail it. Each append is conditional on the revision the poller last saw.
+ * deadline passed fail it. Each append is conditional on the revision the round read.
  */
 import type { KnownTask } from '../../domain/task.js';
 import type { EventMetadata } from '../../ports/event-store.js';
@@ -28,31 +28,36 @@ export interface PollRecordingDeps extends UpstreamDeps {
 
 type Progress = Extract<UpstreamStatus, { state: 'queued' | 'in_progress' }>;
 
+/** The task's state as read for this round, with its revision: the round's appends are conditional on it. */
+export interface RoundState {
+  state: KnownTask;
+  revision: number;
+}
+
 export interface PollRecording {
-  /** Progress appended, on the revision last seen; the caller moves the entry on to the result. */
-  progress(entry: Tracked, status: Progress): ReturnType<typeof executeTask>;
+  /** Progress appended, on the revision read; the caller moves the entry on to the result. */
+  progress(seen: RoundState, status: Progress): ReturnType<typeof executeTask>;
   /**
    * A final answer recorded (results re-hosted first) and the task ended, unless the entry
    * stopped being followed meanwhile (then nothing is recorded). Throws when re-hosting failed
    * in a way another try may mend, or at the deadline (TaskDeadlineError).
    */
-  finish(entry: Tracked, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void>;
+  finish(entry: Tracked, seen: RoundState, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void>;
   /** The task failed with `timeout` (no result by its deadline) and ended. */
-  timeOut(entry: Tracked, deadline: TaskDeadline): Promise<void>;
+  timeOut(entry: Tracked, seen: RoundState, deadline: TaskDeadline): Promise<void>;
 }
 
 export function createPollRecording(deps: PollRecordingDeps): PollRecording {
   const meta = (t: KnownTask): EventMetadata => ({ at: deps.clock().toISOString(), accountId: t.accountId, correlationId: t.taskId });
-  const known = (entry: Tracked) => (entry.revision === undefined ? undefined : { state: entry.task, revision: entry.revision });
-  const fail = (t: KnownTask, code: string, reason: string, seen: ReturnType<typeof known>) =>
-    executeTask(deps.events, t.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(t), seen);
+  const fail = (seen: RoundState, code: string, reason: string) =>
+    executeTask(deps.events, seen.state.taskId, { type: 'FailTask', data: { code, reason, completedAt: nowSeconds(deps.clock) } }, meta(seen.state), seen);
 
   return {
     // Not async: the append's own promise, so the poller goes on exactly when it is recorded.
-    progress(entry, status) {
+    progress(seen, status) {
       return executeTask(
         deps.events,
-        entry.task.taskId,
+        seen.state.taskId,
         {
           type: 'RecordProgress',
           data: {
@@ -61,14 +66,13 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
             ...(status.snapshot ? { upstream: status.snapshot } : {}),
           },
         },
-        meta(entry.task),
-        known(entry),
+        meta(seen.state),
+        seen,
       );
     },
 
-    async finish(entry, status, deadline) {
-      const t = entry.task;
-      const seen = known(entry);
+    async finish(entry, seen, status, deadline) {
+      const t = seen.state;
       if (status.state === 'succeeded') {
         const channel = deps.catalog.channel(t.channelId!)!;
         const adapter = deps.upstreams.get(channel.family)!;
@@ -89,7 +93,7 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
         } catch (err) {
           if (!deps.followed(entry)) return;
           if (err instanceof TaskDeadlineError || !isPermanentRehostFailure(err)) throw err;
-          await fail(t, 'result_unavailable', `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`, seen);
+          await fail(seen, 'result_unavailable', `the result could not be stored: ${err instanceof Error ? err.message : String(err)}`);
           deps.ended(t.taskId);
           return;
         }
@@ -97,15 +101,15 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
         if (!deps.followed(entry)) return;
         await executeTask(deps.events, t.taskId, { type: 'CompleteTask', data: completion }, meta(t), seen);
       } else if (status.state === 'failed') {
-        await fail(t, status.code, status.reason, seen);
+        await fail(seen, status.code, status.reason);
       } else if (status.state === 'lost') {
-        await fail(t, 'upstream_task_lost', status.reason, seen);
+        await fail(seen, 'upstream_task_lost', status.reason);
       }
       deps.ended(t.taskId);
     },
 
-    async timeOut(entry, deadline) {
-      await fail(entry.task, 'timeout', `no result within ${deadline.maxAgeSeconds} s`, undefined);
+    async timeOut(entry, seen, deadline) {
+      await fail(seen, 'timeout', `no result within ${deadline.maxAgeSeconds} s`);
       deps.ended(entry.task.taskId);
     },
   };

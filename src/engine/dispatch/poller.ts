@@ -15,8 +15,9 @@ import { remainingMs, TaskDeadlineError, taskDeadline, type TaskDeadline } from 
 import { resolveBaseUrl, type UpstreamStatus } from '../channels/upstream.js';
 import { createPollSchedule, type Tracked } from './poll-schedule.js';
 import { createPollSlots } from './poll-slots.js';
-import { createPollRecording, type PollRecordingDeps } from './poll-recording.js';
+import { createPollRecording, type PollRecordingDeps, type RoundState } from './poll-recording.js';
 import { pollUpstream } from './poll-calls.js';
+import { readTask } from '../commands/task-commands.js';
 
 /** What the poll recording needs, but what the poller itself tells it (which tasks it follows). */
 export interface PollerDeps extends Omit<PollRecordingDeps, 'followed' | 'ended'> {
@@ -25,7 +26,8 @@ export interface PollerDeps extends Omit<PollRecordingDeps, 'followed' | 'ended'
 }
 
 export interface Poller {
-  track(task: KnownTask, revision?: number): void;
+  /** Follows the task from its next poll on: only its id, channel and age are kept (poll-schedule.ts, FollowedTask). */
+  track(task: Pick<KnownTask, 'taskId' | 'channelId' | 'createdAt' | 'final'>): void;
   /**
    * Stops following the tasks that match (their partition moved to another instance): a poll or
    * re-hosting of theirs under way is aborted, and records nothing.
@@ -61,6 +63,24 @@ export function createPoller(deps: PollerDeps): Poller {
     void p.finally(() => running.delete(p));
   }
 
+  /**
+   * The task's state as stored now, read for a round (through the stream-state cache: usually
+   * one indexed read that finds nothing new). Undefined once the task has ended, whoever ended
+   * it: then it is no longer followed.
+   */
+  async function current(entry: Tracked): Promise<RoundState | undefined> {
+    const { state, revision } = await readTask(deps.events, entry.task.taskId);
+    if (state.status !== 'none' && !state.final) return { state, revision };
+    if (followed(entry)) tracked.delete(entry.task.taskId);
+    return undefined;
+  }
+
+  /** Records an outcome on the task as stored now (nothing when it has ended meanwhile). */
+  async function recordOn(entry: Tracked, record: (seen: RoundState) => Promise<void>): Promise<void> {
+    const seen = await current(entry);
+    if (seen && !stopped && followed(entry)) await record(seen);
+  }
+
   /** Its time came: the next poll, or (queued or calling) its deadline. */
   function onDue(entry: Tracked): void {
     if (stopped || !followed(entry)) return;
@@ -68,7 +88,8 @@ export function createPoller(deps: PollerDeps): Poller {
     else if (entry.phase === 'queued') {
       slots.remove(entry);
       entry.phase = 'recording';
-      inBackground(entry, () => recording.timeOut(entry, schedule.deadlineOf(entry.task)!));
+      const deadline = schedule.deadlineOf(entry.task)!;
+      inBackground(entry, () => recordOn(entry, (seen) => recording.timeOut(entry, seen, deadline)));
     } else if (entry.phase === 'calling') {
       // The call stops being waited for at once (untilAborted), whatever the upstream does.
       entry.call?.abort(new TaskDeadlineError(schedule.deadlineOf(entry.task)!.maxAgeSeconds));
@@ -80,13 +101,13 @@ export function createPoller(deps: PollerDeps): Poller {
     const t = entry.task;
     const deadline = schedule.deadlineOf(t);
     entry.phase = 'recording';
-    if (!deadline || !t.upstreamTaskId) {
-      inBackground(entry, () => recording.finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` }));
+    if (!deadline) {
+      inBackground(entry, () => recordOn(entry, (seen) => recording.finish(entry, seen, { state: 'lost', reason: `channel ${t.channelId} is gone` })));
       return;
     }
     const left = remainingMs(deadline, deps.clock());
     if (left <= 0) {
-      inBackground(entry, () => recording.timeOut(entry, deadline));
+      inBackground(entry, () => recordOn(entry, (seen) => recording.timeOut(entry, seen, deadline)));
       return;
     }
     // Waiting for a slot and then calling, the task still fails at its deadline (onDue).
@@ -108,33 +129,49 @@ export function createPoller(deps: PollerDeps): Poller {
   }
 
   async function pollOnce(entry: Tracked): Promise<void> {
-    const t = entry.task;
-    const channelId = t.channelId!;
+    const channelId = entry.task.channelId!;
     const channel = deps.catalog.channel(channelId);
     const adapter = channel ? deps.upstreams.get(channel.family) : undefined;
     if (stopped || !followed(entry) || !channel || !adapter) {
       slots.release(channelId);
       toRecording(entry);
       // The channel went while the poll waited for its slot.
-      if (!stopped && followed(entry)) await recording.finish(entry, { state: 'lost', reason: `channel ${t.channelId} is gone` });
+      if (!stopped && followed(entry))
+        await recordOn(entry, (seen) => recording.finish(entry, seen, { state: 'lost', reason: `channel ${channelId} is gone` }));
       return;
     }
+    let seen: RoundState | undefined;
+    try {
+      seen = await current(entry);
+    } catch (err) {
+      // The store could not be read: the slot goes to the next poll, this one backs off.
+      slots.release(channelId);
+      throw err;
+    }
+    if (!seen || stopped || !followed(entry)) {
+      slots.release(channelId);
+      // Ended meanwhile (by a sweep or another instance): nothing left to poll.
+      if (!seen) schedule.remove(entry);
+      return;
+    }
+    const t = seen.state;
     const deadline = taskDeadline(t.createdAt, deps.maxAgeSeconds ?? adapter.maxAgeSeconds);
-    if (remainingMs(deadline, deps.clock()) <= 0) {
+    if (remainingMs(deadline, deps.clock()) <= 0 || !t.upstreamTaskId) {
       slots.release(channelId);
       toRecording(entry);
-      await recording.timeOut(entry, deadline);
+      if (t.upstreamTaskId) await recording.timeOut(entry, seen, deadline);
+      else await recording.finish(entry, seen, { state: 'lost', reason: 'no upstream task id was recorded' });
       return;
     }
     let status: UpstreamStatus;
     try {
-      status = await pollUpstream(entry, { channel, adapter, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()) }, slots);
+      status = await pollUpstream(entry, t, { channel, adapter, baseUrl: resolveBaseUrl(channel.baseUrl, deps.selfUrl()) }, slots);
     } catch (err) {
       // Revoked mid-poll (the abort is the likely error): the partition's new owner polls it.
       // Stopped mid-poll: nothing is recorded, the next start adopts the task.
       if (stopped || !followed(entry)) return;
       toRecording(entry);
-      await timeOutOrBackOff(entry, deadline, err, 'poll error; backing off');
+      await timeOutOrBackOff(entry, seen, deadline, err, 'poll error; backing off');
       return;
     }
     if (!followed(entry)) return;
@@ -142,10 +179,8 @@ export function createPoller(deps: PollerDeps): Poller {
     entry.errors = 0;
     lastPoll = deps.clock();
     if (status.state === 'queued' || status.state === 'in_progress') {
-      const result = await recording.progress(entry, status);
-      if (result.state.status !== 'none') entry.task = result.state;
-      entry.revision = result.revision;
-      if (result.state.final) {
+      const result = await recording.progress(seen, status);
+      if (result.state.status !== 'none' && result.state.final) {
         tracked.delete(t.taskId);
         return;
       }
@@ -154,17 +189,17 @@ export function createPoller(deps: PollerDeps): Poller {
       return;
     }
     try {
-      await recording.finish(entry, status, deadline);
+      await recording.finish(entry, seen, status, deadline);
     } catch (err) {
       // Re-hosting failed in a way another try may mend (a timeout, a 5xx): poll again.
-      await timeOutOrBackOff(entry, deadline, err, 're-hosting failed; backing off');
+      await timeOutOrBackOff(entry, seen, deadline, err, 're-hosting failed; backing off');
     }
   }
 
   /** A failed step: past the deadline the task times out, otherwise it is tried again later. */
-  async function timeOutOrBackOff(entry: Tracked, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
+  async function timeOutOrBackOff(entry: Tracked, seen: RoundState, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
     if (err instanceof TaskDeadlineError) {
-      await recording.timeOut(entry, deadline);
+      await recording.timeOut(entry, seen, deadline);
       return;
     }
     entry.errors++;
@@ -184,9 +219,11 @@ export function createPoller(deps: PollerDeps): Poller {
   }
 
   return {
-    track(task, revision) {
+    track(task) {
       if (stopped || task.final || tracked.has(task.taskId)) return;
-      const entry: Tracked = { task, revision, errors: 0, polls: 0, phase: 'waiting', dueAt: 0, heapIndex: -1 };
+      // A copy of three fields: the state handed in (a whole folded task) is not kept alive.
+      const followedTask = { taskId: task.taskId, channelId: task.channelId, createdAt: task.createdAt };
+      const entry: Tracked = { task: followedTask, errors: 0, polls: 0, phase: 'waiting', dueAt: 0, heapIndex: -1 };
       tracked.set(task.taskId, entry);
       schedule.next(entry);
     },

@@ -91,7 +91,7 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
       instanceId: deps.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
       log: dispatcherLog,
       leases,
-      onDispatched: (t: KnownTask, revision: number) => owns(t.taskId) && poller.track(t, revision),
+      onDispatched: (t: KnownTask) => owns(t.taskId) && poller.track(t),
       owns,
       reservationOpen: (accountId: string, reservationId: string) => deps.accounts.hasOpenReservation(accountId, reservationId),
     },
