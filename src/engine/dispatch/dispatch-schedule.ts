@@ -10,7 +10,6 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { ViewStore } from '../../ports/view-store.js';
 import type { InflightDoc } from '../../../projections/inflight.js';
-import { Semaphore } from '../../lib/semaphore.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
 import { periodic, type Periodic } from '../upkeep/periodic.js';
 import { dispatchTask, type DispatcherDeps } from './dispatcher.js';
@@ -47,29 +46,50 @@ const LOOK_AGAIN_FIRST_MS = 1000;
 const LOOK_AGAIN_MAX_MS = 15_000;
 
 export function createDispatchSchedule(deps: DispatchScheduleDeps): DispatchSchedule {
-  const limit = new Semaphore(deps.concurrency);
-  const dispatching = new Set<Promise<void>>();
+  /**
+   * Tasks waiting for a slot, oldest first, as ids only: the bus hands the dispatcher every
+   * submit at once, and a backlog of 100,000 must not hold a promise, closure and semaphore
+   * waiter each (about 1 KB a task). `head` is the next to start; the array is compacted as it drains.
+   */
+  let queue: string[] = [];
+  let head = 0;
+  /** The dispatches under way (at most `concurrency`). */
+  const running = new Set<Promise<void>>();
+  /** Queued or under way: a task is dispatched once at a time. */
   const dispatchingIds = new Set<string>();
   let stopping = false;
 
   function dispatch(taskId: string): void {
-    if (dispatchingIds.has(taskId)) return;
+    if (stopping || dispatchingIds.has(taskId)) return;
     dispatchingIds.add(taskId);
-    const work = limit.run(async () => {
+    queue.push(taskId);
+    startWhatFits();
+  }
+
+  function startWhatFits(): void {
+    while (running.size < deps.concurrency && head < queue.length) {
+      start(queue[head++]!);
+      if (head === queue.length) [queue, head] = [[], 0];
+      else if (head >= 1024 && head * 2 >= queue.length) [queue, head] = [queue.slice(head), 0];
+    }
+  }
+
+  function start(taskId: string): void {
+    const work = (async () => {
       // Waited for a slot: the partition may have moved meanwhile (revoked work stops here; the
-      // submit lease covers a dispatch that had already begun). Stopping, the dispatches under
-      // way finish and the queued ones do not begin: their tasks stay `submitted` for the next
-      // start's adoption, so a stop with a backlog is as quick as with none.
+      // submit lease covers a dispatch that had already begun).
       if (stopping || !deps.owns(taskId)) return;
       // Five tries in all (200 ms doubling between them); no further try once the engine is stopping.
       return retry(() => dispatchTask(dispatcherDeps, taskId), { backoff: DISPATCH_RETRY, retryIf: (_err, attempt) => attempt < 4 && !stopping });
-    });
-    const tracked = work.catch((err: unknown) => deps.log.error({ err, taskId }, 'dispatch failed; the task is picked up again on the next start'));
-    dispatching.add(tracked);
-    void tracked.finally(() => {
-      dispatching.delete(tracked);
-      dispatchingIds.delete(taskId);
-    });
+    })();
+    const ended: Promise<void> = work
+      .catch((err: unknown) => deps.log.error({ err, taskId }, 'dispatch failed; the task is picked up again on the next start'))
+      .then(() => {
+        running.delete(ended);
+        dispatchingIds.delete(taskId);
+        startWhatFits();
+      });
+    running.add(ended);
   }
 
   /**
@@ -116,9 +136,13 @@ export function createDispatchSchedule(deps: DispatchScheduleDeps): DispatchSche
     redispatcher,
     halt() {
       stopping = true;
+      // The queued dispatches do not begin: their tasks stay `submitted` for the next start's
+      // adoption, so a stop with a backlog is as quick as with none.
+      for (const taskId of queue.slice(head)) dispatchingIds.delete(taskId);
+      [queue, head] = [[], 0];
       for (const timer of lookAgain) clearTimeout(timer);
       lookAgain.clear();
     },
-    drain: async () => void (await Promise.allSettled([...dispatching])),
+    drain: async () => void (await Promise.allSettled([...running])),
   };
 }
