@@ -5,6 +5,7 @@
  * upstream call, and the result files' encoding, count against the gateway).
  */
 import { startChild, type Child } from './processes.js';
+import { ensureGatewayBuilt } from '../scripts/gateway-build.js';
 
 export type SimulatorMode = 'out-of-process' | 'in-process';
 export const SIMULATOR_MODES: readonly SimulatorMode[] = ['out-of-process', 'in-process'];
@@ -21,14 +22,21 @@ export function simulatorModeOf(args: readonly string[]): SimulatorMode {
 /** The simulator listens this far above its gateway's port (scenario ports are a few apart). */
 const SIMULATOR_PORT_OFFSET = 1000;
 
+/** The gateway process as `npm start` starts it: compiled to dist/, built first when its sources changed (scripts/gateway-build.ts). */
+export async function startGatewayProcess(port: number, env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<Child> {
+  await ensureGatewayBuilt();
+  return startChild('dist/src/main.js', port, env, '/readyz', nodeArgs);
+}
+
 /**
- * Starts `src/main.ts` on `port` with `env` (and `nodeArgs` for node itself, e.g. `--cpu-prof`). Out of process, the simulator (`src/simulator/main.ts`)
+ * Starts the gateway as `npm start` does (compiled, built first when its sources changed) on
+ * `port` with `env` (and `nodeArgs` for node itself, e.g. `--cpu-prof`). Out of process, the simulator (`src/simulator/main.ts`)
  * starts first with the gateway's `SIM_STEP_MS`, and the gateway's seeded `/_sim` channels
  * resolve to it through `SIMULATOR_URL`; the child returned is the gateway (its pid and RSS),
  * whose `stop` stops both.
  */
 export async function startGateway(port: number, env: Record<string, string>, mode: SimulatorMode, nodeArgs: readonly string[] = []): Promise<Child> {
-  if (mode === 'in-process') return startChild('src/main.ts', port, env, '/readyz', nodeArgs);
+  if (mode === 'in-process') return startGatewayProcess(port, env, nodeArgs);
   const simPort = port + SIMULATOR_PORT_OFFSET;
   const simulator = await startChild(
     'src/simulator/main.ts',
@@ -38,7 +46,7 @@ export async function startGateway(port: number, env: Record<string, string>, mo
   );
   let gateway: Child;
   try {
-    gateway = await startChild('src/main.ts', port, { ...env, SIMULATOR_URL: simulator.url }, '/readyz', nodeArgs);
+    gateway = await startGatewayProcess(port, { ...env, SIMULATOR_URL: simulator.url }, nodeArgs);
   } catch (err) {
     await simulator.stop();
     throw err;

@@ -3,7 +3,7 @@
  * started as the tests start theirs (the embedded default: the distributed backends' URLs are
  * not passed on).
  */
-import { startTsxServer, stopProcess } from '../test/support/child-gateway.js';
+import { startNodeServer, stopProcess } from '../test/support/child-gateway.js';
 import { peakRssOfTree, statFields, treePids } from './proc-stats.js';
 
 export interface Child {
@@ -21,7 +21,7 @@ export async function startChild(
   readyPath: string,
   nodeArgs: readonly string[] = [],
 ): Promise<Child> {
-  const { child, url } = await startTsxServer({
+  const { child, url } = await startNodeServer({
     script,
     name: script,
     env: { HOST: '127.0.0.1', PORT: String(port), ...env },

@@ -77,7 +77,10 @@ function ownerOf(node: ProfileNode, parent: Map<number, ProfileNode>): string {
   let pkg: string | undefined;
   for (let n: ProfileNode | undefined = node; n; n = parent.get(n.id)) {
     const path = n.callFrame.url.startsWith('file://') ? n.callFrame.url.slice('file://'.length) : n.callFrame.url;
-    const own = relative(root, path);
+    // The compiled gateway npm start runs (dist/src/x.js) is named by its source (src/x.ts).
+    const own = relative(root, path)
+      .replace(/^dist\//, '')
+      .replace(/\.js$/, '.ts');
     if (/^(src|projections)\//.test(own)) return own;
     const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
     if (match && !pkg) pkg = `package ${match[1]}`;

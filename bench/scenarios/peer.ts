@@ -17,6 +17,7 @@ import { ensureLitellm, startLitellm } from '../litellm.js';
 import { load, type LoadResult } from '../load.js';
 import { cpuSecondsWhenIdle, peakRssOfTree } from '../proc-stats.js';
 import { startChild } from '../processes.js';
+import { startGatewayProcess } from '../gateway.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
 export const PEER_OPERATIONS = ['image', 'videoSubmit', 'videoRetrieve'] as const;
@@ -124,7 +125,7 @@ async function measure(target: Target, seconds: number, log: (line: string) => v
 }
 
 /**
- * The gateway as every scenario starts it (src/main.ts, embedded default, a fresh DATA_DIR), its
+ * The gateway as every scenario starts it (as `npm start` does, embedded default, a fresh DATA_DIR), its
  * channels for std-image and Vid-H3 seeded from a bootstrap file pointing at the stand-in (no
  * simulator); loopback outbound allowed, since the upstream is on loopback.
  */
@@ -146,7 +147,7 @@ async function startGatewayOn(port: number, upstreamUrl: string, dataDir: string
       prices: Object.fromEntries(catalog.map((m) => [m.model, m.price])),
     }),
   );
-  return startChild('src/main.ts', port, gatewayEnv(dataDir, { BOOTSTRAP_FILE: bootstrap, SIMULATOR: 'false', ALLOW_LOOPBACK_OUTBOUND: 'true' }), '/readyz');
+  return startGatewayProcess(port, gatewayEnv(dataDir, { BOOTSTRAP_FILE: bootstrap, SIMULATOR: 'false', ALLOW_LOOPBACK_OUTBOUND: 'true' }));
 }
 
 /** `withLitellm: false` (the quick run) measures the upstream and the gateway only. */

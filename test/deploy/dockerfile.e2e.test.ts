@@ -7,7 +7,7 @@
  * to exit code 0.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,25 +98,40 @@ describe('the compiled gateway, started as the image starts it', () => {
   const command = commandOf(final) ?? [];
   const entry = command.find((word) => word.endsWith('.js')) ?? '';
   const data = tempDir('gateway-image-');
+  /**
+   * The runtime stage's /app: package.json, node_modules (linked), the build's dist/ and the
+   * console's build. Built here rather than into the checkout's dist/, which `npm start` runs
+   * (tests starting it in parallel must never read a file tsc is rewriting).
+   */
+  const image = tempDir('gateway-image-app-');
 
   beforeAll(() => {
+    copyFileSync(join(root, 'package.json'), join(image.path, 'package.json'));
+    symlinkSync(join(root, 'node_modules'), join(image.path, 'node_modules'));
+    if (existsSync(join(root, 'console', 'dist'))) {
+      mkdirSync(join(image.path, 'console'));
+      symlinkSync(join(root, 'console', 'dist'), join(image.path, 'console', 'dist'));
+    }
     // `npm run build` (tsc over src/ and projections/) took 7 to 10 s here (two shared cores).
-    const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
+    const build = spawnSync('npm', ['run', 'build', '--', '--outDir', join(image.path, 'dist')], { cwd: root, encoding: 'utf8' });
     expect(build.status, `npm run build failed:\n${build.stdout}\n${build.stderr}`).toBe(0);
   }, 180_000);
-  afterAll(() => data.remove());
+  afterAll(() => {
+    data.remove();
+    image.remove();
+  });
 
   it('emits the entry the CMD names', () => {
     expect(entry).toMatch(/^dist\//);
-    expect(existsSync(join(root, entry))).toBe(true);
+    expect(existsSync(join(image.path, entry))).toBe(true);
   });
 
   it('imports no package the production install leaves out', () => {
     const dependencies = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
     const builtins = new Set(builtinModules);
     const imported = new Set<string>();
-    for (const file of readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
-      const code = readFileSync(join(root, 'dist', file), 'utf8');
+    for (const file of readdirSync(join(image.path, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
+      const code = readFileSync(join(image.path, 'dist', file), 'utf8');
       // Static imports and re-exports (their clause is names, braces, commas, `*`), bare imports, import().
       const specifiers = code.matchAll(/^\s*(?:(?:import|export)\s[\w\s{},*$]*?\bfrom\s*|import\s*)['"]([^'"\n]+)['"]|\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/gm);
       for (const [, fromStatic, fromDynamic] of specifiers) {
@@ -134,7 +149,7 @@ describe('the compiled gateway, started as the image starts it', () => {
     expect(command[0], 'the image starts node').toBe('node');
     const [program, args] = local(command);
     const child = spawn(program, args, {
-      cwd: root,
+      cwd: image.path,
       // The image's environment, then what differs outside a container: loopback, any free port, a temp data dir.
       env: { ...embeddedEnv(), ...envOf(final), HOST: '127.0.0.1', PORT: '0', DATA_DIR: data.path, ADMIN_PASSWORD, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],

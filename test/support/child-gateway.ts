@@ -15,7 +15,7 @@ export interface ChildGateway {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export interface TsxServer {
+export interface NodeServer {
   child: ChildProcess;
   url: string;
   /** What it wrote so far: stderr, and stdout too when collected. */
@@ -24,11 +24,12 @@ export interface TsxServer {
 
 /**
  * Starts `script` as a server process on 127.0.0.1:`port` and waits until `readyPath` answers
- * 200 (60 s unless told). Node itself runs it with tsx as a loader (not the tsx wrapper, which would leave
- * its node child running when killed), so a signal really reaches the server. A server that
+ * 200 (60 s unless told). Node itself runs it, a `.ts` script with tsx as a loader (not the tsx
+ * wrapper, which would leave its node child running when killed), so a signal really reaches the
+ * server; a `.js` script (the compiled gateway `npm start` runs) as it is. A server that
  * exits or never gets ready fails the start with what it wrote, and is not left running.
  */
-export async function startTsxServer(o: {
+export async function startNodeServer(o: {
   script: string;
   /** Names it in errors. */
   name: string;
@@ -40,8 +41,9 @@ export async function startTsxServer(o: {
   /** Node's own options (e.g. `--cpu-prof`), before the loader. */
   nodeArgs?: readonly string[];
   startTimeoutMs?: number;
-}): Promise<TsxServer> {
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script], {
+}): Promise<NodeServer> {
+  const loader = o.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...loader, o.script], {
     cwd: process.cwd(),
     env: { ...embeddedEnv(), ...o.env },
     stdio: ['ignore', o.collectStdout ? 'pipe' : 'ignore', 'pipe'],
@@ -72,7 +74,7 @@ export async function startTsxServer(o: {
 export async function startChildGateway(dataDir: string, env: Record<string, string | undefined> = {}): Promise<ChildGateway> {
   // A PORT given in `env` is the one it listens on (a test that must know it beforehand, e.g. for PUBLIC_BASE_URL).
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const { child, url } = await startTsxServer({
+  const { child, url } = await startNodeServer({
     script: 'src/main.ts',
     name: 'gateway',
     // SIMULATOR=1 as startGateway (gateway.ts) sets it. One process unless the test asks for two:

@@ -2,9 +2,11 @@
  * Detects once whether real backends can be reached for the distributed adapters' contract
  * suites: a Docker engine (testcontainers) or server URLs in the environment. Suites read
  * the result from process.env and skip with a visible reason; REQUIRE_DOCKER=1 forbids skipping,
- * REQUIRE_KAFKA=1 forbids skipping the Kafka suite.
+ * REQUIRE_KAFKA=1 forbids skipping the Kafka suite. Builds the gateway `npm start` runs (dist/)
+ * when its sources changed.
  */
 import { execFileSync } from 'node:child_process';
+import { ensureGatewayBuilt } from '../../scripts/gateway-build.js';
 
 function dockerEngineAnswers(): boolean {
   try {
@@ -15,7 +17,10 @@ function dockerEngineAnswers(): boolean {
   }
 }
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
+  // `npm start` runs the compiled gateway: built once here, so tests that start it in parallel
+  // neither build it at once nor wait for a build inside their own time-outs.
+  await ensureGatewayBuilt();
   const docker = dockerEngineAnswers();
   process.env.GATEWAY_TEST_DOCKER = docker ? '1' : '0';
   if (!docker && process.env.REQUIRE_DOCKER === '1') {

@@ -4,11 +4,11 @@
  * simulator's submit log (`GET /_sim/_submits`) outlives the gateway's kills.
  */
 import type { SubmitLogSnapshot, SubmitRecord } from '../../src/simulator/submit-log.js';
-import { freePort, startTsxServer, stopProcess, type TsxServer } from './child-gateway.js';
+import { freePort, startNodeServer, stopProcess, type NodeServer } from './child-gateway.js';
 
 export interface SimProcess {
   url: string;
-  server: TsxServer;
+  server: NodeServer;
   /** The submits it logged after `after` (a seq), oldest first. */
   submits(after?: number): Promise<SubmitRecord[]>;
   log(): Promise<SubmitLogSnapshot>;
@@ -17,7 +17,7 @@ export interface SimProcess {
 
 export async function startSimProcess(env: Record<string, string> = {}, options: { collectStdout?: boolean } = {}): Promise<SimProcess> {
   const port = await freePort();
-  const server = await startTsxServer({
+  const server = await startNodeServer({
     script: 'src/simulator/main.ts',
     name: 'simulator',
     env: { HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', LOG_LEVEL: 'warn', ...env },
