@@ -37,6 +37,22 @@ export function peakRssOfTree(pid: number): number {
   return treePids(pid).reduce((sum, p) => sum + vmHwm(p), 0);
 }
 
+/**
+ * Proportional set size of a tree now, in bytes: each page counted once, shared pages split
+ * between the processes that map them. Summed peak RSS counts Node's own code (about 45 MB) once
+ * per process; this is what the tree takes from the machine.
+ */
+export function pssOfTree(pid: number): number {
+  return treePids(pid).reduce((sum, p) => {
+    try {
+      const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'));
+      return sum + (m ? Number(m[1]) * 1024 : 0);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
 let clockTicks: number | undefined;
 /** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every Linux we run). */
 function ticksPerSecond(): number {

@@ -3,6 +3,7 @@
  * with PROCESSES=2, the supervisor of its two processes (supervisor.ts), each of which is this
  * file again with its role.
  */
+import { setFlagsFromString } from 'node:v8';
 import closeWithGrace from 'close-with-grace';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -17,6 +18,9 @@ const config = (() => {
     process.exit(1);
   }
 })();
+// Read by V8 at each full collection: set before the gateway allocates, in every process (the
+// supervisor's children run this file too).
+if (config.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
 const log = createLogger(config);
 if (config.processes === 2) {
   await supervise(config, log).catch((err: unknown) => failedStart(err));

@@ -3,7 +3,7 @@ import { adminCookie, fundedKey, pool } from '../client.js';
 import { tempDir } from '../../test/support/tmp.js';
 import { startGateway, type SimulatorMode } from '../gateway.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
-import { peakRssByPart } from '../proc-stats.js';
+import { peakRssByPart, pssOfTree } from '../proc-stats.js';
 
 export interface MemoryResult {
   tasks: number;
@@ -11,6 +11,8 @@ export interface MemoryResult {
   idleRssBytes: number;
   /** The peak of each process (`api`, `engine`, `supervisor`; `all` alone); runs before 2026-11-28 lack it. */
   peakRssBytesByPart?: Record<string, number>;
+  /** The highest proportional set size of the tree, sampled every 250 ms (shared pages once); runs before 2026-11-28T04 lack it. */
+  peakPssBytes?: number;
 }
 
 export async function memory(port: number, tasks: number, sim: SimulatorMode): Promise<MemoryResult> {
@@ -19,6 +21,8 @@ export async function memory(port: number, tasks: number, sim: SimulatorMode): P
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const idleRssBytes = gw.peakRss();
+    let peakPssBytes = pssOfTree(gw.pid);
+    const sampler = setInterval(() => (peakPssBytes = Math.max(peakPssBytes, pssOfTree(gw.pid))), 250);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await pool(tasks, 64, async (i) => {
       const r = await fetch(`${gw.url}/v1/images/async/generations`, {
@@ -36,7 +40,9 @@ export async function memory(port: number, tasks: number, sim: SimulatorMode): P
       if (m.data.tasks_in_flight.dispatched >= tasks || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes, peakRssBytesByPart: peakRssByPart(gw.pid) };
+    clearInterval(sampler);
+    peakPssBytes = Math.max(peakPssBytes, pssOfTree(gw.pid));
+    return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes, peakRssBytesByPart: peakRssByPart(gw.pid), peakPssBytes };
   } finally {
     await gw.stop();
     dir.remove();
