@@ -115,8 +115,8 @@ const Env = z.object({
    * How far each process's heap may grow past what it held live after a full collection, in
    * percent (V8's `--heap-growing-percent`), so memory follows live data: 20 lets a heap of 100 MB
    * live grow to 120 MB before the next full collection. 0 leaves it to V8, which grows it up to
-   * 4x under a busy load (1.2 GB for the engine's 100,000 tasks in flight, against 400 MB at 20;
-   * bench/README.md). Lower costs more collections; it never caps the heap (no out-of-memory).
+   * 4x under a busy load (the engine peaked at 799 MB with 100,000 tasks in flight, against
+   * 340 MB at 20; docs/decisions/0148). Lower costs more collections; it never caps the heap.
    */
   HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(400).default(20),
   /** Where the engine process of PROCESSES=2 answers /readyz and /metrics (loopback); default PORT + 1. */
