@@ -6,19 +6,17 @@
  * modification times. Two starts at once build once: the second waits for the first's lock.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-/** Written after a build that succeeded: the sources older than it are in dist/. */
-const stamp = join(root, 'dist', '.built');
-const lock = join(root, 'dist', '.building');
+/** The checkout whose dist/ `npm start` runs. */
+const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 /** What the compiled gateway is made of (tsconfig.build.json's `include`, its configs and dependencies). */
 const inputs = ['src', 'projections', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
-/** A lock older than this was left by a build that died: taken over. */
-const STALE_LOCK_MS = 10 * 60_000;
+/** A lock whose holder cannot be told alive (no pid written yet) is taken over after this. */
+const UNKNOWN_HOLDER_MS = 30_000;
 
 function newestModified(path: string): number {
   const stat = statSync(path, { throwIfNoEntry: false });
@@ -29,29 +27,60 @@ function newestModified(path: string): number {
   return newest;
 }
 
-function fresh(): boolean {
-  const built = statSync(stamp, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  return built > 0 && inputs.every((input) => newestModified(join(root, input)) <= built);
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
-function takeLock(): boolean {
+/** The pid in the lock; 0 while it has none yet (or the lock went meanwhile). */
+function holderOf(lock: string): number {
+  try {
+    return Number(readFileSync(join(lock, 'pid'), 'utf8').trim()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The build lock, a directory holding its holder's pid. A build stopped by Ctrl-C or a kill
+ * leaves it behind: a holder that no longer runs loses it at once, so the next start builds
+ * instead of waiting.
+ */
+function takeLock(lock: string): boolean {
   try {
     mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), String(process.pid));
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const holder = holderOf(lock);
     const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-    if (age > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+    if (holder > 0 ? !alive(holder) : age > UNKNOWN_HOLDER_MS) rmSync(lock, { recursive: true, force: true });
     return false;
   }
 }
 
 /** Builds dist/ unless it is fresh; true when it built. Throws (tsc's own messages on stderr) when the sources do not compile. */
-export async function ensureGatewayBuilt(): Promise<boolean> {
+export async function ensureGatewayBuilt(root: string = repositoryRoot): Promise<boolean> {
+  /** Written after a build that succeeded: the sources older than it are in dist/. */
+  const stamp = join(root, 'dist', '.built');
+  const lock = join(root, 'dist', '.building');
+  const fresh = () => {
+    const built = statSync(stamp, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    return built > 0 && inputs.every((input) => newestModified(join(root, input)) <= built);
+  };
   mkdirSync(join(root, 'dist'), { recursive: true });
+  let told = false;
   for (;;) {
     if (fresh()) return false;
-    if (takeLock()) break;
+    if (takeLock(lock)) break;
+    if (!told) console.log('waiting for another start that is compiling the gateway …');
+    told = true;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   try {
