@@ -22,15 +22,18 @@ function childPids(pid: number): number[] {
   }
 }
 
-/** Peak resident set size of one process (VmHWM), in bytes; 0 once it is gone. */
-export function vmHwm(pid: number): number {
+/** A figure in kB of one process's /proc file (`VmHWM:` of `status`, `Pss:` of `smaps_rollup`), in bytes; 0 once it is gone. */
+function procBytes(pid: number, file: string, field: string): number {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
   } catch {
     return 0;
   }
 }
+
+/** Peak resident set size of one process (VmHWM), in bytes; 0 once it is gone. */
+export const vmHwm = (pid: number): number => procBytes(pid, 'status', 'VmHWM');
 
 /** Sum of the peaks (VmHWM) of a tree's processes: each worker of a server holds its own memory. */
 export function peakRssOfTree(pid: number): number {
@@ -43,14 +46,7 @@ export function peakRssOfTree(pid: number): number {
  * per process; this is what the tree takes from the machine.
  */
 export function pssOfTree(pid: number): number {
-  return treePids(pid).reduce((sum, p) => {
-    try {
-      const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'));
-      return sum + (m ? Number(m[1]) * 1024 : 0);
-    } catch {
-      return sum;
-    }
-  }, 0);
+  return treePids(pid).reduce((sum, p) => sum + procBytes(p, 'smaps_rollup', 'Pss'), 0);
 }
 
 let clockTicks: number | undefined;

@@ -18,11 +18,12 @@ export interface MemoryResult {
 export async function memory(port: number, tasks: number, sim: SimulatorMode): Promise<MemoryResult> {
   const dir = tempDir('gateway-bench-');
   const gw = await startGateway(port, gatewayEnv(dir.path, { SIM_STEP_MS: '3600000', POLL_INTERVAL_MS: '600000' }), sim);
+  let sampler: NodeJS.Timeout | undefined;
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const idleRssBytes = gw.peakRss();
     let peakPssBytes = pssOfTree(gw.pid);
-    const sampler = setInterval(() => (peakPssBytes = Math.max(peakPssBytes, pssOfTree(gw.pid))), 250);
+    sampler = setInterval(() => (peakPssBytes = Math.max(peakPssBytes, pssOfTree(gw.pid))), 250);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     await pool(tasks, 64, async (i) => {
       const r = await fetch(`${gw.url}/v1/images/async/generations`, {
@@ -44,6 +45,8 @@ export async function memory(port: number, tasks: number, sim: SimulatorMode): P
     peakPssBytes = Math.max(peakPssBytes, pssOfTree(gw.pid));
     return { tasks, peakRssBytes: gw.peakRss(), idleRssBytes, peakRssBytesByPart: peakRssByPart(gw.pid), peakPssBytes };
   } finally {
+    // Stopped on a failed run too: a sampler left running would keep the bench alive.
+    clearInterval(sampler);
     await gw.stop();
     dir.remove();
   }

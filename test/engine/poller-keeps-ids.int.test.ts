@@ -17,11 +17,12 @@ const gc = runInNewContext('gc') as () => void;
 
 let gw: TestGateway;
 let api: Client;
+let admin: Client;
 
 beforeAll(async () => {
   // Slow enough that the task is still running upstream when it is tracked again by hand.
   gw = await startGateway({ SIM_STEP_MS: '150', POLL_INTERVAL_MS: '20' });
-  const admin = await adminClient(gw);
+  admin = await adminClient(gw);
   const user = await newUser(admin, { credit: 1_000_000 });
   api = new Client(gw.url, (await newToken(user.client)).key);
 });
@@ -51,5 +52,24 @@ it('holds no folded task state between polls, and still polls the task to its en
 
   const done = await waitForImageTask(api, id, 30_000);
   expect(done.status).toBe('completed');
+  expect(poller.size()).toBe(0);
+});
+
+it('fails a followed task whose channel is deleted as lost, read as stored, and stops following it', async () => {
+  const submitted = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'channel goes [sim:slow]', n: 1 });
+  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+  const id = submitted.body.id as string;
+  const poller = gw.gateway.engine.poller;
+  await eventually(async () => (poller.size() === 1 ? true : undefined), 10_000, 10);
+  const { state } = await readTask(gw.gateway.deps.events, id);
+  const channelId = (state as KnownTask).channelId!;
+
+  expect((await admin.delete(`/api/channel/${channelId}`)).status).toBe(200);
+  const done = await waitForImageTask(api, id, 30_000);
+  expect(done.status).toBe('failed');
+  const events = await gw.gateway.deps.events.readStream(`task-${id}`);
+  const failed = events.filter((e) => e.type === 'TaskFailed');
+  expect(failed).toHaveLength(1);
+  expect(failed[0]!.data).toMatchObject({ code: 'upstream_task_lost', reason: `channel ${channelId} is gone` });
   expect(poller.size()).toBe(0);
 });

@@ -44,7 +44,7 @@ export interface PollRecording {
    */
   finish(entry: Tracked, seen: RoundState, status: UpstreamStatus, deadline?: TaskDeadline): Promise<void>;
   /** The task failed with `timeout` (no result by its deadline) and ended. */
-  timeOut(entry: Tracked, seen: RoundState, deadline: TaskDeadline): Promise<void>;
+  timeOut(seen: RoundState, deadline: TaskDeadline): Promise<void>;
 }
 
 export function createPollRecording(deps: PollRecordingDeps): PollRecording {
@@ -108,9 +108,9 @@ export function createPollRecording(deps: PollRecordingDeps): PollRecording {
       deps.ended(t.taskId);
     },
 
-    async timeOut(entry, seen, deadline) {
+    async timeOut(seen, deadline) {
       await fail(seen, 'timeout', `no result within ${deadline.maxAgeSeconds} s`);
-      deps.ended(entry.task.taskId);
+      deps.ended(seen.state.taskId);
     },
   };
 }

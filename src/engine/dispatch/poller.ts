@@ -81,6 +81,13 @@ export function createPoller(deps: PollerDeps): Poller {
     if (seen && !stopped && followed(entry)) await record(seen);
   }
 
+  /** Its deadline passed while it waited: it fails with `timeout`. */
+  const timeOutNow = (entry: Tracked, deadline: TaskDeadline) => recordOn(entry, (seen) => recording.timeOut(seen, deadline));
+
+  /** Its channel is gone: the upstream task cannot be polled any more, and is lost. */
+  const loseWithChannel = (entry: Tracked) =>
+    recordOn(entry, (seen) => recording.finish(entry, seen, { state: 'lost', reason: `channel ${entry.task.channelId} is gone` }));
+
   /** Its time came: the next poll, or (queued or calling) its deadline. */
   function onDue(entry: Tracked): void {
     if (stopped || !followed(entry)) return;
@@ -89,7 +96,7 @@ export function createPoller(deps: PollerDeps): Poller {
       slots.remove(entry);
       entry.phase = 'recording';
       const deadline = schedule.deadlineOf(entry.task)!;
-      inBackground(entry, () => recordOn(entry, (seen) => recording.timeOut(entry, seen, deadline)));
+      inBackground(entry, () => timeOutNow(entry, deadline));
     } else if (entry.phase === 'calling') {
       // The call stops being waited for at once (untilAborted), whatever the upstream does.
       entry.call?.abort(new TaskDeadlineError(schedule.deadlineOf(entry.task)!.maxAgeSeconds));
@@ -98,16 +105,15 @@ export function createPoller(deps: PollerDeps): Poller {
 
   /** Due: a task whose channel is gone is lost, one past its deadline times out, the others queue for a slot of their channel. */
   function beginPoll(entry: Tracked): void {
-    const t = entry.task;
-    const deadline = schedule.deadlineOf(t);
+    const deadline = schedule.deadlineOf(entry.task);
     entry.phase = 'recording';
     if (!deadline) {
-      inBackground(entry, () => recordOn(entry, (seen) => recording.finish(entry, seen, { state: 'lost', reason: `channel ${t.channelId} is gone` })));
+      inBackground(entry, () => loseWithChannel(entry));
       return;
     }
     const left = remainingMs(deadline, deps.clock());
     if (left <= 0) {
-      inBackground(entry, () => recordOn(entry, (seen) => recording.timeOut(entry, seen, deadline)));
+      inBackground(entry, () => timeOutNow(entry, deadline));
       return;
     }
     // Waiting for a slot and then calling, the task still fails at its deadline (onDue).
@@ -136,8 +142,7 @@ export function createPoller(deps: PollerDeps): Poller {
       slots.release(channelId);
       toRecording(entry);
       // The channel went while the poll waited for its slot.
-      if (!stopped && followed(entry))
-        await recordOn(entry, (seen) => recording.finish(entry, seen, { state: 'lost', reason: `channel ${channelId} is gone` }));
+      if (!stopped && followed(entry)) await loseWithChannel(entry);
       return;
     }
     let seen: RoundState | undefined;
@@ -159,7 +164,7 @@ export function createPoller(deps: PollerDeps): Poller {
     if (remainingMs(deadline, deps.clock()) <= 0 || !t.upstreamTaskId) {
       slots.release(channelId);
       toRecording(entry);
-      if (t.upstreamTaskId) await recording.timeOut(entry, seen, deadline);
+      if (t.upstreamTaskId) await recording.timeOut(seen, deadline);
       else await recording.finish(entry, seen, { state: 'lost', reason: 'no upstream task id was recorded' });
       return;
     }
@@ -199,7 +204,7 @@ export function createPoller(deps: PollerDeps): Poller {
   /** A failed step: past the deadline the task times out, otherwise it is tried again later. */
   async function timeOutOrBackOff(entry: Tracked, seen: RoundState, deadline: TaskDeadline, err: unknown, what: string): Promise<void> {
     if (err instanceof TaskDeadlineError) {
-      await recording.timeOut(entry, seen, deadline);
+      await recording.timeOut(seen, deadline);
       return;
     }
     entry.errors++;
