@@ -28,12 +28,17 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-it('holds no folded task state between polls, and still polls the task to its end', async () => {
-  const submitted = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'kept by id [sim:slow]', n: 1 });
+/** An image task submitted over HTTP, once the poller follows it (dispatched, running upstream). */
+async function submittedAndFollowed(prompt: string): Promise<string> {
+  const submitted = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt, n: 1 });
   expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-  const id = submitted.body.id as string;
+  await eventually(async () => (gw.gateway.engine.poller.size() === 1 ? true : undefined), 10_000, 10);
+  return submitted.body.id as string;
+}
+
+it('holds no folded task state between polls, and still polls the task to its end', async () => {
+  const id = await submittedAndFollowed('kept by id [sim:slow]');
   const poller = gw.gateway.engine.poller;
-  await eventually(async () => (poller.size() === 1 ? true : undefined), 10_000, 10);
 
   // Followed again from a state only this test and the poller could hold (a copy: the
   // stream-state cache keeps its own).
@@ -56,11 +61,8 @@ it('holds no folded task state between polls, and still polls the task to its en
 });
 
 it('fails a followed task whose channel is deleted as lost, read as stored, and stops following it', async () => {
-  const submitted = await api.post('/v1/images/async/generations', { model: 'anime-diffusion-4-5-full', prompt: 'channel goes [sim:slow]', n: 1 });
-  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
-  const id = submitted.body.id as string;
+  const id = await submittedAndFollowed('channel goes [sim:slow]');
   const poller = gw.gateway.engine.poller;
-  await eventually(async () => (poller.size() === 1 ? true : undefined), 10_000, 10);
   const { state } = await readTask(gw.gateway.deps.events, id);
   const channelId = (state as KnownTask).channelId!;
 
