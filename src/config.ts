@@ -98,6 +98,18 @@ const Env = z.object({
     }),
   EVENTSTORE_URL: z.string().optional(),
   MONGO_URL: z.string().optional(),
+  /**
+   * PostgreSQL for the events (unless EVENTSTORE_URL is set) and the views (unless MONGO_URL is
+   * set), in the schema POSTGRES_SCHEMA (created when missing).
+   */
+  POSTGRES_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// connection string')
+    .optional(),
+  POSTGRES_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (letters, digits, _; at most 63)')
+    .default('gateway'),
   KAFKA_BROKERS: z.string().optional(),
   /**
    * `engine`: the engine and the projections without the API, the second of the embedded
@@ -205,7 +217,7 @@ const Env = z.object({
 /** The configuration's names for the environment's values (its type is Config's). */
 /** Both cores for the embedded default; one process wherever else, or where there is one core. */
 function defaultProcesses(e: z.infer<typeof Env>): 1 | 2 {
-  const embedded = e.ROLE === 'all' && !e.KAFKA_BROKERS && !e.EVENTSTORE_URL && !e.MONGO_URL;
+  const embedded = e.ROLE === 'all' && !e.KAFKA_BROKERS && !e.EVENTSTORE_URL && !e.MONGO_URL && !e.POSTGRES_URL;
   return embedded && availableParallelism() >= 2 ? 2 : 1;
 }
 
@@ -228,6 +240,8 @@ function fromEnv(e: z.infer<typeof Env>) {
     callbackAllowedDestinations: e.CALLBACK_ALLOWED_DESTINATIONS,
     eventStoreUrl: e.EVENTSTORE_URL,
     mongoUrl: e.MONGO_URL,
+    postgresUrl: e.POSTGRES_URL,
+    postgresSchema: e.POSTGRES_SCHEMA,
     kafkaBrokers: e.KAFKA_BROKERS,
     role: e.ROLE,
     processes: e.PROCESSES ?? defaultProcesses(e),
@@ -267,6 +281,16 @@ function fromEnv(e: z.infer<typeof Env>) {
 
 export type Config = Readonly<ReturnType<typeof fromEnv>>;
 
+/** The events are on a server other instances can share (EventStoreDB, PostgreSQL), not in DATA_DIR. */
+export function sharedEventLog(config: Pick<Config, 'eventStoreUrl' | 'postgresUrl'>): boolean {
+  return Boolean(config.eventStoreUrl || config.postgresUrl);
+}
+
+/** The views are on a server other instances can share (MongoDB, PostgreSQL), not in DATA_DIR. */
+export function sharedViews(config: Pick<Config, 'mongoUrl' | 'postgresUrl'>): boolean {
+  return Boolean(config.mongoUrl || config.postgresUrl);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) {
@@ -284,9 +308,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   // The embedded bus keeps consumer-group membership in the memory of one process: a worker or
   // projector beside other processes on it would own every partition alone (two workers would
   // both dispatch every task) and publish where no other process consumes.
-  if (config.processes === 2 && (config.role !== 'all' || config.kafkaBrokers || config.eventStoreUrl || config.mongoUrl)) {
+  if (config.processes === 2 && (config.role !== 'all' || config.kafkaBrokers || sharedEventLog(config) || sharedViews(config))) {
     throw new Error(
-      'invalid configuration: PROCESSES: 2 splits the embedded default (ROLE=all on SQLite, no KAFKA_BROKERS, EVENTSTORE_URL or MONGO_URL) into an API and an engine process; the distributed deployment splits by ROLE',
+      'invalid configuration: PROCESSES: 2 splits the embedded default (ROLE=all on SQLite, no KAFKA_BROKERS, EVENTSTORE_URL, MONGO_URL or POSTGRES_URL) into an API and an engine process; the distributed deployment splits by ROLE',
     );
   }
   if ((config.role === 'worker' || config.role === 'projector') && !config.kafkaBrokers) {
@@ -296,9 +320,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   // Channel keys are encrypted with it: instances on one event log must share it, and it must
   // outlive every container; a secret generated into DATA_DIR would be neither (docs/decisions/0107-channel-keys-secret.md).
-  if (config.eventStoreUrl && !config.channelKeysSecret) {
+  if (sharedEventLog(config) && !config.channelKeysSecret) {
     throw new Error(
-      'invalid configuration: CHANNEL_KEYS_SECRET: required when EVENTSTORE_URL is set (every instance on the event log encrypts and reads channel keys with it); generate one with `openssl rand -base64 32`',
+      `invalid configuration: CHANNEL_KEYS_SECRET: required when ${config.eventStoreUrl ? 'EVENTSTORE_URL' : 'POSTGRES_URL'} is set (every instance on the event log encrypts and reads channel keys with it); generate one with \`openssl rand -base64 32\``,
     );
   }
   return config;

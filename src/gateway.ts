@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { sharedEventLog, sharedViews, type Config } from './config.js';
 import { loadBootstrapFile, seedAdmin, seedChannelsAndPrices, simulatorSeed, type BootstrapFile } from './bootstrap/seed.js';
 import { isSimulatorChannel, simulatorMount, type SimulatorMount } from './bootstrap/simulator-mount.js';
 import { createAccountService } from './engine/accounts/account-service.js';
@@ -129,7 +129,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // Task views polled from memory: kept current by this process's own commits where it projects
   // (projections/view-cache.ts); by the event log where the embedded engine process projects
   // for it (projections/follower-view-cache.ts). The distributed api reads the view store.
-  const followsEmbeddedEngine = config.role === 'api' && !config.eventStoreUrl && !config.mongoUrl;
+  const followsEmbeddedEngine = config.role === 'api' && !sharedEventLog(config) && !sharedViews(config);
   // It also learns there what changed in the views its caches of keys, users, channels and prices read.
   const watchedViews: readonly string[] = [VIEWS.tokens, VIEWS.users, VIEWS.channels, VIEWS.pricing];
   const followerCache = followsEmbeddedEngine

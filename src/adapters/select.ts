@@ -1,5 +1,6 @@
 /**
- * Chooses each port's adapter from configuration: a URL present selects that backend,
+ * Chooses each port's adapter from configuration: a URL present selects that backend
+ * (POSTGRES_URL serves the events and the views that EVENTSTORE_URL and MONGO_URL leave to it),
  * otherwise the embedded default under DATA_DIR. The distributed clients are imported only
  * when configured, so the embedded default never loads them.
  */
@@ -30,6 +31,12 @@ function mongoDbName(url: string): string {
 
 export async function eventStore(config: Config): Promise<EventStore> {
   if (config.eventStoreUrl) return (await import('./esdb/event-store.js')).createEsdbEventStore({ connectionString: config.eventStoreUrl });
+  if (config.postgresUrl)
+    return (await import('./postgres/event-store.js')).createPostgresEventStore({
+      url: config.postgresUrl,
+      schema: config.postgresSchema,
+      pollIntervalMs: config.eventPollIntervalMs,
+    });
   return (await import('./sqlite/event-store.js')).createSqliteEventStore({
     path: join(config.dataDir, 'events.sqlite'),
     pollIntervalMs: config.eventPollIntervalMs,
@@ -38,6 +45,7 @@ export async function eventStore(config: Config): Promise<EventStore> {
 
 export async function viewStore(config: Config): Promise<ViewStore> {
   if (config.mongoUrl) return (await import('./mongo/view-store.js')).createMongoViewStore({ url: config.mongoUrl, dbName: mongoDbName(config.mongoUrl) });
+  if (config.postgresUrl) return (await import('./postgres/view-store.js')).createPostgresViewStore({ url: config.postgresUrl, schema: config.postgresSchema });
   return (await import('./sqlite/view-store.js')).createSqliteViewStore({ path: join(config.dataDir, 'views.sqlite') });
 }
 
@@ -60,10 +68,16 @@ async function assetStore(config: Config): Promise<AssetStore> {
 /** Which backends `eventStore`/`viewStore` open for this configuration, for a tool's first line. */
 export function describeStores(config: Config): { events: string; views: string } {
   return {
-    events: config.eventStoreUrl ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}` : `SQLite ${join(config.dataDir, 'events.sqlite')}`,
+    events: config.eventStoreUrl
+      ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}`
+      : config.postgresUrl
+        ? `PostgreSQL schema ${config.postgresSchema} at ${redactUrl(config.postgresUrl)}`
+        : `SQLite ${join(config.dataDir, 'events.sqlite')}`,
     views: config.mongoUrl
       ? `MongoDB database ${mongoDbName(config.mongoUrl)} at ${redactUrl(config.mongoUrl)}`
-      : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
+      : config.postgresUrl
+        ? `PostgreSQL schema ${config.postgresSchema} at ${redactUrl(config.postgresUrl)}`
+        : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
   };
 }
 

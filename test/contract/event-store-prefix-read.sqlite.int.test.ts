@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { EVENTS_SCHEMA } from '../../src/adapters/sqlite/event-rows.js';
-import { prefixUpperBound, STREAMS_WITH_PREFIX_SQL } from '../../src/adapters/sqlite/stream-prefix-read.js';
+import { STREAMS_WITH_PREFIX_SQL } from '../../src/adapters/sqlite/stream-prefix-read.js';
+import { prefixUpperBound } from '../../src/adapters/stream-prefix.js';
 import { tempDir } from '../support/tmp.js';
 import { newEvents } from './event-store.fixtures.js';
 

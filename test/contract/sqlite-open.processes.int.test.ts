@@ -4,26 +4,15 @@
  * (Switching a fresh file to WAL met SQLITE_BUSY at once, without the busy timeout, and the
  * part that lost the race died at start.)
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { runScript } from '../support/run-script.js';
 import { tempDir } from '../support/tmp.js';
 
 const OPENERS = 4;
 const FILES = 25;
 
-function runOpener(dir: string, startAt: number): Promise<{ failures: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-opener.ts', dir, String(FILES), String(startAt)], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { failures: string[] }) : reject(new Error(`opener exited with ${code}: ${err}`))));
-  });
+async function runOpener(dir: string, startAt: number): Promise<{ failures: string[] }> {
+  return JSON.parse(await runScript('test/support/sqlite-opener.ts', [dir, String(FILES), String(startAt)])) as { failures: string[] };
 }
 
 describe('fresh SQLite files opened by several processes at once', () => {

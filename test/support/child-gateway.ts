@@ -116,10 +116,10 @@ export function stopProcess(child: ChildProcess, signal: NodeJS.Signals, killAft
 
 /**
  * The test process's environment without the distributed backends' URLs: CI exports
- * KAFKA_BROKERS for the Kafka contract suite, and a child gateway that inherited it would run
- * on Kafka instead of the embedded default these tests are about.
+ * KAFKA_BROKERS for the Kafka contract suite (POSTGRES_URL for PostgreSQL's), and a child
+ * gateway that inherited it would run on Kafka instead of the embedded default these tests are about.
  */
 export function embeddedEnv(): NodeJS.ProcessEnv {
-  const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, ...rest } = process.env;
+  const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, POSTGRES_URL: _postgres, ...rest } = process.env;
   return rest;
 }

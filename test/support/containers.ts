@@ -1,10 +1,11 @@
 /**
  * Real backends for the distributed adapters' contract suites. A suite runs against:
- * 1. the server named by its URL variable (EVENTSTORE_URL, MONGO_URL, KAFKA_BROKERS), if set;
+ * 1. the server named by its URL variable (EVENTSTORE_URL, MONGO_URL, KAFKA_BROKERS, POSTGRES_URL), if set;
  * 2. otherwise a throw-away container (testcontainers, GenericContainer for every image), when
  *    global-setup.ts found a Docker engine (GATEWAY_TEST_DOCKER=1);
  * 3. otherwise it is skipped, with its title saying why and ONE warning line in the output.
- * REQUIRE_DOCKER=1 makes global-setup fail instead of letting suites skip.
+ * REQUIRE_DOCKER=1 makes global-setup fail instead of letting suites skip (REQUIRE_KAFKA=1 and
+ * REQUIRE_POSTGRES=1: those suites alone).
  * MONGO_STANDIN=ferretdb says MONGO_URL is FerretDB, not MongoDB (scripts/ferretdb-local.sh):
  * suite titles say so, and cases that differ on it skip by name, with the reason (standinDifference).
  *
@@ -13,8 +14,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll } from 'vitest';
 
-export type BackendKind = 'eventstore' | 'mongo' | 'kafka';
+export type BackendKind = 'eventstore' | 'mongo' | 'kafka' | 'postgres';
 
 export interface RunningBackend {
   /** Connection string (esdb://…, mongodb://…) or broker list (host:port,…). */
@@ -38,6 +40,7 @@ const BACKENDS: Record<BackendKind, { envVar: string; start: () => Promise<Runni
   eventstore: { envVar: 'EVENTSTORE_URL', start: startEventStore },
   mongo: { envVar: 'MONGO_URL', start: startMongo },
   kafka: { envVar: 'KAFKA_BROKERS', start: startKafka },
+  postgres: { envVar: 'POSTGRES_URL', start: startPostgres },
 };
 
 /**
@@ -64,6 +67,24 @@ export function contractTarget(kind: BackendKind, suite: string): ContractTarget
     available: false,
     title: `${suite} suite skipped: ${reason}`,
     start: () => Promise.reject(new Error(`${suite}: ${reason}`)),
+  };
+}
+
+/**
+ * The backend of a suite, started before its tests and stopped after them (call inside the
+ * suite's describe): the function returned gives its URL.
+ */
+export function useBackend(target: ContractTarget, name: string): () => string {
+  let backend: RunningBackend | undefined;
+  beforeAll(async () => {
+    backend = await target.start();
+  }, BACKEND_STARTUP_TIMEOUT_MS);
+  afterAll(async () => {
+    await backend?.stop();
+  });
+  return () => {
+    if (!backend) throw new Error(`${name} did not start`);
+    return backend.url;
   };
 }
 
@@ -168,6 +189,19 @@ async function startKafka(): Promise<RunningBackend> {
     .withStartupTimeout(BACKEND_STARTUP_TIMEOUT_MS)
     .start();
   return { url: `${host}:${port}`, source: 'container', stop: async () => void (await container.stop()) };
+}
+
+async function startPostgres(): Promise<RunningBackend> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const container = await new GenericContainer(process.env.POSTGRES_IMAGE ?? 'postgres:15')
+    .withEnvironment({ POSTGRES_USER: 'gateway', POSTGRES_DB: 'gateway', POSTGRES_HOST_AUTH_METHOD: 'trust' })
+    .withExposedPorts(5432)
+    // The image's entrypoint starts the server twice (once to initialise): the second "ready" is the real one.
+    .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+    .withStartupTimeout(BACKEND_STARTUP_TIMEOUT_MS)
+    .start();
+  const url = `postgres://gateway@${container.getHost()}:${container.getMappedPort(5432)}/gateway`;
+  return { url, source: 'container', stop: async () => void (await container.stop()) };
 }
 
 /** Drops a database the suite created on a MongoDB server (shared servers stay clean). */

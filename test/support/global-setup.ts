@@ -2,7 +2,7 @@
  * Detects once whether real backends can be reached for the distributed adapters' contract
  * suites: a Docker engine (testcontainers) or server URLs in the environment. Suites read
  * the result from process.env and skip with a visible reason; REQUIRE_DOCKER=1 forbids skipping,
- * REQUIRE_KAFKA=1 forbids skipping the Kafka suite. Builds the gateway `npm start` runs (dist/)
+ * REQUIRE_KAFKA=1 forbids skipping the Kafka suite, REQUIRE_POSTGRES=1 the PostgreSQL suites. Builds the gateway `npm start` runs (dist/)
  * when its sources changed.
  */
 import { execFileSync } from 'node:child_process';
@@ -30,5 +30,9 @@ export default async function setup(): Promise<void> {
   // contract suite must run there, never skip.
   if (process.env.REQUIRE_KAFKA === '1' && !docker && !process.env.KAFKA_BROKERS?.trim()) {
     throw new Error('REQUIRE_KAFKA=1 but KAFKA_BROKERS is not set and no Docker engine answers: run `bash scripts/kafka-local.sh start`');
+  }
+  // Likewise REQUIRE_POSTGRES=1 after scripts/postgres-local.sh: the PostgreSQL suites must run.
+  if (process.env.REQUIRE_POSTGRES === '1' && !docker && !process.env.POSTGRES_URL?.trim()) {
+    throw new Error('REQUIRE_POSTGRES=1 but POSTGRES_URL is not set and no Docker engine answers: run `bash scripts/postgres-local.sh start`');
   }
 }

@@ -7,15 +7,9 @@
  * batch's one transaction, so neither is on disk without the other having been decided.
  */
 import { expectationHolds, PrecedingAppendFailedError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
+import type { SerializedEvent } from '../event-json.js';
 import type { SqliteDatabase } from './database.js';
 import type { JobOutcome } from './group-commit.js';
-
-export interface SerializedEvent {
-  id: string;
-  type: string;
-  data: string;
-  metadata: string;
-}
 
 export interface AppendJob {
   stream: string;

@@ -4,7 +4,8 @@
  * hands out max(rowid) + 1 under the write lock, and events are never deleted, so positions
  * sort in commit order and no lower position becomes visible after a higher one.
  */
-import type { EventMetadata, RecordedEvent } from '../../ports/event-store.js';
+import type { RecordedEvent } from '../../ports/event-store.js';
+import { recordedEvent } from '../event-json.js';
 import type { SqliteDatabase } from './database.js';
 
 export const EVENTS_SCHEMA = `
@@ -34,28 +35,7 @@ export interface EventRow {
 export const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
 
 export function toRecordedEvent(row: EventRow): RecordedEvent {
-  return {
-    id: row.event_id,
-    type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    metadata: parseMetadata(row.metadata),
-    streamName: row.stream,
-    revision: Number(row.revision),
-    position: row.position,
-  };
-}
-
-function parseMetadata(text: string): EventMetadata {
-  const value: unknown = JSON.parse(text);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new Error(`stored event metadata is not an object: ${text.slice(0, 80)}`);
-  }
-  return value as EventMetadata;
-}
-
-/** Binds `undefined` as JSON null so every stored column parses back. */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value) ?? 'null';
+  return recordedEvent(row, Number(row.revision), row.position);
 }
 
 export interface EventQueries {

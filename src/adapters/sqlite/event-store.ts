@@ -10,22 +10,21 @@ import {
   serializedAppendSize,
   type AppendResult,
   type EventStore,
-  type ExpectedRevision,
-  type NewEvent,
   type ReadAllOptions,
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store.js';
-import { prepareAppendBatch, type AppendJob, type SerializedEvent, type WrittenEvent } from './append-batch.js';
-import { createChangeNotifier } from './change-notifier.js';
+import { serializeEvents, validExpectedRevision } from '../event-json.js';
+import { prepareAppendBatch, type AppendJob, type WrittenEvent } from './append-batch.js';
+import { createChangeNotifier } from '../change-notifier.js';
 import { openSqlite } from './database.js';
-import { EVENTS_SCHEMA, prepareEventQueries, sqlLimit, toJson, toRecordedEvent } from './event-rows.js';
+import { EVENTS_SCHEMA, prepareEventQueries, sqlLimit, toRecordedEvent } from './event-rows.js';
 import { createGroupCommit } from './group-commit.js';
 import { createQueuedAppends } from './queued-appends.js';
 import { createRecentEvents } from './recent-events.js';
 import { prepareStreamsWithPrefixRead } from './stream-prefix-read.js';
-import { createCatchUpSubscription, type BatchRead } from './subscription.js';
+import { createCatchUpSubscription, type BatchRead } from '../catch-up-subscription.js';
 
 /** Events kept decoded after their commit: more than a busy second's worth, a few MiB. */
 const RECENT_EVENTS_KEPT = 4096;
@@ -188,21 +187,4 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 
 function toRecentEvent({ stream, revision, position, event }: WrittenEvent): RecordedEvent {
   return toRecordedEvent({ position, stream, revision: BigInt(revision), event_id: event.id, type: event.type, data: event.data, metadata: event.metadata });
-}
-
-function validExpectedRevision(expected: ExpectedRevision): ExpectedRevision {
-  if (typeof expected === 'number' && !(Number.isSafeInteger(expected) && expected >= 0)) {
-    throw new TypeError(`expected revision must be a non-negative integer, got ${expected}`);
-  }
-  return expected;
-}
-
-function serializeEvents(events: readonly NewEvent[]): SerializedEvent[] {
-  const ids = new Set<string>();
-  return events.map((event) => {
-    if (typeof event.id !== 'string' || event.id.length === 0) throw new TypeError('event id must be a non-empty string');
-    if (ids.has(event.id)) throw new TypeError(`event id ${event.id} appears twice in one append`);
-    ids.add(event.id);
-    return { id: event.id, type: event.type, data: toJson(event.data), metadata: toJson(event.metadata) };
-  });
 }

@@ -3,7 +3,9 @@
  * setImmediate, so one transaction (one fsync) commits all of them. `runBatch` settles each job
  * on its own; if it throws (the commit itself failed), every job of the batch is rejected.
  */
-export type JobOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+import { settleGroup, type JobOutcome, type PendingJob } from '../job-outcome.js';
+
+export type { JobOutcome } from '../job-outcome.js';
 
 export interface GroupCommit<J, R> {
   enqueue(job: J): Promise<R>;
@@ -11,14 +13,8 @@ export interface GroupCommit<J, R> {
   flushNow(): void;
 }
 
-interface Pending<J, R> {
-  job: J;
-  resolve(value: R): void;
-  reject(error: unknown): void;
-}
-
 export function createGroupCommit<J, R>(runBatch: (jobs: readonly J[]) => JobOutcome<R>[]): GroupCommit<J, R> {
-  let queue: Pending<J, R>[] = [];
+  let queue: PendingJob<J, R>[] = [];
   let scheduled: NodeJS.Immediate | undefined;
 
   function flushNow(): void {
@@ -34,12 +30,7 @@ export function createGroupCommit<J, R>(runBatch: (jobs: readonly J[]) => JobOut
       for (const pending of batch) pending.reject(error);
       return;
     }
-    batch.forEach((pending, index) => {
-      const outcome = outcomes[index];
-      if (!outcome) pending.reject(new Error('group commit produced no outcome for a job'));
-      else if (outcome.ok) pending.resolve(outcome.value);
-      else pending.reject(outcome.error);
-    });
+    settleGroup(batch, outcomes);
   }
 
   return {

@@ -10,27 +10,9 @@
 import type { RecordedEvent } from '../../ports/event-store.js';
 import type { SqliteDatabase } from './database.js';
 import { COLUMNS, toRecordedEvent, type EventRow } from './event-rows.js';
+import { prefixUpperBound } from '../stream-prefix.js';
 
 export type StreamsWithPrefixRead = (prefix: string, pageSize: number) => AsyncIterable<RecordedEvent[]>;
-
-/**
- * The least string above every string that starts with `prefix`, in SQLite's BINARY order
- * (memcmp of UTF-8, which is code point order): the prefix with its last code point raised by
- * one (`account-` → `account.`). Undefined when there is none (an empty prefix, or one of
- * U+10FFFF only): the range is then open above.
- */
-export function prefixUpperBound(prefix: string): string | undefined {
-  const points = [...prefix];
-  while (points.length > 0) {
-    const last = points.pop()!.codePointAt(0)!;
-    if (last < 0x10ffff) {
-      // U+D800–U+DFFF are surrogates, not characters: the next one after U+D7FF is U+E000.
-      const next = last === 0xd7ff ? 0xe000 : last + 1;
-      return points.join('') + String.fromCodePoint(next);
-    }
-  }
-  return undefined;
-}
 
 /**
  * One page: `(stream, revision) > (?, ?)` is a range in the index's own key order, and starting

@@ -4,9 +4,9 @@
  * there it waits for an in-process notification, the poll timer (appends by another process)
  * or close(). Pulls are serialised, so even overlapping next() calls get consecutive batches.
  */
-import type { RecordedEvent, Subscription } from '../../ports/event-store.js';
+import type { RecordedEvent, Subscription } from '../ports/event-store.js';
 import type { ChangeNotifier } from './change-notifier.js';
-import { pullSubscription } from '../pull-subscription.js';
+import { pullSubscription } from './pull-subscription.js';
 
 export interface BatchRead {
   /** At most one batch, in position order. */
@@ -17,7 +17,8 @@ export interface BatchRead {
 
 export interface CatchUpOptions {
   after: bigint;
-  read(after: bigint): BatchRead;
+  /** Synchronous on a store read in-process (SQLite), a promise on a server (PostgreSQL). */
+  read(after: bigint): BatchRead | Promise<BatchRead>;
   notifier: ChangeNotifier;
   pollIntervalMs: number;
   onClose?(): void;
@@ -46,7 +47,7 @@ export function createCatchUpSubscription(options: CatchUpOptions): Subscription
   async function pull(): Promise<IteratorResult<RecordedEvent[]>> {
     while (!closed) {
       const seenVersion = options.notifier.version;
-      const { events, scannedTo } = options.read(cursor);
+      const { events, scannedTo } = await options.read(cursor);
       if (scannedTo > cursor) cursor = scannedTo;
       if (events.length > 0) return { done: false, value: events };
       await waitForChange(seenVersion);
