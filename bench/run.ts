@@ -10,12 +10,15 @@
  * Out of process (the default) it is a process of its own (src/simulator/main.ts) the gateway's
  * channels point at, so only the gateway's work is measured; in process it is mounted in the
  * gateway at `/_sim` as on the embedded default (how every run before 2026-11-25 measured).
+ * `--store sqlite|postgres` (bench/stores.ts): the stores of the life-cycle scenario; `postgres` needs
+ * POSTGRES_URL and puts the events and the views there (one process).
  * `peer` (bench/scenarios/peer.ts) measures LiteLLM beside the gateway in front of one stand-in
  * upstream; the quick run leaves LiteLLM out (its install and start alone take a minute).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulatorModeOf } from './gateway.js';
+import { storeOf } from './stores.js';
 import { machine, markdown, rows, type BenchResults } from './report.js';
 import { accountLoad } from './scenarios/account-load.js';
 import { baseline, pollAndSubmit } from './scenarios/http.js';
@@ -29,6 +32,7 @@ import { submitInFlight } from './scenarios/submit-inflight.js';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const sim = simulatorModeOf(args);
+const store = storeOf(args);
 const outIndex = args.indexOf('--out');
 const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
 
@@ -47,7 +51,7 @@ const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 if (only) {
   const partial: Record<string, unknown> = { simulator: sim, baseline: await baseline(basePort, size.seconds) };
   if (only.has('poll')) partial.pollAndSubmit = await pollAndSubmit(basePort + 1, size.seconds, size.pool, sim);
-  if (only.has('lifecycle')) partial.lifecycle = await lifecycle(basePort + 2, size.lifecycle, sim);
+  if (only.has('lifecycle')) partial.lifecycle = await lifecycle(basePort + 2, size.lifecycle, sim, store);
   if (only.has('replay')) partial.replay = await replay(size.events);
   if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight, sim);
   if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
@@ -65,7 +69,7 @@ const base = await baseline(basePort, size.seconds);
 step('poll and submit');
 const { poll, submit } = await pollAndSubmit(basePort + 1, size.seconds, size.pool, sim);
 step(`life cycle of ${size.lifecycle} tasks`);
-const life = await lifecycle(basePort + 2, size.lifecycle, sim);
+const life = await lifecycle(basePort + 2, size.lifecycle, sim, store);
 step(`replay and rebuild over ${size.events} events`);
 const rep = await replay(size.events);
 step(`memory with ${size.inflight} tasks in flight`);

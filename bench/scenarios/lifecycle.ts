@@ -3,6 +3,7 @@ import { tempDir } from '../../test/support/tmp.js';
 import { adminCookie, fundedKey, pool } from '../client.js';
 import { startGateway, type SimulatorMode } from '../gateway.js';
 import { cpuMsPerUnit, cpuSecondsByPart } from '../proc-stats.js';
+import { scenarioStores, type StoreChoice } from '../stores.js';
 import { ADMIN_PASSWORD, gatewayEnv } from './http.js';
 
 export interface LifecycleResult {
@@ -14,6 +15,8 @@ export interface LifecycleResult {
   lagP99Ms: number | null;
   /** CPU per task of each process (`all` alone; `api` and `engine` with PROCESSES=2), ms. */
   cpuMsPerTask?: Record<string, number>;
+  /** Where the events and views were (runs before 2026-11-28T08 were all on SQLite). */
+  store?: StoreChoice;
 }
 
 interface Metrics {
@@ -34,9 +37,14 @@ export async function untilEveryTaskEnded(url: string, cookie: string, tasks: nu
   }
 }
 
-export async function lifecycle(port: number, tasks: number, sim: SimulatorMode): Promise<LifecycleResult> {
+export async function lifecycle(port: number, tasks: number, sim: SimulatorMode, store: StoreChoice = 'sqlite'): Promise<LifecycleResult> {
   const dir = tempDir('gateway-bench-');
-  const gw = await startGateway(port, gatewayEnv(dir.path), sim);
+  const stores = scenarioStores(store);
+  const gw = await startGateway(port, { ...gatewayEnv(dir.path), ...stores.env }, sim).catch(async (err: unknown) => {
+    await stores.drop();
+    dir.remove();
+    throw err;
+  });
   try {
     const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
     const cookie = await adminCookie(gw.url, ADMIN_PASSWORD);
@@ -63,9 +71,11 @@ export async function lifecycle(port: number, tasks: number, sim: SimulatorMode)
       lagP50Ms: metrics.data.final_event_lag_ms.p50,
       lagP99Ms: metrics.data.final_event_lag_ms.p99,
       cpuMsPerTask: cpuMsPerUnit(cpuBefore, cpuSecondsByPart(gw.pid), tasks),
+      store,
     };
   } finally {
     await gw.stop();
+    await stores.drop();
     dir.remove();
   }
 }
