@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { CHANNEL_KEYS_SECRET_FORMAT, parseChannelKeysSecret } from './config/channel-keys-secret.js';
 import { parseAllowedDestinations } from './config/allowed-destinations.js';
+import { DEFAULT_SCHEMA, SCHEMA_NAME } from './config/postgres-schema.js';
 
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 /** A limit: a whole number, 0 for none (the default). */
@@ -106,10 +107,7 @@ const Env = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// connection string')
     .optional(),
-  POSTGRES_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (letters, digits, _; at most 63)')
-    .default('gateway'),
+  POSTGRES_SCHEMA: z.string().regex(SCHEMA_NAME, 'must be a lower-case SQL identifier (letters, digits, _; at most 63)').default(DEFAULT_SCHEMA),
   KAFKA_BROKERS: z.string().optional(),
   /**
    * `engine`: the engine and the projections without the API, the second of the embedded

@@ -67,17 +67,12 @@ async function assetStore(config: Config): Promise<AssetStore> {
 
 /** Which backends `eventStore`/`viewStore` open for this configuration, for a tool's first line. */
 export function describeStores(config: Config): { events: string; views: string } {
+  const postgres = config.postgresUrl ? `PostgreSQL schema ${config.postgresSchema} at ${redactUrl(config.postgresUrl)}` : undefined;
   return {
-    events: config.eventStoreUrl
-      ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}`
-      : config.postgresUrl
-        ? `PostgreSQL schema ${config.postgresSchema} at ${redactUrl(config.postgresUrl)}`
-        : `SQLite ${join(config.dataDir, 'events.sqlite')}`,
+    events: config.eventStoreUrl ? `EventStoreDB at ${redactUrl(config.eventStoreUrl)}` : (postgres ?? `SQLite ${join(config.dataDir, 'events.sqlite')}`),
     views: config.mongoUrl
       ? `MongoDB database ${mongoDbName(config.mongoUrl)} at ${redactUrl(config.mongoUrl)}`
-      : config.postgresUrl
-        ? `PostgreSQL schema ${config.postgresSchema} at ${redactUrl(config.postgresUrl)}`
-        : `SQLite ${join(config.dataDir, 'views.sqlite')}`,
+      : (postgres ?? `SQLite ${join(config.dataDir, 'views.sqlite')}`),
   };
 }
 

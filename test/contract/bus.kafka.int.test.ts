@@ -5,10 +5,10 @@
  * rebalances get 30 s. REQUIRE_KAFKA=1 turns the skip (no broker) into a failure.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TopicPartitionMismatchError, createKafkaBus, type KafkaBusOptions } from '../../src/adapters/kafka/bus.js';
 import type { Bus } from '../../src/ports/bus.js';
-import { BACKEND_STARTUP_TIMEOUT_MS, contractTarget, type RunningBackend } from '../support/containers.js';
+import { contractTarget, useBackend } from '../support/containers.js';
 import { busContract } from './bus.contract.js';
 import { messages, received, unique, waitFor } from './bus.contract-support.js';
 
@@ -28,17 +28,7 @@ const busOptions = (brokers: string, partitions = 4): KafkaBusOptions => ({
 
 // Without a broker this fails under REQUIRE_KAFKA=1 (target.start() rejects naming the reason).
 describe.skipIf(!target.available && !required)(target.title, () => {
-  let backend: RunningBackend | undefined;
-  beforeAll(async () => {
-    backend = await target.start();
-  }, BACKEND_STARTUP_TIMEOUT_MS);
-  afterAll(async () => {
-    await backend?.stop();
-  });
-  const brokers = (): string => {
-    if (!backend) throw new Error('Kafka did not start');
-    return backend.url;
-  };
+  const brokers = useBackend(target, 'Kafka');
 
   busContract(
     'Kafka',

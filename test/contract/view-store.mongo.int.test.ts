@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Decimal128, MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CHECKPOINTS, viewCollectionName, type CheckpointRecord, type ViewRecord } from '../../src/adapters/mongo/view-query.js';
 import { createMongoViewStore } from '../../src/adapters/mongo/view-store.js';
-import { BACKEND_STARTUP_TIMEOUT_MS, contractTarget, dropMongoDatabase, standinDifference, type RunningBackend } from '../support/containers.js';
+import { contractTarget, dropMongoDatabase, standinDifference, useBackend } from '../support/containers.js';
 import { viewStoreContract } from './view-store.contract.js';
 import { uniqueView, write } from './view-store.fixtures.js';
 
@@ -23,18 +23,7 @@ const aboveLongs = standinDifference('ferretdb', 'positions above 2^63-1 (Decima
 const earlierDecimals = standinDifference('ferretdb', 'documents and checkpoints stored as Decimal128 by earlier versions are read and guarded', NO_DECIMAL128);
 
 describe.skipIf(!target.available)(target.title, () => {
-  let backend: RunningBackend | undefined;
-  beforeAll(async () => {
-    backend = await target.start();
-  }, BACKEND_STARTUP_TIMEOUT_MS);
-  afterAll(async () => {
-    if (backend) await dropMongoDatabase(backend.url, dbName);
-    await backend?.stop();
-  });
-  const url = (): string => {
-    if (!backend) throw new Error('MongoDB did not start');
-    return backend.url;
-  };
+  const url = useBackend(target, 'MongoDB', (backendUrl) => dropMongoDatabase(backendUrl, dbName));
 
   viewStoreContract('MongoDB', async () => {
     const store = createMongoViewStore({ url: url(), dbName });

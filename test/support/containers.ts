@@ -72,14 +72,16 @@ export function contractTarget(kind: BackendKind, suite: string): ContractTarget
 
 /**
  * The backend of a suite, started before its tests and stopped after them (call inside the
- * suite's describe): the function returned gives its URL.
+ * suite's describe): the function returned gives its URL. `beforeStop` clears what the suite
+ * left on a shared server (a MongoDB database) while it still answers.
  */
-export function useBackend(target: ContractTarget, name: string): () => string {
+export function useBackend(target: ContractTarget, name: string, beforeStop?: (url: string) => Promise<void>): () => string {
   let backend: RunningBackend | undefined;
   beforeAll(async () => {
     backend = await target.start();
   }, BACKEND_STARTUP_TIMEOUT_MS);
   afterAll(async () => {
+    if (backend && beforeStop) await beforeStop(backend.url);
     await backend?.stop();
   });
   return () => {

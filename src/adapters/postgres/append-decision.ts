@@ -8,15 +8,13 @@
  */
 import { expectationHolds, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
 import type { SerializedEvent } from '../event-json.js';
-import type { JobOutcome as JobOutcomeOf } from '../job-outcome.js';
+import type { JobOutcome } from '../job-outcome.js';
 
 export interface AppendJob {
   stream: string;
   events: readonly SerializedEvent[];
   expected: ExpectedRevision;
 }
-
-type JobOutcome = JobOutcomeOf<AppendResult>;
 
 /** The last event of a stream. */
 export interface StreamHead {
@@ -38,7 +36,7 @@ export interface NewRow {
 }
 
 export interface BatchDecision {
-  outcomes: JobOutcomeOf<AppendResult>[];
+  outcomes: JobOutcome<AppendResult>[];
   rows: NewRow[];
   /** The global head after the batch. */
   head: bigint;
@@ -56,10 +54,10 @@ export function decideBatch(
   const rows: NewRow[] = [];
   let position = head;
 
-  const outcomes = jobs.map((job): JobOutcome => {
+  const outcomes = jobs.map((job): JobOutcome<AppendResult> => {
     const last = streamHeads.get(job.stream);
     const current = last ? last.revision : -1;
-    const conflict = (): JobOutcome => ({ ok: false, error: new WrongExpectedRevisionError(job.stream, job.expected, current) });
+    const conflict = (): JobOutcome<AppendResult> => ({ ok: false, error: new WrongExpectedRevisionError(job.stream, job.expected, current) });
 
     const stored = job.events.map((event) => ids.get(event.id));
     const storedCount = stored.filter((row) => row !== undefined).length;

@@ -5,6 +5,7 @@
  * several gateways (or test runs) share one database.
  */
 import pg from 'pg';
+import { DEFAULT_SCHEMA, SCHEMA_NAME } from '../../config/postgres-schema.js';
 
 export type PostgresPool = pg.Pool;
 export type PostgresClient = pg.PoolClient;
@@ -18,12 +19,9 @@ export interface PostgresOptions {
   maxConnections?: number;
 }
 
-/** Lower-case SQL identifiers only: the schema is put into SQL text, never bound. */
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
 export function schemaName(options: PostgresOptions): string {
-  const schema = options.schema ?? 'gateway';
-  if (!IDENTIFIER.test(schema)) throw new TypeError(`PostgreSQL schema must match ${IDENTIFIER.source}, got ${JSON.stringify(schema)}`);
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) throw new TypeError(`PostgreSQL schema must match ${SCHEMA_NAME.source}, got ${JSON.stringify(schema)}`);
   return schema;
 }
 
@@ -43,22 +41,14 @@ export function openPool(options: PostgresOptions): PostgresPool {
 }
 
 /** Creates the schema, then runs `ddl` in it, once per store (idempotent statements only). */
-export async function ensureSchema(pool: PostgresPool, schema: string, ddl: string): Promise<void> {
-  const client = await pool.connect();
-  try {
+export function ensureSchema(pool: PostgresPool, schema: string, ddl: string): Promise<void> {
+  return inTransaction(pool, async (client) => {
     // Two stores starting together on a fresh database would race on CREATE IF NOT EXISTS
     // (a unique violation on the catalog): one at a time, per schema.
-    await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-schema:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(ddl);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(true);
-  }
+  });
 }
 
 /**

@@ -24,9 +24,10 @@ export interface EventReads {
   streamsWithPrefix(prefix: string, pageSize: number): AsyncIterable<RecordedEvent[]>;
 }
 
-export function createEventReads(pool: PostgresPool, assertOpen: () => void): EventReads {
+/** `opened` fails when the store is closed and waits for its tables: every read goes through it. */
+export function createEventReads(pool: PostgresPool, opened: () => Promise<void>): EventReads {
   async function rows(sql: string, params: unknown[]): Promise<RecordedEvent[]> {
-    assertOpen();
+    await opened();
     return (await pool.query<EventRow>(sql, params)).rows.map(toRecordedEvent);
   }
 
@@ -38,7 +39,7 @@ export function createEventReads(pool: PostgresPool, assertOpen: () => void): Ev
       rows(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`, [stream, fromRevision, limit]),
 
     async readRange(after, limit, prefixes) {
-      assertOpen();
+      await opened();
       // At least one row (the head), the events joined to it when there are any.
       const result = await pool.query<{ head: string } & { [K in keyof EventRow]: EventRow[K] | null }>(
         `SELECT h.position AS head, e.* FROM event_head h
@@ -55,7 +56,7 @@ export function createEventReads(pool: PostgresPool, assertOpen: () => void): Ev
     },
 
     async head() {
-      assertOpen();
+      await opened();
       return BigInt((await pool.query<{ position: string }>('SELECT position FROM event_head')).rows[0]!.position);
     },
 

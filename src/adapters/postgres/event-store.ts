@@ -48,19 +48,16 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   function assertOpen(): void {
     if (closed) throw new Error('event store is closed');
   }
-  const reads = createEventReads(pool, assertOpen);
+  const reads = createEventReads(pool, async () => {
+    assertOpen();
+    await ready;
+  });
   const appends = createAppendQueue(async (jobs) => {
     await ready;
     const decision = await appendBatch(pool, schema, jobs);
     if (decision.rows.length > 0) notifier.notify();
     return decision.outcomes;
   });
-
-  async function afterReady<T>(read: () => Promise<T>): Promise<T> {
-    assertOpen();
-    await ready;
-    return read();
-  }
 
   return {
     async append(streamName, events, appendOptions) {
@@ -77,28 +74,28 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       return appends.enqueue(job);
     },
 
-    readStream(streamName, readOptions = {}) {
-      return afterReady(async () => {
-        if (readOptions.direction === 'backwards') {
-          const from = readOptions.fromRevision === undefined ? Number.MAX_SAFE_INTEGER : Math.trunc(readOptions.fromRevision);
-          if (from < 0) return [];
-          return reads.readStreamBackwards(streamName, from, sqlLimit(readOptions.maxCount));
+    async readStream(streamName, readOptions = {}) {
+      if (readOptions.direction === 'backwards') {
+        const from = readOptions.fromRevision === undefined ? Number.MAX_SAFE_INTEGER : Math.trunc(readOptions.fromRevision);
+        if (from < 0) {
+          assertOpen();
+          return [];
         }
-        return reads.readStream(streamName, Math.max(0, Math.trunc(readOptions.fromRevision ?? 0)), sqlLimit(readOptions.maxCount));
-      });
+        return reads.readStreamBackwards(streamName, from, sqlLimit(readOptions.maxCount));
+      }
+      return reads.readStream(streamName, Math.max(0, Math.trunc(readOptions.fromRevision ?? 0)), sqlLimit(readOptions.maxCount));
     },
 
-    readAll(readOptions = {}) {
-      return afterReady(async () => (await reads.readRange(readOptions.after ?? 0n, sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? [])).events);
+    async readAll(readOptions = {}) {
+      return (await reads.readRange(readOptions.after ?? 0n, sqlLimit(readOptions.maxCount), readOptions.streamPrefixes ?? [])).events;
     },
 
-    async *readStreamsWithPrefix(prefix, readOptions = {}) {
-      await afterReady(async () => undefined);
-      yield* reads.streamsWithPrefix(prefix, Math.max(1, Math.trunc(readOptions.pageSize ?? 1000)));
+    readStreamsWithPrefix(prefix, readOptions = {}) {
+      return reads.streamsWithPrefix(prefix, Math.max(1, Math.trunc(readOptions.pageSize ?? 1000)));
     },
 
     headPosition() {
-      return afterReady(() => reads.head());
+      return reads.head();
     },
 
     subscribe(subscribeOptions: SubscribeOptions = {}): Subscription {
@@ -109,7 +106,6 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const subscription = createCatchUpSubscription({
         after: subscribeOptions.after ?? 0n,
         read: async (after) => {
-          await ready;
           const { events, head } = await reads.readRange(after, batchSize, prefixes);
           const last = events.at(-1);
           return { events, scannedTo: events.length === batchSize && last ? last.position : head };

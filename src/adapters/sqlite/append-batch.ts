@@ -9,7 +9,7 @@
 import { expectationHolds, PrecedingAppendFailedError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision } from '../../ports/event-store.js';
 import type { SerializedEvent } from '../event-json.js';
 import type { SqliteDatabase } from './database.js';
-import type { JobOutcome } from './group-commit.js';
+import type { JobOutcome } from '../job-outcome.js';
 
 export interface AppendJob {
   stream: string;

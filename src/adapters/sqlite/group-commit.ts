@@ -5,8 +5,6 @@
  */
 import { settleGroup, type JobOutcome, type PendingJob } from '../job-outcome.js';
 
-export type { JobOutcome } from '../job-outcome.js';
-
 export interface GroupCommit<J, R> {
   enqueue(job: J): Promise<R>;
   /** Runs whatever is queued now, synchronously (used before closing). */
