@@ -110,6 +110,15 @@ const Env = z.object({
   POSTGRES_SCHEMA: z.string().regex(SCHEMA_NAME, 'must be a lower-case SQL identifier (letters, digits, _; at most 63)').default(DEFAULT_SCHEMA),
   KAFKA_BROKERS: z.string().optional(),
   /**
+   * Put before every Kafka topic and consumer-group name this deployment uses, so two
+   * deployments (or test suites) on one broker never share a topic or a group; envelopes keep
+   * the plain topic name. The same on every instance of one deployment.
+   */
+  KAFKA_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{0,100}$/, 'at most 100 of [A-Za-z0-9._-] (it starts Kafka topic names)')
+    .default(''),
+  /**
    * `engine`: the engine and the projections without the API, the second of the embedded
    * default's two processes (PROCESSES=2); the supervisor starts it (src/supervisor.ts).
    */
@@ -241,6 +250,7 @@ function fromEnv(e: z.infer<typeof Env>) {
     postgresUrl: e.POSTGRES_URL,
     postgresSchema: e.POSTGRES_SCHEMA,
     kafkaBrokers: e.KAFKA_BROKERS,
+    kafkaPrefix: e.KAFKA_PREFIX,
     role: e.ROLE,
     processes: e.PROCESSES ?? defaultProcesses(e),
     enginePort: e.ENGINE_PORT,

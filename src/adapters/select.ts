@@ -51,7 +51,12 @@ export async function viewStore(config: Config): Promise<ViewStore> {
 
 async function bus(config: Config): Promise<Bus> {
   if (config.kafkaBrokers)
-    return (await import('./kafka/bus.js')).createKafkaBus({ brokers: config.kafkaBrokers, clientId: 'media-gateway', partitions: config.busPartitions });
+    return (await import('./kafka/bus.js')).createKafkaBus({
+      brokers: config.kafkaBrokers,
+      clientId: 'media-gateway',
+      partitions: config.busPartitions,
+      namePrefix: config.kafkaPrefix,
+    });
   return (await import('./inproc/bus.js')).createInprocBus({ path: join(config.dataDir, 'bus.sqlite'), partitions: config.busPartitions });
 }
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TopicPartitionMismatchError, createKafkaBus, type KafkaBusOptions } from '../../src/adapters/kafka/bus.js';
+import { Kafka, logLevel } from 'kafkajs';
+import { TopicPartitionMismatchError, createKafkaBus, parseBrokers, type KafkaBusOptions } from '../../src/adapters/kafka/bus.js';
 import type { Bus } from '../../src/ports/bus.js';
 import { contractTarget, useBackend } from '../support/containers.js';
 import { busContract } from './bus.contract.js';
@@ -52,8 +53,8 @@ describe.skipIf(!target.available && !required)(target.title, () => {
 
   describe('Kafka bus on a real broker', () => {
     const open: Bus[] = [];
-    const bus = (partitions?: number): Bus => {
-      const created = createKafkaBus(busOptions(brokers(), partitions));
+    const bus = (partitions?: number, namePrefix?: string): Bus => {
+      const created = createKafkaBus({ ...busOptions(brokers(), partitions), ...(namePrefix === undefined ? {} : { namePrefix }) });
       open.push(created);
       return created;
     };
@@ -107,6 +108,39 @@ describe.skipIf(!target.available && !required)(target.title, () => {
       await bus().consume({ topic, groupId, fromBeginning: false, handle: second.handle });
       await waitFor('the messages published between the two members', () => second.hasAll(during), 30_000);
       expect(old.filter((m) => second.ids().has(m.id) || first.ids().has(m.id))).toEqual([]);
+    });
+
+    it('keeps two deployments on one broker apart by KAFKA_PREFIX: same topic and group names, separate topics and groups', async () => {
+      const topic = unique('shared');
+      const groupId = unique('g');
+      const [a, b] = [unique('a').slice(0, 10) + '.', unique('b').slice(0, 10) + '.'];
+      const busA = bus(2, a);
+      const busB = bus(4, b); // another partition count: would be refused on a shared topic
+      const sentA = messages(6, (i) => `key-${i}`);
+      const sentB = messages(6, (i) => `key-${i}`);
+      await busA.publish(topic, sentA);
+      await busB.publish(topic, sentB);
+      const [gotA, gotB] = [received(), received()];
+      await busA.consume({ topic, groupId, fromBeginning: true, handle: gotA.handle });
+      await busB.consume({ topic, groupId, fromBeginning: true, handle: gotB.handle });
+      await waitFor('each deployment its own messages', () => gotA.hasAll(sentA) && gotB.hasAll(sentB), 30_000);
+      // Neither sees the other's messages, and handlers see the plain topic name.
+      expect(gotA.all.filter((m) => !sentA.some((s) => s.id === m.id))).toEqual([]);
+      expect(gotB.all.filter((m) => !sentB.some((s) => s.id === m.id))).toEqual([]);
+      expect(new Set([...gotA.all, ...gotB.all].map((m) => m.topic))).toEqual(new Set([topic]));
+      // On the broker: the prefixed topics and groups, none under the plain names.
+      const admin = new Kafka({ clientId: 'prefix-check', brokers: parseBrokers(brokers()), logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
+      try {
+        const topics = await admin.listTopics();
+        expect(topics).toEqual(expect.arrayContaining([`${a}${topic}`, `${b}${topic}`]));
+        expect(topics).not.toContain(topic);
+        const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
+        expect(groups).toEqual(expect.arrayContaining([`${a}${groupId}`, `${b}${groupId}`]));
+        expect(groups).not.toContain(groupId);
+      } finally {
+        await admin.disconnect();
+      }
     });
   });
 });

@@ -62,6 +62,11 @@ export interface KafkaBusOptions {
   clientId: string;
   /** Partitions of every topic; must equal an existing topic's count. */
   partitions: number;
+  /**
+   * Put before every topic and group name on the broker, so deployments sharing a broker stay
+   * apart; callers and handlers see the plain names. Default none.
+   */
+  namePrefix?: string;
   /** Replication factor of topics this bus creates. Default: the broker's default. */
   replicationFactor?: number;
   /** Consumer group timing (ms). Defaults: session 30000, rebalance 60000, heartbeat 1000, fetch wait 1000. */
@@ -110,6 +115,9 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
 
   const topics = createTopicGuard(admin.connected, partitions, options.replicationFactor);
   const partitionOf = (key: string): number => partitionForKey(key, partitions);
+  const prefix = options.namePrefix ?? '';
+  /** A topic's name on the broker (the prefix may take it past the length limit: checked again). */
+  const onBroker = (topic: string): string => checkTopic(prefix + topic);
 
   function assertOpen(): void {
     if (closing) throw new Error('bus is closed');
@@ -119,9 +127,10 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     partitions,
     partitionOf,
 
-    async publish(topic, messages) {
+    async publish(plainTopic, messages) {
       assertOpen();
-      checkTopic(topic);
+      checkTopic(plainTopic);
+      const topic = onBroker(plainTopic);
       if (messages.length === 0) return;
       for (const m of messages) checkMessage(m, ID_HEADER);
       await topics.ensure(topic);
@@ -133,10 +142,16 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       }
     },
 
-    async consume(consumeOptions: ConsumerOptions): Promise<Consumer> {
+    async consume(plainOptions: ConsumerOptions): Promise<Consumer> {
       assertOpen();
-      checkTopic(consumeOptions.topic);
-      checkConsumer(consumeOptions);
+      checkTopic(plainOptions.topic);
+      checkConsumer(plainOptions);
+      const consumeOptions: ConsumerOptions = {
+        ...plainOptions,
+        topic: onBroker(plainOptions.topic),
+        groupId: prefix + plainOptions.groupId,
+        handle: (message) => plainOptions.handle({ ...message, topic: plainOptions.topic }),
+      };
       await topics.ensure(consumeOptions.topic);
       const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
       const rebalanceTimeout = options.rebalanceTimeoutMs ?? 60_000;
