@@ -8,6 +8,10 @@
 #                                           # (reuses a running one)
 #   bash scripts/postgres-local.sh env     # prints `export POSTGRES_URL=…`
 #   bash scripts/postgres-local.sh stop    # stops it and removes its data
+#   bash scripts/postgres-local.sh crash-restart [SECONDS]
+#                                           # an immediate shutdown (no checkpoint: as after a
+#                                           # crash), SECONDS down (default 0), then the same
+#                                           # cluster again on the same port, after WAL recovery
 #
 # PostgreSQL refuses to run as root: as root, the server runs as the package's `postgres` user,
 # its cluster in a directory of /tmp that user owns (named in .tmp/postgres/datadir). The
@@ -28,6 +32,8 @@ PORT_FILE="$STATE_DIR/port"
 LOG_FILE="$STATE_DIR/server.log"
 DATADIR_FILE="$STATE_DIR/datadir"
 STOP_TIMEOUT=20
+# PostgreSQL's fast shutdown (TERM, its smart shutdown, waits for every client to leave).
+STOP_SIGNAL=INT
 NAME=postgres-local
 PROCESS_PATTERN='postgres'
 DATABASE=gateway
@@ -85,17 +91,52 @@ launch() {
       cat "$STATE_DIR/initdb.log" >&2
       die "initdb failed"
     }
-  # Loopback TCP only; the socket in the cluster's own directory, not /var/run/postgresql.
-  as_server_user nohup "$bin/postgres" -D "$data/cluster" -p "$port" -c listen_addresses=127.0.0.1 \
-    -c "unix_socket_directories=$data" -c max_connections=200 -c fsync=on \
-    </dev/null >"$LOG_FILE" 2>&1 &
-  pid=$!
-  # runuser keeps its pid for the server it runs (it execs): that pid is the postmaster's.
-  if ! await_ready "$pid" "$port" accepting; then
+  : >"$LOG_FILE"
+  serve "$data" "$port"
+  if ! await_ready "$SERVER_PID" "$port" accepting; then
     rm -rf "$data"
     return 1
   fi
+  record_postmaster "$data"
   as_server_user "$bin/createdb" -h 127.0.0.1 -p "$port" -U "$ROLE" "$DATABASE" || die "createdb $DATABASE failed"
+}
+
+# Starts the server of cluster $1/cluster on port $2 in the background; sets SERVER_PID.
+serve() {
+  local data="$1" port="$2"
+  # Loopback TCP only; the socket in the cluster's own directory, not /var/run/postgresql.
+  as_server_user nohup "$(bin_dir)/postgres" -D "$data/cluster" -p "$port" -c listen_addresses=127.0.0.1 \
+    -c "unix_socket_directories=$data" -c max_connections=200 -c fsync=on \
+    </dev/null >>"$LOG_FILE" 2>&1 &
+  # The pid of the subshell that runs runuser, which runs the postmaster: alive exactly as long
+  # as the server, so start-up waits on it; record_postmaster then records the server's own.
+  SERVER_PID=$!
+}
+
+# The postmaster's pid (the first line of its postmaster.pid), for `stop` and `crash-restart`
+# to signal the server itself: a signal to the subshell or to runuser never reaches it.
+record_postmaster() {
+  head -n 1 "$1/cluster/postmaster.pid" >"$PID_FILE"
+}
+
+# SIGQUIT is PostgreSQL's immediate shutdown: every backend ends at once, nothing is flushed or
+# checkpointed, and the next start replays the WAL, as after a crash. Unlike SIGKILL of the
+# postmaster it leaves no orphaned backends holding the cluster.
+crash_restart() {
+  local down="${1:-0}" pid port data waited=0 began=$SECONDS
+  pid="$(running_pid)" || die "no PostgreSQL running for this checkout: run \`bash scripts/postgres-local.sh start\`"
+  port="$(cat "$PORT_FILE")"
+  data="$(cat "$DATADIR_FILE")"
+  kill -QUIT "$pid"
+  while kill -0 "$pid" 2>/dev/null; do
+    ((waited++ < STOP_TIMEOUT * 10)) || die "the server did not end within ${STOP_TIMEOUT}s of SIGQUIT"
+    sleep 0.1
+  done
+  sleep "$down"
+  serve "$data" "$port"
+  await_ready "$SERVER_PID" "$port" accepting || die "port $port was taken while the server was down"
+  record_postmaster "$data"
+  echo "$NAME: crashed and restarted on 127.0.0.1:$port in $((SECONDS - began))s (pid $SERVER_PID)" >&2
 }
 
 accepting() {
@@ -125,8 +166,9 @@ case "${1:-}" in
     if [[ "$data_dir" == /tmp/postgres-local.* ]]; then rm -rf "$data_dir"; fi
     ;;
   env) env_lines ;;
+  crash-restart) crash_restart "${2:-0}" ;;
   *)
-    echo "usage: bash scripts/postgres-local.sh start|stop|env" >&2
+    echo "usage: bash scripts/postgres-local.sh start|stop|env|crash-restart [SECONDS]" >&2
     exit 2
     ;;
 esac

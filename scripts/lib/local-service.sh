@@ -2,7 +2,8 @@
 # loopback, found by its pid file, started on free ports (retried when a port is taken between
 # the probe and the bind), waited for, and stopped. Sourced; the script sets first:
 #   NAME (log prefix), PROCESS_PATTERN (what `ps` shows for the real server), STATE_DIR,
-#   PID_FILE, PORT_FILE, LOG_FILE, START_TIMEOUT and STOP_TIMEOUT (seconds).
+#   PID_FILE, PORT_FILE, LOG_FILE, START_TIMEOUT and STOP_TIMEOUT (seconds); optionally
+#   STOP_SIGNAL (default TERM).
 
 die() {
   echo "$NAME: $*" >&2
@@ -82,11 +83,11 @@ await_ready() {
   done
 }
 
-# Stops this checkout's server (TERM, then KILL after STOP_TIMEOUT) and removes its state.
+# Stops this checkout's server (STOP_SIGNAL, then KILL after STOP_TIMEOUT) and removes its state.
 stop_server() {
   local pid waited=0
   if pid="$(running_pid)"; then
-    kill -TERM "$pid" 2>/dev/null || true
+    kill -"${STOP_SIGNAL:-TERM}" "$pid" 2>/dev/null || true
     while kill -0 "$pid" 2>/dev/null; do
       if ((waited >= STOP_TIMEOUT * 10)); then
         kill -KILL "$pid" 2>/dev/null || true

@@ -7,6 +7,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AccountContendedError } from '../engine/accounts/account-service.js';
 import { EventTooLargeError } from '../ports/event-store.js';
 import { Refusal, Throttled, type RefusalKind } from '../domain/refusal.js';
+import { StoreUnavailableError } from '../ports/store-unavailable.js';
 
 export class GatewayError extends Error {
   constructor(
@@ -122,6 +123,9 @@ export function normalizeError(error: unknown): GatewayError {
   if (error instanceof Throttled) return new GatewayError(429, error.code, error.message, undefined, error.retryAfterSeconds);
   // Contention on one account's stream: the client may simply try again (with Retry-After).
   if (error instanceof AccountContendedError) return new GatewayError(503, 'account_busy', 'quota: the account is busy with other requests; try again shortly');
+  // The store's server unreachable or restarting: nothing was decided that the client cannot try again.
+  if (error instanceof StoreUnavailableError)
+    return new GatewayError(503, 'store_unavailable', 'the gateway cannot reach its store at the moment; try again shortly');
   // Last line of defence: submits store large inputs aside and check the size first, so only
   // what slipped past that reaches here; it is the request's size, never a server failure.
   if (error instanceof EventTooLargeError)

@@ -3,13 +3,17 @@
  * by scripts/postgres-local.sh, or a container), each store on a fresh schema. Then what is
  * PostgreSQL's own: a second store (another process's) woken by LISTEN/NOTIFY well before its
  * poll, contiguous positions for a burst of parallel appends, and a slow transaction holding
- * the write lock: the appends behind it wait, and no reader skips past it.
+ * the write lock: the appends behind it wait, and no reader skips past it; the server ending
+ * the store's connections under load, and a server that cannot be reached (StoreUnavailableError).
  */
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
+import { applicationName } from '../../src/adapters/postgres/database.js';
 import { createPostgresEventStore } from '../../src/adapters/postgres/event-store.js';
+import { StoreUnavailableError } from '../../src/ports/store-unavailable.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { contractTarget, useBackend } from '../support/containers.js';
+import { eventually } from '../support/gateway.js';
 import { freshSchema } from '../support/postgres.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { ids, newEvent, newEvents, pullEvents, uniquePrefix } from './event-store.fixtures.js';
@@ -110,6 +114,68 @@ describe.skipIf(!target.available)(target.title, () => {
         },
         100,
       );
+    });
+
+    it('the server ending its connections under a burst of appends: each append lands or fails as StoreUnavailableError, the process lives on, and the store goes on', async () => {
+      await withStores(
+        1,
+        async ([store], schema) => {
+          const subscription = store!.subscribe();
+          const iterator = subscription[Symbol.asyncIterator]();
+          await store!.append('first', newEvents(1));
+          await pullEvents(iterator, 1, 10_000);
+          const admin = new pg.Client({ connectionString: url(), options: `-c search_path=${schema}` });
+          await admin.connect();
+          try {
+            // The write lock held elsewhere, so the burst's transactions are certainly in flight
+            // (waiting for it) when the server ends every connection of the store, its pool's
+            // and its LISTEN one, as a restart or failover does.
+            await admin.query('BEGIN');
+            await admin.query('SELECT position FROM event_head FOR UPDATE');
+            // Settled as they go: a rejection before the test looks is not an unhandled one.
+            const settled = Promise.allSettled(Array.from({ length: 200 }, (_, index) => store!.append(`burst-${index % 7}`, [newEvent('Burst', { index })])));
+            const mine = [applicationName(schema)];
+            await eventually(
+              async () =>
+                (await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", mine)).rowCount
+                  ? true
+                  : undefined,
+              10_000,
+              20,
+            );
+            await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', mine);
+            await admin.query('ROLLBACK');
+            const outcomes = await settled;
+            const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason as unknown);
+            expect(failures.length, 'appends met a terminated connection').toBeGreaterThan(0);
+            for (const failure of failures) expect(failure).toBeInstanceOf(StoreUnavailableError);
+            const landed = outcomes.filter((o) => o.status === 'fulfilled').length;
+
+            // New connections: appends work, and the subscription goes on with no gap, every
+            // landed event once (an append cut off at its commit may have landed unanswered).
+            await store!.append('after', newEvents(1));
+            const head = await store!.headPosition();
+            const { events } = await pullEvents(iterator, Number(head) - 1, 20_000);
+            expect(events.map((e) => e.position)).toEqual(Array.from({ length: Number(head) - 1 }, (_, i) => BigInt(i + 2)));
+            expect(events.filter((e) => e.type === 'Burst').length).toBeGreaterThanOrEqual(landed);
+            await subscription.close();
+          } finally {
+            await admin.end();
+          }
+        },
+        200,
+      );
+    });
+
+    it('a server that cannot be reached: every call fails as StoreUnavailableError', async () => {
+      const store = createPostgresEventStore({ url: 'postgres://gateway@127.0.0.1:1/gateway', schema: 'unreachable' });
+      try {
+        await expect(store.append('x', newEvents(1))).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.readStream('x')).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.ping()).rejects.toThrow(/^PostgreSQL is unavailable: /);
+      } finally {
+        await store.close();
+      }
     });
   });
 });

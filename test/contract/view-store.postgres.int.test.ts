@@ -16,6 +16,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { countQuery, findQuery, type ViewQuery } from '../../src/adapters/postgres/view-queries.js';
 import { createPostgresViewStore } from '../../src/adapters/postgres/view-store.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { StoreUnavailableError } from '../../src/ports/store-unavailable.js';
 import type { ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../src/ports/view-store.js';
 import { contractTarget, useBackend } from '../support/containers.js';
 import { freshSchema } from '../support/postgres.js';
@@ -368,6 +369,17 @@ describe.skipIf(!target.available)(target.title, () => {
         await expect(store.get('tasks', 'a')).rejects.toThrow(/closed/);
       } finally {
         await schema.drop();
+      }
+    });
+
+    it('a server that cannot be reached: reads, commits and ping fail as StoreUnavailableError', async () => {
+      const store = createPostgresViewStore({ url: 'postgres://gateway@127.0.0.1:1/gateway', schema: 'unreachable' });
+      try {
+        await expect(store.get('tasks', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.commit('p', [write('tasks', 'a', 1n, { n: 1 })], 1n)).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.ping()).rejects.toThrow(/^PostgreSQL is unavailable: /);
+      } finally {
+        await store.close();
       }
     });
   });

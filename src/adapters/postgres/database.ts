@@ -31,6 +31,7 @@ export function openPool(options: PostgresOptions): PostgresPool {
     connectionString: options.url,
     max: options.maxConnections ?? 10,
     options: `-c search_path=${schema}`,
+    application_name: applicationName(schema),
     // A server that stops answering fails a query instead of holding it for ever.
     connectionTimeoutMillis: 10_000,
   });
@@ -38,6 +39,11 @@ export function openPool(options: PostgresOptions): PostgresPool {
   // listener it would end the process; the next query opens a new connection.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/** What pg_stat_activity shows for the connections of a store on `schema`: an operator sees whose they are. */
+export function applicationName(schema: string): string {
+  return `media-gateway ${schema}`;
 }
 
 /** Creates the schema, then runs `ddl` in it, once per store (idempotent statements only). */
@@ -64,6 +70,11 @@ export async function inTransaction<T>(
   const client = await pool.connect();
   // A connection whose ROLLBACK failed is in no known state: it is closed, not reused.
   let broken = false;
+  // Checked out, a client has no 'error' listener of the pool's (pg-pool removes it): a server
+  // gone between two statements would be an unhandled 'error' event and end the process. The
+  // statement in flight, or the next, fails instead, and the connection is not reused.
+  const dropped = (): void => void (broken = true);
+  client.on('error', dropped);
   try {
     // With two statements node-postgres answers with one result each.
     const begun = opening ? ((await client.query(`BEGIN; ${opening}`)) as unknown as pg.QueryResult[])[1]!.rows : (await client.query('BEGIN'), []);
@@ -74,6 +85,7 @@ export async function inTransaction<T>(
     await client.query('ROLLBACK').catch(() => (broken = true));
     throw error;
   } finally {
+    client.off('error', dropped);
     client.release(broken);
   }
 }

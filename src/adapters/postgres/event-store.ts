@@ -24,6 +24,8 @@ import { ensureSchema, openPool, schemaName, type PostgresOptions } from './data
 import { createEventReads } from './event-reads.js';
 import { EVENTS_DDL, sqlLimit } from './event-rows.js';
 import { createCommitListener } from './notifications.js';
+import { translateRejections } from '../translate-rejections.js';
+import { unavailableOnConnectionFailure } from './connection-failure.js';
 
 export interface PostgresEventStoreOptions extends PostgresOptions {
   /** How often live subscriptions look for appends should a notification be missed (ms). */
@@ -59,7 +61,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return decision.outcomes;
   });
 
-  return {
+  const store: EventStore = {
     async append(streamName, events, appendOptions) {
       assertOpen();
       const job: AppendJob = {
@@ -134,4 +136,6 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       await pool.end();
     },
   };
+  // A dropped connection or an unreachable server is StoreUnavailableError, whatever the call.
+  return translateRejections(store, unavailableOnConnectionFailure);
 }

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import type { ChangeNotifier } from '../change-notifier.js';
+import { applicationName } from './database.js';
 import { EVENTS_CHANNEL } from './event-rows.js';
 
 const REOPEN_AFTER_MS = 1000;
@@ -31,7 +32,7 @@ export function createCommitListener(url: string, schema: string, notifier: Chan
 
   function start(): void {
     if (client || closed) return;
-    const opened = new pg.Client({ connectionString: url });
+    const opened = new pg.Client({ connectionString: url, application_name: applicationName(schema) });
     client = opened;
     opened.on('notification', (message) => {
       if (message.channel === EVENTS_CHANNEL && message.payload === schema) notifier.notify();

@@ -16,6 +16,8 @@ import type { QueryResult, QueryResultRow } from 'pg';
 import type { FindOptions, ProjectionWrites, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
 import { ensureSchema, inTransaction, openPool, schemaName, type PostgresOptions } from './database.js';
 import { countQuery, findQuery, readableJson, shapeIndexSql, storableJson, storableKey } from './view-queries.js';
+import { translateRejections } from '../translate-rejections.js';
+import { unavailableOnConnectionFailure } from './connection-failure.js';
 
 const VIEWS_DDL = `
 CREATE TABLE IF NOT EXISTS view_documents (
@@ -171,7 +173,7 @@ export function createPostgresViewStore(options: PostgresOptions): ViewStore {
     return applied;
   }
 
-  return {
+  const store: ViewStore = {
     async get<T>(view: string, id: string) {
       if (!storableKey(view) || !storableKey(id)) return undefined;
       await opened();
@@ -251,6 +253,8 @@ export function createPostgresViewStore(options: PostgresOptions): ViewStore {
       await pool.end();
     },
   };
+  // A dropped connection or an unreachable server is StoreUnavailableError, whatever the call.
+  return translateRejections(store, unavailableOnConnectionFailure);
 }
 
 interface AppliedRow {

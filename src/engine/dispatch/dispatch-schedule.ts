@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { ViewStore } from '../../ports/view-store.js';
 import type { InflightDoc } from '../../../projections/inflight.js';
 import { retry, type Backoff } from '../../lib/backoff.js';
+import { StoreUnavailableError } from '../../ports/store-unavailable.js';
 import { periodic, type Periodic } from '../upkeep/periodic.js';
 import { dispatchTask, type DispatcherDeps } from './dispatcher.js';
 import { nowSeconds } from '../../lib/time.js';
@@ -38,8 +39,8 @@ export interface DispatchSchedule {
   drain(): Promise<void>;
 }
 
-/** Between tries of one dispatch (a store that failed to answer): 200 ms doubling. */
-const DISPATCH_RETRY: Backoff = { initialMs: 200 };
+/** Between tries of one dispatch (a store that failed to answer): 200 ms doubling, at most 5 s. */
+const DISPATCH_RETRY: Backoff = { initialMs: 200, maxMs: 5000 };
 
 /** Looking again at a task another instance is submitting: after 1 s, doubling up to 15 s. */
 const LOOK_AGAIN_FIRST_MS = 1000;
@@ -79,8 +80,14 @@ export function createDispatchSchedule(deps: DispatchScheduleDeps): DispatchSche
       // Waited for a slot: the partition may have moved meanwhile (revoked work stops here; the
       // submit lease covers a dispatch that had already begun).
       if (stopping || !deps.owns(taskId)) return;
-      // Five tries in all (200 ms doubling between them); no further try once the engine is stopping.
-      return retry(() => dispatchTask(dispatcherDeps, taskId), { backoff: DISPATCH_RETRY, retryIf: (_err, attempt) => attempt < 4 && !stopping });
+      // Five tries in all (200 ms doubling between them); no further try once the engine is
+      // stopping. A store that cannot be reached (a restart, a failover) is waited for while the
+      // task stays this instance's: five tries would end within 3 s, and the task would wait for
+      // the redispatch sweep, a minute after its submit.
+      return retry(() => dispatchTask(dispatcherDeps, taskId), {
+        backoff: DISPATCH_RETRY,
+        retryIf: (err, attempt) => !stopping && (err instanceof StoreUnavailableError ? deps.owns(taskId) : attempt < 4),
+      });
     })();
     const ended: Promise<void> = work
       .catch((err: unknown) => deps.log.error({ err, taskId }, 'dispatch failed; the task is picked up again on the next start'))
