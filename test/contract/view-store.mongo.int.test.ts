@@ -2,13 +2,17 @@
  * The shared ViewStore contract against MongoDB (a single-node replica set container, or
  * MONGO_URL). One database per run of this file, dropped afterwards; views are unique per test.
  * Then the MongoDB encoding of positions (view-query.ts): longs, Decimal128 above 2^63-1 and in
- * documents of earlier versions, compared by value across the two types.
+ * documents of earlier versions, compared by value across the two types. And a store whose
+ * first calls found no server, once the server answers.
  */
 import { randomUUID } from 'node:crypto';
+import { connect, createServer } from 'node:net';
 import { Decimal128, MongoClient } from 'mongodb';
 import { describe, expect, it, vi } from 'vitest';
 import { CHECKPOINTS, viewCollectionName, type CheckpointRecord, type ViewRecord } from '../../src/adapters/mongo/view-query.js';
 import { createMongoViewStore } from '../../src/adapters/mongo/view-store.js';
+import { StoreUnavailableError } from '../../src/ports/store-unavailable.js';
+import { freePort } from '../support/child-gateway.js';
 import { contractTarget, dropMongoDatabase, standinDifference, useBackend } from '../support/containers.js';
 import { viewStoreContract } from './view-store.contract.js';
 import { uniqueView, write } from './view-store.fixtures.js';
@@ -75,5 +79,33 @@ describe.skipIf(!target.available)(target.title, () => {
         await store.close();
       }
     });
+  });
+
+  it('a store whose first calls found no server works once the server answers (the driver keeps a closed topology otherwise)', async () => {
+    // A port nothing listens on yet, later a plain TCP relay to the real server: the server
+    // "comes up" under the same address, as MongoDB does after the gateway in a deployment.
+    const port = await freePort();
+    const real = new URL(url());
+    const relayed = new URL(url());
+    relayed.host = `127.0.0.1:${port}`;
+    relayed.searchParams.set('serverSelectionTimeoutMS', '500');
+    const store = createMongoViewStore({ url: relayed.toString(), dbName });
+    const relay = createServer((client) => {
+      const upstream = connect(Number(real.port), real.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    try {
+      const view = uniqueView();
+      await expect(store.get(view, 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.commit('p', [write(view, 'a', 1n, { v: 1 })], 1n)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+      expect(await store.commit('p', [write(view, 'a', 1n, { v: 1 })], 1n)).toBe(1);
+      expect(await store.get(view, 'a')).toEqual({ id: 'a', position: 1n, doc: { v: 1 } });
+    } finally {
+      await store.close();
+      relay.close();
+    }
   });
 });

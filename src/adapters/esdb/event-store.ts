@@ -72,6 +72,8 @@ import {
   type ClientRecordedEvent,
 } from './records.js';
 import { createEsdbSubscription, type SubscriptionDrop } from './subscription.js';
+import { translateRejections } from '../translate-rejections.js';
+import { unavailableOnConnectionFailure } from './connection-failure.js';
 
 export interface EsdbEventStoreOptions {
   /** e.g. `esdb://localhost:2113?tls=false` (insecure single node) or `esdb+discover://…`. */
@@ -163,7 +165,7 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
     if (found.length > 0) yield found;
   }
 
-  return {
+  const store: EventStore = {
     async append(streamName, events, appendOptions) {
       assertOpen();
       const stream = requireStreamName(streamName);
@@ -285,6 +287,8 @@ export function esdbEventStoreOnClient(client: EventStoreDBClient, options: Omit
       await client.dispose();
     },
   };
+  // A dropped connection or an unreachable server is StoreUnavailableError, whatever the call.
+  return translateRejections(store, unavailableOnConnectionFailure);
 }
 
 function requireEsdbConnectionString(connectionString: string): string {

@@ -16,6 +16,9 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../ports/asset-store.js';
 import { assertValidAssetKey, assertValidContentType } from '../fs/asset-key.js';
+import { translateRejections } from '../translate-rejections.js';
+import { unavailableOnConnectionFailure } from './connection-failure.js';
+import { reconnectingAfterClose } from './reconnect.js';
 
 export interface GridFsAssetStoreOptions {
   url: string;
@@ -115,7 +118,7 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
     return { key, contentType, size };
   }
 
-  return {
+  const store: AssetStore = {
     put: (key, bytes, contentType) => putFrom(key, [bytes], contentType, undefined),
 
     putStream: (key, source, contentType, options) => putFrom(key, source, contentType, options?.maxBytes),
@@ -160,6 +163,8 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
       await client.close();
     },
   };
+  // A dropped connection or an unreachable server is StoreUnavailableError, whatever the call.
+  return translateRejections(reconnectingAfterClose(store, client), unavailableOnConnectionFailure);
 }
 
 function describe(key: string, file: GridFSFile): StoredAsset {

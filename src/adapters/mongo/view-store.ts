@@ -38,6 +38,9 @@ import {
   type CheckpointRecord,
   type ViewRecord,
 } from './view-query.js';
+import { translateRejections } from '../translate-rejections.js';
+import { unavailableOnConnectionFailure } from './connection-failure.js';
+import { reconnectingAfterClose } from './reconnect.js';
 
 export interface MongoViewStoreOptions {
   /** e.g. `mongodb://localhost:27017/?replicaSet=rs0` or `…/?directConnection=true`. */
@@ -119,7 +122,7 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
     return counts.reduce((sum, n) => sum + n, 0);
   }
 
-  return {
+  const store: ViewStore = {
     async get<T>(view: string, id: string) {
       assertOpen();
       const record = await views(view).findOne({ _id: id, ...LIVE } as Filter<ViewRecord>);
@@ -207,6 +210,8 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
       await client.close();
     },
   };
+  // A dropped connection or an unreachable server is StoreUnavailableError, whatever the call.
+  return translateRejections(reconnectingAfterClose(store, client), unavailableOnConnectionFailure);
 }
 
 /** The two operations of one position-guarded write: create if new, then update if newer. */

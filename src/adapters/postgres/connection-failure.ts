@@ -5,7 +5,7 @@
  * server shutting down or starting; 53300 is too many connections. node-postgres reports a
  * closed socket with these messages (pg/lib/client.js, pg-pool/index.js).
  */
-import { StoreUnavailableError } from '../../ports/store-unavailable.js';
+import { unavailableWhen } from '../translate-rejections.js';
 
 const SERVER_GOING_AWAY = new Set(['57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -20,6 +20,4 @@ export function isConnectionFailure(error: unknown): boolean {
 }
 
 /** The error to throw for `error`: StoreUnavailableError for a connection failure, else itself. */
-export function unavailableOnConnectionFailure(error: unknown): unknown {
-  return isConnectionFailure(error) ? new StoreUnavailableError('PostgreSQL', error) : error;
-}
+export const unavailableOnConnectionFailure = unavailableWhen('PostgreSQL', isConnectionFailure);
