@@ -1,4 +1,5 @@
 /** The asset store of a simulation: bytes in a map (no files), the port's contract otherwise. */
+import { Readable } from 'node:stream';
 import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../src/ports/asset-store.js';
 
 export function memoryAssetStore(): AssetStore & { size(): number } {
@@ -26,6 +27,12 @@ export function memoryAssetStore(): AssetStore & { size(): number } {
       return a ? { key: a.key, contentType: a.contentType, size: a.size } : undefined;
     },
     getRange: async (key, start, end) => assets.get(key)?.bytes.subarray(start, end + 1),
+    async openRead(key, range) {
+      const a = assets.get(key);
+      if (!a) return undefined;
+      const bytes = range ? a.bytes.subarray(range.start, range.end + 1) : a.bytes;
+      return { key: a.key, contentType: a.contentType, size: a.size, body: Readable.from([bytes]) };
+    },
     delete: async (key) => void assets.delete(key),
     ping: async () => undefined,
     close: async () => undefined,

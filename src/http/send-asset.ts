@@ -1,8 +1,9 @@
 /**
  * Sends a stored asset as the response: Content-Type and Content-Length from the store, and
  * single-range requests (video players seek) answered 206 with Content-Range, an unsatisfiable
- * range 416. Multiple ranges get the whole file (allowed by RFC 9110). Shared by the signed
- * asset URLs and the Vid-H3 content endpoint.
+ * range 416. Multiple ranges get the whole file (allowed by RFC 9110). The bytes are streamed
+ * from the store as the client reads them (AssetStore.openRead): a chunk in memory at a time,
+ * whatever the file's size. Shared by the signed asset URLs and the Vid-H3 content endpoint.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import rangeParser from 'range-parser';
@@ -32,12 +33,16 @@ export async function sendAsset(
     }
     if (ranges !== -2 && ranges.length === 1) {
       const { start, end } = ranges[0]!;
-      const bytes = await assets.getRange(key, start, end);
-      if (!bytes) throw gone();
-      return reply.status(206).header('content-range', `bytes ${start}-${end}/${stat.size}`).header('content-length', bytes.length).send(bytes);
+      const part = await assets.openRead(key, { start, end });
+      if (!part) throw gone();
+      return reply
+        .status(206)
+        .header('content-range', `bytes ${start}-${end}/${part.size}`)
+        .header('content-length', end - start + 1)
+        .send(part.body);
     }
   }
-  const asset = await assets.get(key);
+  const asset = await assets.openRead(key);
   if (!asset) throw gone();
-  return reply.header('content-length', asset.bytes.length).send(asset.bytes);
+  return reply.header('content-length', asset.size).send(asset.body);
 }

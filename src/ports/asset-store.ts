@@ -1,8 +1,22 @@
 /** AssetStore port: immutable bytes under a key (results re-hosted by the gateway). */
+import type { Readable } from 'node:stream';
+
 export interface StoredAsset {
   key: string;
   contentType: string;
   size: number;
+}
+
+/** Bytes [start, end], both inclusive, as in HTTP's Range. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** A range's bounds checked (the same refusal in every adapter). */
+export function checkRange(range: ByteRange): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) throw new RangeError(`invalid byte range ${start}-${end}`);
 }
 
 export interface PutStreamOptions {
@@ -35,6 +49,12 @@ export interface AssetStore {
   stat(key: string): Promise<StoredAsset | undefined>;
   /** A byte range [start, end] inclusive, for HTTP range requests. */
   getRange(key: string, start: number, end: number): Promise<Buffer | undefined>;
+  /**
+   * The asset's bytes as a stream that reads as it is consumed, so a download holds a chunk at a
+   * time whatever the asset's size: the whole asset, or `range` [start, end] inclusive (clamped
+   * to the asset; `size` stays the whole asset's). Undefined when there is no asset.
+   */
+  openRead(key: string, range?: ByteRange): Promise<(StoredAsset & { body: Readable }) | undefined>;
   /** Idempotent: deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   ping(): Promise<void>;

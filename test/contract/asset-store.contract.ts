@@ -93,6 +93,38 @@ export function assetStoreContract(name: string, factory: () => Promise<AssetSto
       await store.put('r.bin', randomBytes(10), 'application/octet-stream');
       await expect(store.getRange('r.bin', -1, 3)).rejects.toThrow(RangeError);
       await expect(store.getRange('r.bin', 5, 4)).rejects.toThrow(RangeError);
+      await expect(store.openRead('r.bin', { start: 5, end: 4 })).rejects.toThrow(RangeError);
+    });
+
+    it('streams the whole asset or an inclusive range of it, clamped at the end, with the whole size', async () => {
+      const bytes = randomBytes(700 * 1024); // past one GridFS chunk (255 KiB)
+      await store.put('video/s.mp4', bytes, 'video/mp4');
+      const read = async (range?: { start: number; end: number }) => {
+        const opened = await store.openRead('video/s.mp4', range);
+        if (!opened) throw new Error('no asset');
+        const chunks: Buffer[] = [];
+        for await (const chunk of opened.body) chunks.push(Buffer.from(chunk as Uint8Array));
+        return { ...opened, bytes: Buffer.concat(chunks) };
+      };
+      const whole = await read();
+      expect({ key: whole.key, contentType: whole.contentType, size: whole.size }).toEqual({
+        key: 'video/s.mp4',
+        contentType: 'video/mp4',
+        size: bytes.length,
+      });
+      expect(whole.bytes.equals(bytes)).toBe(true);
+      expect((await read({ start: 0, end: 0 })).bytes.equals(bytes.subarray(0, 1))).toBe(true);
+      expect((await read({ start: 300_000, end: 600_000 })).bytes.equals(bytes.subarray(300_000, 600_001))).toBe(true);
+      const tail = await read({ start: bytes.length - 10, end: bytes.length + 99 });
+      expect(tail.bytes.equals(bytes.subarray(bytes.length - 10))).toBe(true);
+      expect(tail.size).toBe(bytes.length);
+      expect((await read({ start: bytes.length, end: bytes.length + 5 })).bytes.length).toBe(0);
+      expect(await store.openRead('video/none.mp4')).toBeUndefined();
+      await store.put('empty.bin', Buffer.alloc(0), 'application/octet-stream');
+      const empty = await store.openRead('empty.bin');
+      const emptyChunks: unknown[] = [];
+      for await (const chunk of empty!.body) emptyChunks.push(chunk);
+      expect(emptyChunks.join('')).toBe('');
     });
 
     it('replaces bytes and content type when a key is put again', async () => {

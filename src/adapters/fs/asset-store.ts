@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
-import { AssetTooLargeError, type AssetStore, type StoredAsset } from '../../ports/asset-store.js';
+import { Readable } from 'node:stream';
+import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -43,8 +44,8 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     return join(objects, key);
   }
 
-  /** Opens an asset and reads its header; undefined when there is no asset at the key. */
-  async function withAsset<T>(key: string, use: (fh: FileHandle, header: AssetFileHeader) => Promise<T>): Promise<T | undefined> {
+  /** Opens an asset and reads its header; undefined when there is no asset at the key. The caller closes the handle. */
+  async function openAsset(key: string): Promise<{ fh: FileHandle; header: AssetFileHeader } | undefined> {
     const path = pathOf(key);
     let fh: FileHandle;
     try {
@@ -54,10 +55,23 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
       throw error;
     }
     try {
-      if (!(await fh.stat()).isFile()) return undefined;
-      return await use(fh, await readHeader(fh, path));
-    } finally {
+      if ((await fh.stat()).isFile()) return { fh, header: await readHeader(fh, path) };
+    } catch (error) {
       await fh.close();
+      throw error;
+    }
+    await fh.close();
+    return undefined;
+  }
+
+  /** Runs `use` on an open asset and closes it; undefined when there is no asset at the key. */
+  async function withAsset<T>(key: string, use: (fh: FileHandle, header: AssetFileHeader) => Promise<T>): Promise<T | undefined> {
+    const opened = await openAsset(key);
+    if (!opened) return undefined;
+    try {
+      return await use(opened.fh, opened.header);
+    } finally {
+      await opened.fh.close();
     }
   }
 
@@ -130,12 +144,27 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
         bytes: await readAt(fh, h.dataStart, h.size),
       })),
 
+    async openRead(key, range?: ByteRange) {
+      if (range) checkRange(range);
+      const opened = await openAsset(key);
+      if (!opened) return undefined;
+      const { fh, header: h } = opened;
+      const start = Math.min(range?.start ?? 0, h.size);
+      const last = Math.min(range?.end ?? h.size - 1, h.size - 1);
+      const asset = { key, contentType: h.contentType, size: h.size };
+      // Nothing to read (a range past the end, an empty asset): a read stream cannot say so.
+      if (last < start) {
+        await fh.close();
+        return { ...asset, body: Readable.from([]) };
+      }
+      // The handle goes with the stream: closed when it ends or is destroyed.
+      return { ...asset, body: fh.createReadStream({ start: h.dataStart + start, end: h.dataStart + last, autoClose: true }) };
+    },
+
     stat: (key) => withAsset(key, async (_fh, h): Promise<StoredAsset> => ({ key, contentType: h.contentType, size: h.size })),
 
     async getRange(key, start, end) {
-      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
-        throw new RangeError(`invalid byte range ${start}-${end}`);
-      }
+      checkRange({ start, end });
       return withAsset(key, async (fh, h) => {
         if (start >= h.size) return Buffer.alloc(0);
         const last = Math.min(end, h.size - 1);
