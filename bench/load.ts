@@ -8,6 +8,8 @@ export interface LoadResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /** Answers by status code ("200", "503", …). */
+  statusCodes: Record<string, number>;
 }
 
 export async function load(options: {
@@ -36,5 +38,6 @@ export async function load(options: {
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0])),
   };
 }

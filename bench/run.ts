@@ -3,7 +3,7 @@
  * beside a fastify hello-world baseline measured in the same run, and records the results in
  * bench/results/<date>.json and bench/README.md. `--quick` finishes in a minute or two (the test
  * suite runs it so the harness never rots) and writes nothing unless --out is given.
- * `--only poll,lifecycle,replay,memory,account,busy,peer` runs just those scenarios (with the baseline, for
+ * `--only poll,lifecycle,replay,memory,account,busy,hot-account,peer` runs just those scenarios (with the baseline, for
  * the ratios) at the chosen size and prints their raw figures as JSON, writing nothing: for
  * before/after comparisons while working on one figure.
  * `--sim out-of-process|in-process`: where the upstream simulator runs in the gateway scenarios.
@@ -27,6 +27,7 @@ import { memory } from './scenarios/memory.js';
 import { peerMarkdown } from './peer-report.js';
 import { peer } from './scenarios/peer.js';
 import { replay } from './scenarios/replay.js';
+import { hotAccount } from './scenarios/hot-account.js';
 import { submitInFlight } from './scenarios/submit-inflight.js';
 
 const args = process.argv.slice(2);
@@ -56,6 +57,7 @@ if (only) {
   if (only.has('memory')) partial.memory = await memory(basePort + 3, size.inflight, sim);
   if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
   if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
+  if (only.has('hot-account')) partial.hotAccount = await hotAccount(basePort + 10, size.seconds, 16, sim);
   const peerResult = only.has('peer') ? await peer(basePort + 5, size.peerSeconds, !quick, say) : undefined;
   if (peerResult) partial.peer = peerResult;
   process.stdout.write(`${JSON.stringify(partial, null, 2)}\n`);

@@ -11,6 +11,7 @@
  * own dependencies) turns into JSON. `.ci/run` installs docker-compose when neither exists.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { describeStores } from '../../src/adapters/select.js';
 import { loadConfig } from '../../src/config.js';
@@ -71,6 +72,13 @@ for (const { file, stores } of FILES) {
         // Required with EVENTSTORE_URL and POSTGRES_URL (loadConfig refuses without it).
         expect(loaded.channelKeysSecret, name).toBeTruthy();
       }
+    });
+
+    it('runs the Kafka version CI tests against (scripts/kafka-local.sh), and lets callbacks reach only a named in-deployment receiver', () => {
+      const tested = /^VERSION="\$\{KAFKA_LOCAL_VERSION:-([\d.]+)\}"$/m.exec(readFileSync('scripts/kafka-local.sh', 'utf8'))?.[1];
+      expect(services.kafka?.image).toBe(`apache/kafka:${tested}`);
+      for (const [name, service] of gateways)
+        expect(loadConfig(envOf(service)).callbackAllowedDestinations, name).toEqual({ networks: [], hosts: new Set(['receiver']) });
     });
 
     it('every gateway service encrypts channel keys with the same secret', () => {
