@@ -9,7 +9,7 @@ import { unavailableWhen } from '../translate-rejections.js';
 
 const SERVER_GOING_AWAY = new Set(['57P01', '57P02', '57P03', '53300']);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const CLIENT_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /is not queryable/, /^Client was closed and is not queryable/];
+const CLIENT_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /is not queryable/];
 
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
