@@ -129,8 +129,11 @@ async function killCycles(processes: 1 | 2): Promise<void> {
   const statuses: Record<string, number> = {};
   let requests = 0;
   let invariants = 0;
-  /** When each killed process was seen gone, epoch ms, which one it was, and the submits running upstream at that moment. */
-  const kills: Array<{ at: number; running: SubmitRecord[]; part: Part | 'gateway' }> = [];
+  /**
+   * Each kill: when SIGKILL was sent and when the process was seen gone (epoch ms), which one it
+   * was, and the submits running upstream when it was sent.
+   */
+  const kills: Array<{ sentAt: number; at: number; running: SubmitRecord[]; part: Part | 'gateway' }> = [];
   let seenSeq = 0;
   const count = (label: string) => (statuses[label] = (statuses[label] ?? 0) + 1);
 
@@ -208,23 +211,27 @@ async function killCycles(processes: 1 | 2): Promise<void> {
     for (;;) {
       recent.push(...(await sim.submits(seenSeq)));
       seenSeq = recent.at(-1)?.seq ?? seenSeq;
-      // 30 ms ahead: the kill is sent before that task finishes upstream.
-      if (runningUpstreamAt(recent, Date.now() + 30, SIM_STEP_MS).length > 0) break;
+      // 60 ms ahead (of a 160 ms task): the kill is sent before that task finishes upstream.
+      if (runningUpstreamAt(recent, Date.now() + 60, SIM_STEP_MS).length > 0) break;
       if (Date.now() > waitUntil) break; // then the assertion after the kill says so
       await new Promise((r) => setTimeout(r, 10));
     }
-    // The kill's time is when the process is seen gone: every claim it made was read off its
-    // clock before that, and every claim after it is a new process's.
+    // Two times: work in flight is judged when the signal was sent (a SIGKILL stops the process
+    // there; on a loaded machine seeing it gone may take longer than an upstream task lasts), and
+    // claims against when the process is seen gone (every claim it made was read off its clock
+    // before that, and every claim after it is a new process's).
     if (processes === 1) {
+      const sentAt = Date.now();
       await running!.kill('SIGKILL');
-      kills.push({ at: Date.now(), running: [], part: 'gateway' });
+      kills.push({ sentAt, at: Date.now(), running: [], part: 'gateway' });
       return;
     }
     const part: Part = cycle % 2 === 0 ? 'engine' : 'api';
     const pid = supervisedChildren(running!.process.pid!)[part];
+    const sentAt = Date.now();
     process.kill(pid, 'SIGKILL');
     await eventually(async () => (alive(pid) ? undefined : true), 10_000, 5);
-    kills.push({ at: Date.now(), running: [], part });
+    kills.push({ sentAt, at: Date.now(), running: [], part });
   }
 
   /** After a kill: the gateway started again (one process), or the killed part started again by the supervisor and the API answering (two). */
@@ -265,7 +272,7 @@ async function killCycles(processes: 1 | 2): Promise<void> {
     // The kill landed while tasks were running upstream: submitted, not final (the simulator's
     // log, which the kill did not touch, says which).
     const kill = kills.at(-1)!;
-    kill.running = runningUpstreamAt(await sim.submits(), kill.at, SIM_STEP_MS);
+    kill.running = runningUpstreamAt(await sim.submits(), kill.sentAt, SIM_STEP_MS);
     expect(kill.running.length, `cycle ${cycle}: no task was running upstream when the kill landed`).toBeGreaterThan(0);
     invariants++;
 
