@@ -19,6 +19,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { addressesOf } from './name-addresses.js';
 import type { AllowedDestinations } from '../../config/allowed-destinations.js';
 
 export interface OutboundPolicy {
@@ -163,24 +164,11 @@ export async function checkOutboundUrl(url: string, policy: OutboundPolicy, reso
     if (reason) throw new OutboundRefusedError(url, `${host} resolves to a refused address (${reason})`);
     return;
   }
-  const addresses = await resolveWithin(host, resolveTimeoutMs);
+  // Best-effort for a name the upstream resolves in its own network: what an upstream fetches is
+  // its own to guard, and every fetch the gateway makes itself is pinned (`guardedLookup`).
+  const addresses = await addressesOf(host, resolveTimeoutMs);
   const reason = firstBlocked(addresses, policy);
   if (reason) throw new OutboundRefusedError(url, `${host} resolves to a refused address (${reason})`);
-}
-
-/**
- * The name's addresses; none when it does not resolve here or not in time. The check is
- * best-effort for a name the upstream will resolve in its own network: what an upstream fetches
- * is its own to guard, and every fetch the gateway makes itself is pinned (`guardedLookup`).
- */
-function resolveWithin(host: string, timeoutMs: number): Promise<LookupAddress[]> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve([]), timeoutMs);
-    dnsLookup(host, { all: true }, (err, addresses) => {
-      clearTimeout(timer);
-      resolve(err ? [] : addresses);
-    });
-  });
 }
 
 export interface Downloaded {
