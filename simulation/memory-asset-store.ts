@@ -26,7 +26,6 @@ export function memoryAssetStore(): AssetStore & { size(): number } {
       const a = assets.get(key);
       return a ? { key: a.key, contentType: a.contentType, size: a.size } : undefined;
     },
-    getRange: async (key, start, end) => assets.get(key)?.bytes.subarray(start, end + 1),
     async openRead(key, range) {
       const a = assets.get(key);
       if (!a) return undefined;

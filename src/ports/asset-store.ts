@@ -47,8 +47,6 @@ export interface AssetStore {
   get(key: string): Promise<(StoredAsset & { bytes: Buffer }) | undefined>;
   /** Metadata only, without reading the bytes. */
   stat(key: string): Promise<StoredAsset | undefined>;
-  /** A byte range [start, end] inclusive, for HTTP range requests. */
-  getRange(key: string, start: number, end: number): Promise<Buffer | undefined>;
   /**
    * The asset's bytes as a stream that reads as it is consumed, so a download holds a chunk at a
    * time whatever the asset's size: the whole asset, or `range` [start, end] inclusive (clamped

@@ -163,15 +163,6 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
 
     stat: (key) => withAsset(key, async (_fh, h): Promise<StoredAsset> => ({ key, contentType: h.contentType, size: h.size })),
 
-    async getRange(key, start, end) {
-      checkRange({ start, end });
-      return withAsset(key, async (fh, h) => {
-        if (start >= h.size) return Buffer.alloc(0);
-        const last = Math.min(end, h.size - 1);
-        return readAt(fh, h.dataStart + start, last - start + 1);
-      });
-    },
-
     async delete(key) {
       const path = pathOf(key);
       try {

@@ -65,11 +65,11 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
     }
   }
 
-  function download(id: ObjectId, range?: { start: number; end: number }): Promise<Buffer> {
+  function download(id: ObjectId): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
       bucket
-        .openDownloadStream(id, range)
+        .openDownloadStream(id)
         .on('data', (chunk: Buffer) => chunks.push(chunk))
         .once('error', reject)
         .once('end', () => resolve(Buffer.concat(chunks)));
@@ -163,15 +163,6 @@ export function createGridFsAssetStore(options: GridFsAssetStoreOptions): AssetS
     async stat(key) {
       const file = await newest(keyOf(key));
       return file ? describe(key, file) : undefined;
-    },
-
-    async getRange(key, start, end) {
-      checkRange({ start, end });
-      return withNewest(keyOf(key), async (file) => {
-        if (start >= file.length) return Buffer.alloc(0);
-        // GridFS's `end` is exclusive; the port's is inclusive.
-        return download(file._id, { start, end: Math.min(end + 1, file.length) });
-      });
     },
 
     async openRead(key, range?: ByteRange) {
