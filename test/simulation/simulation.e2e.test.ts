@@ -3,7 +3,7 @@
  * worlds with every fault kind on, 0 invariant violations; two hot worlds (one account holding
  * thousands of reservations open) whose books still close; and a seed replayed gives the same
  * trace. The seeds are printed (SIM_SEED and SIM_HOT_SEED move the slice; a failing seed
- * replays with `npm run simulate -- --seed N --tasks 2000`, or `--tasks 7000 --hot`).
+ * replays with `npm run simulate -- --seed N --tasks 2000`, or `--tasks 5000 --hot`).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ const SEEDS = 30;
 const TASKS = 2000;
 const FIRST_HOT_SEED = Number(process.env.SIM_HOT_SEED ?? 500);
 const HOT_SEEDS = 2;
-const HOT_TASKS = 7000;
+const HOT_TASKS = 5000;
 
 interface Summary {
   seeds: number;
