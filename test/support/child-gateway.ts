@@ -93,6 +93,7 @@ export async function startChildGateway(dataDir: string, env: Record<string, str
     ),
     port,
     readyPath: '/readyz',
+    collectStdout: true,
   });
   return {
     url,
