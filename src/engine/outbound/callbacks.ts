@@ -110,6 +110,11 @@ export function createCallbackDeliverer(deps: CallbackDeps): Periodic {
   const inFlight = new Set<string>();
 
   async function attempt(doc: CallbackDoc): Promise<void> {
+    // The view may be behind the callback's stream (views waited for in vain, a projector
+    // failing over): an attempt already recorded there would be posted again on every pass
+    // until the view caught up. The stream decides: the schedule and one event per attempt.
+    const recorded = await deps.events.readStream(streams.callback(doc.taskId), { fromRevision: doc.attempts.length + 1, maxCount: 1 });
+    if (recorded.length > 0) return;
     const now = deps.clock();
     const number = doc.attempts.length + 1;
     const meta = { at: now.toISOString(), accountId: doc.accountId, correlationId: doc.taskId };
