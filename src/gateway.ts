@@ -18,6 +18,7 @@ import { createChannelHealth } from './engine/channels/channel-health.js';
 import { createChannelHealthCheck } from './engine/channels/channel-health-check.js';
 import { channelKeysNotice, loadChannelKeys } from './engine/channels/channel-key-secret.js';
 import { projectionProcess } from '../projections/process.js';
+import { createProjectorGroup } from '../projections/projector-group.js';
 import { createAssetSigner, loadSigningSecret, MAX_DOWNLOAD_BYTES } from './engine/media/assets.js';
 import { callbackPolicy, checkOutboundUrl, outboundPolicy } from './engine/outbound/outbound-guard.js';
 import { createTaskEngine, type TaskEngine } from './engine/dispatch/task-engine.js';
@@ -123,7 +124,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const { bus, assets } = adapters;
   // Process roles: `all` (the embedded default) runs everything; the distributed deployment
   // splits HTTP (`api`), process managers (`worker`) and projections + publisher (`projector`).
-  const runsProjections = config.role === 'all' || config.role === 'projector' || config.role === 'engine';
+  // On Kafka the projectors are a group that shares the projections and fails over
+  // (projections/projector-group.ts): each folds the shards it owns, and otherwise reads the
+  // views' checkpoints like an api; elsewhere the one that runs folds them all.
+  const partitioned = Boolean(config.kafkaBrokers);
+  const projectsInShards = config.role === 'projector' && partitioned;
+  const runsProjections = config.role === 'all' || config.role === 'engine' || (config.role === 'projector' && !partitioned);
   const runsEngine = config.role === 'all' || config.role === 'worker' || config.role === 'engine';
   const servesApi = config.role === 'all' || config.role === 'api';
   // Task views polled from memory: kept current by this process's own commits where it projects
@@ -232,7 +238,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // On Kafka several workers split the tasks by partition: each settles, expires and reconciles
   // its own partitions' (docs/decisions/0124-work-scoped-to-owned-partitions.md). The embedded bus
   // admits one process, which does all of it with one checkpoint per processor, as before.
-  const partitioned = Boolean(config.kafkaBrokers);
   const callbacks = createCallbackService({
     ...deps,
     // Nobody outside this process reads an in-process bus: nothing is published to it, and
@@ -290,9 +295,23 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       submitWindow: runsEngine ? () => engine.submitWindow() : undefined,
       channelHealth,
       channelName: (id) => catalog.channel(id)?.name,
-      inflightView: runsProjections,
+      inflightView: runsProjections || projectsInShards,
       log,
     });
+
+  const eventMetrics = metrics ? eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) }) : undefined;
+  const projectorGroup = projectsInShards
+    ? createProjectorGroup({
+        bus,
+        events,
+        projections,
+        runnerFor: (owned) => createProjectionRunner({ events, views, projections: owned, log: log.child({ processor: 'projections' }) }),
+        // Once per deployment, wherever their shard is.
+        singletons: [...(publisher ? [publisher] : []), ...(eventMetrics ? [eventMetrics] : [])],
+        log: log.child({ processor: 'projector-group' }),
+        clock,
+      })
+    : undefined;
 
   // THE list of what each role runs in the background, in start order (stopped in reverse).
   // Projections are not in it: they start before the server (read-your-writes) and stop after it.
@@ -308,7 +327,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : []),
     ...(runsProjections && publisher ? [publisher] : []),
     // Counters derived from the event log, where the projections run: once per deployment.
-    ...(runsProjections && metrics ? [eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) })] : []),
+    ...(runsProjections && eventMetrics ? [eventMetrics] : []),
+    ...(projectorGroup ? [projectorGroup] : []),
   ];
   background = projectionsProcess ? [projectionsProcess, ...processes] : processes;
 

@@ -10,14 +10,17 @@ export interface BackgroundProcess {
   stop(): Promise<void>;
   /** When it last finished a unit of work or confirmed it had none pending; undefined before that. */
   lastPass(): Date | undefined;
+  /** What an operator should see of its share of the work (a projector's projections), if anything. */
+  detail?(): Record<string, unknown>;
 }
 
 export interface ProcessStatus {
   last_pass: string | null;
+  [detail: string]: unknown;
 }
 
 export function statusOf(processes: readonly BackgroundProcess[]): Record<string, ProcessStatus> {
-  return Object.fromEntries(processes.map((p) => [p.name, { last_pass: p.lastPass()?.toISOString() ?? null }]));
+  return Object.fromEntries(processes.map((p) => [p.name, { ...p.detail?.(), last_pass: p.lastPass()?.toISOString() ?? null }]));
 }
 
 /** Starts in list order; if one fails, stops those already started (reverse order) and rethrows. */

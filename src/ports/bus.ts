@@ -26,6 +26,12 @@ export interface ConsumerOptions {
   onRevoke?(partitions: readonly number[]): void | Promise<void>;
   /** Where a group with no committed offset starts. Default 'earliest'. */
   fromBeginning?: boolean;
+  /**
+   * How long a member that died without leaving keeps its partitions (ms), where the bus learns
+   * of deaths by sessions (Kafka); the bus's own setting when absent. Shorter moves a dead
+   * member's work sooner, at the risk of dropping a live member whose process stalls that long.
+   */
+  sessionTimeoutMs?: number;
 }
 
 export interface Consumer {

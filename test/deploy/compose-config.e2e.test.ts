@@ -16,7 +16,13 @@ import { describe, expect, it } from 'vitest';
 import { describeStores } from '../../src/adapters/select.js';
 import { loadConfig } from '../../src/config.js';
 
-type Service = { image?: string; build?: unknown; environment?: Record<string, string | null>; ports?: { published: number | string; target: number }[] };
+type Service = {
+  image?: string;
+  build?: unknown;
+  deploy?: { replicas?: number };
+  environment?: Record<string, string | null>;
+  ports?: { published: number | string; target: number }[];
+};
 
 function composeConfig(file: string): { tool: string; services: Record<string, Service> } | undefined {
   const plugin = spawnSync('docker', ['compose', '-f', file, 'config', '--format', 'json'], { encoding: 'utf8' });
@@ -55,6 +61,10 @@ for (const { file, stores } of FILES) {
 
     it('has every role of the distributed deployment', () => {
       expect(gateways.map(([, s]) => s.environment!.ROLE).sort()).toEqual(['api', 'api', 'projector', 'worker']);
+    });
+
+    it('runs two projectors, which share the projections and fail over (decision 0154)', () => {
+      expect(services.projector?.deploy?.replicas).toBe(2);
     });
 
     it('every gateway service runs the one image, built once (by the one service with a build section)', () => {

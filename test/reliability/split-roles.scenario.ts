@@ -1,6 +1,6 @@
 /**
- * The distributed deployment's roles as separate processes on one machine (issues 14, 27): api
- * ×2, worker ×2 and projector, on a real Kafka broker (KAFKA_BROKERS: ownership, the task-events
+ * The distributed deployment's roles as separate processes on one machine (issues 14, 26, 27):
+ * api ×2, worker ×2 and projector ×2, on a real Kafka broker (KAFKA_BROKERS: ownership, the task-events
  * topic, callbacks) under a prefix of the run's own (KAFKA_PREFIX), wired as docker-compose.yml
  * wires them, over the stores a backend names (SplitRolesBackend: SQLite files shared in one
  * DATA_DIR, or PostgreSQL); the asset files are in the DATA_DIR every instance shares. The api
@@ -15,6 +15,10 @@
  *    dispatched by it; every task is submitted upstream once (tap and `UpstreamSubmitted`),
  *    finishes, and is settled once. The kill comes when no dispatch is under way: a crash in
  *    the middle of one may submit twice (docs/decisions/0028-task-work-follows-partitions.md).
+ * 2a. The two projectors share the projections (each folds some, together all, the publisher in
+ *    one); the one running the publisher is killed with SIGKILL under a load of hooked tasks,
+ *    with some of its projections behind the head: the other takes all over, every task finishes,
+ *    every callback arrives once, and every view equals one runner's rebuild from the log.
  * 3. Where the backend can crash its server (PostgreSQL): a crash and restart of it in the
  *    middle of a load of submits through both apis.
  *
@@ -33,6 +37,14 @@ import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../suppor
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { startUpstreamTap, type UpstreamTap } from '../support/upstream-tap.js';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { composeFamilies, families } from '../../src/families/index.js';
+import { coreProjections } from '../../projections/index.js';
+import { createCheckpointFollower } from '../../projections/follower.js';
+import { waitForProjectedHead } from '../../projections/head.js';
+import { createProjectionRunner } from '../../projections/runner.js';
 
 const brokers = process.env.KAFKA_BROKERS?.trim();
 const kafkaRequired = process.env.REQUIRE_KAFKA === '1';
@@ -59,6 +71,9 @@ export interface SplitRolesBackend {
 }
 
 const RUN = Date.now().toString(36);
+/** The projections a gateway runs (src/gateway.ts), by name. */
+const ALL_PROJECTIONS = [...coreProjections, ...composeFamilies(families).projections];
+const PROJECTION_NAMES = ALL_PROJECTIONS.map((p) => p.name).sort();
 /** How much later than the other roles the projector is started. */
 const PROJECTOR_DELAY_MS = 11_000;
 /** BUS_PARTITIONS: the default, the same for every process. */
@@ -234,7 +249,7 @@ export function splitRolesSuite(backend: SplitRolesBackend): void {
     console.warn(`[split-roles ${backend.name}] skipped: KAFKA_BROKERS not set (bash scripts/kafka-local.sh start; REQUIRE_KAFKA=1 fails instead)`);
   else if (backend.missing && !backend.required) console.warn(`[split-roles ${backend.name}] skipped: ${backend.missing}`);
   const runs = (Boolean(brokers) || kafkaRequired) && (!backend.missing || backend.required);
-  describe.skipIf(!runs)(`the roles as separate processes: api ×2, worker ×2, projector on Kafka and ${backend.name} (issues 14, 27)`, () =>
+  describe.skipIf(!runs)(`the roles as separate processes: api ×2, worker ×2, projector ×2 on Kafka and ${backend.name} (issues 14, 27)`, () =>
     splitRoles(backend),
   );
 }
@@ -264,6 +279,7 @@ function splitRoles(backend: SplitRolesBackend): void {
     });
     const log: string[] = [];
     child.process.stderr?.on('data', (d: Buffer) => log.push(d.toString()));
+    child.process.stdout?.on('data', (d: Buffer) => log.push(d.toString()));
     const role: Role = { name, child, log, ...(base ? { base } : {}) };
     roles.set(name, role);
     return role;
@@ -316,10 +332,17 @@ function splitRoles(backend: SplitRolesBackend): void {
     // The simulator the tap forwards to: api-1's.
     tap.target = api1Base;
     // As `docker compose up` does: every role at once, on an empty DATA_DIR (and, in CI, a fresh
-    // broker), in no particular order: the projector comes last, later than the 10 s an api
-    // instance waits for the views on request paths (its seeding must wait longer).
-    const projectorLate = new Promise((resolve) => setTimeout(resolve, PROJECTOR_DELAY_MS)).then(() => start('projector', { ROLE: 'projector' }));
-    await settleAll([startApi('api-1', port1), startApi('api-2', port2), startWorker('worker-1'), startWorker('worker-2'), projectorLate]);
+    // broker), in no particular order: the projectors (two, a group) come last, later than the
+    // 10 s an api instance waits for the views on request paths (its seeding must wait longer).
+    const projectorLate = (name: string) => new Promise((resolve) => setTimeout(resolve, PROJECTOR_DELAY_MS)).then(() => start(name, { ROLE: 'projector' }));
+    await settleAll([
+      startApi('api-1', port1),
+      startApi('api-2', port2),
+      startWorker('worker-1'),
+      startWorker('worker-2'),
+      projectorLate('projector-1'),
+      projectorLate('projector-2'),
+    ]);
     store = backend.openEvents(dir.path);
 
     const admin = new Client(api1Base);
@@ -611,6 +634,140 @@ function splitRoles(backend: SplitRolesBackend): void {
       await bus.close();
     }
   });
+
+  /** What a projector runs now, from its /readyz (projections/projector-group.ts). */
+  async function projectorShare(role: Role): Promise<{ projections: string[]; singletons: string[] }> {
+    const body = (await (await fetch(`${role.child.url}/readyz`)).json()) as { processes: { projections?: { projections?: string[]; singletons?: string[] } } };
+    return { projections: body.processes.projections?.projections ?? [], singletons: body.processes.projections?.singletons ?? [] };
+  }
+
+  it('two projectors share the projections; one killed with SIGKILL under load: the other takes over, no view loses or repeats an event, every callback is delivered once', async () => {
+    showLogsOnFailure();
+    const projectors = [roles.get('projector-1')!, roles.get('projector-2')!];
+    const everyProjection = PROJECTION_NAMES;
+    // Shared: each folds some, together all of them once; the publisher runs in one.
+    const shares = await eventually(
+      async () => {
+        const [a, b] = await Promise.all(projectors.map(projectorShare));
+        const together = [...a!.projections, ...b!.projections].sort();
+        return a!.projections.length > 0 && b!.projections.length > 0 && together.join() === everyProjection.join() ? [a!, b!] : undefined;
+      },
+      30_000,
+      200,
+    );
+    const victimIndex = shares.findIndex((s) => s.singletons.includes('publisher'));
+    expect(victimIndex, 'one projector runs the publisher').toBeGreaterThanOrEqual(0);
+    const [victim, survivor] = [projectors[victimIndex]!, projectors[1 - victimIndex]!];
+    const victimProjections = shares[victimIndex]!.projections;
+
+    // Hooked tasks through both apis, before, across and after the kill.
+    const hooked = FAMILIES.filter((f) => f.name === 'vidgen' || f.name === 'tune');
+    const submitted: Array<{ family: Family; id: string }> = [];
+    let loading = true;
+    const load = Promise.all(
+      [0, 1].map(async (lane) => {
+        for (let i = lane; loading; i += 2) {
+          const family = hooked[i % hooked.length]!;
+          submitted.push({ family, id: await family.submit(client(apis()[lane]!), `split-${RUN}-projector-${i}-end`, receiver.url) });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const views = backend.openViews(dir.path);
+    try {
+      // The kill lands with work in flight: sent once some of the victim's projections are behind
+      // the head, and shown after it: their checkpoints, frozen by the kill (the survivor takes
+      // them over only when the victim's session ends), still behind the head read before it.
+      const checkpoints = () => Promise.all(victimProjections.map(async (name) => (await views.getCheckpoint(name)) ?? 0n));
+      let head = 0n;
+      const until = Date.now() + 20_000;
+      do {
+        head = await store.headPosition();
+      } while ((await checkpoints()).every((c) => c >= head) && Date.now() < until);
+      await victim.child.kill('SIGKILL');
+      roles.delete(victim.name);
+      const frozen = await checkpoints();
+      expect(
+        frozen.filter((c) => c < head).length,
+        `projections of ${victim.name} behind the head (${head}) when it was killed: ${frozen.join(',')}`,
+      ).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      loading = false;
+      await load;
+
+      // The survivor folds everything and publishes once the broker ends the victim's session (10 s).
+      await eventually(
+        async () => {
+          const share = await projectorShare(survivor);
+          return [...share.projections].sort().join() === everyProjection.join() && share.singletons.includes('publisher') ? true : undefined;
+        },
+        60_000,
+        200,
+      );
+      // Every task finishes, seen through the views both apis read.
+      await eventually(
+        async () => {
+          const outcomes = await Promise.all(
+            submitted.map(async (t, i) => t.family.outcome((await client(apis()[i % 2]!).get<unknown>(t.family.query(t.id))).body)),
+          );
+          return outcomes.every((o) => o === 'ok') ? true : undefined;
+        },
+        60_000,
+        200,
+      );
+      // One callback per task, naming it, its results downloadable.
+      const callbacks = await eventually(
+        async () => {
+          const found = submitted.map((t) => receiver.received.map((r) => r.body).filter((b) => b.includes(t.id)));
+          return found.every((f) => f.length > 0) ? found : undefined;
+        },
+        60_000,
+        200,
+      );
+      for (const [i, bodies] of callbacks.entries()) {
+        expect(bodies, `callbacks of ${submitted[i]!.family.name} ${submitted[i]!.id}`).toHaveLength(1);
+        const urls = assetUrls(JSON.parse(bodies[0]!) as unknown);
+        expect(urls.length, bodies[0]).toBeGreaterThan(0);
+      }
+      await download(assetUrls(JSON.parse(callbacks.at(-1)![0]!) as unknown)[0]!);
+
+      // Every view as one runner alone makes it of the same events, once the views reached the head.
+      await expectViewsAsOneRunnerMakesThem(views);
+    } finally {
+      loading = false;
+      await load.catch(() => undefined);
+      await views.close();
+    }
+    expect(submitted.length).toBeGreaterThan(20);
+  }, 240_000);
+
+  /**
+   * Every document of every view equals what one projection runner alone, from the beginning,
+   * makes of the same events on a view store of its own: no event lost, none folded twice.
+   */
+  async function expectViewsAsOneRunnerMakesThem(views: ViewStore): Promise<void> {
+    const follower = createCheckpointFollower(views, ALL_PROJECTIONS, { refreshMs: 100 });
+    await follower.start();
+    await waitForProjectedHead(store, follower, 60_000).finally(() => follower.stop());
+    const alone = createSqliteViewStore({ path: join(dir.path, `views-alone-${Date.now()}.sqlite`) });
+    const runner = createProjectionRunner({ events: store, views: alone, projections: ALL_PROJECTIONS, log: pino({ level: 'silent' }) });
+    try {
+      await runner.start();
+      await waitForProjectedHead(store, runner, 120_000);
+      for (const view of [...new Set(ALL_PROJECTIONS.map((p) => p.view))]) {
+        // By id, compared as values: PostgreSQL's jsonb keeps a document's keys in its own order.
+        const sorted = (docs: ReadonlyArray<{ id: string; doc: unknown }>) =>
+          docs.map((d) => [d.id, d.doc] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        const [live, rebuilt] = [sorted(await views.find(view, {})), sorted(await alone.find(view, {}))];
+        expect(live.length, `view ${view}`).toBe(rebuilt.length);
+        expect(live, `view ${view}`).toEqual(rebuilt);
+      }
+    } finally {
+      await runner.stop();
+      await alone.close();
+    }
+  }
 
   it('the workers keep the settler and dispatcher positions per partition, never one checkpoint for all', async () => {
     showLogsOnFailure();

@@ -153,7 +153,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
         handle: (message) => plainOptions.handle({ ...message, topic: plainOptions.topic }),
       };
       await topics.ensure(consumeOptions.topic);
-      const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+      const sessionTimeout = plainOptions.sessionTimeoutMs ?? options.sessionTimeoutMs ?? 30_000;
       const rebalanceTimeout = options.rebalanceTimeoutMs ?? 60_000;
       if (consumeOptions.fromBeginning === false) {
         await fixGroupStartAtEnd(kafka, await admin.connected(), consumeOptions.groupId, consumeOptions.topic, rebalanceTimeout);
