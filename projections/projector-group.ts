@@ -56,6 +56,9 @@ export interface ProjectorGroup extends BackgroundProcess {
  */
 export const PROJECTOR_SESSION_MS = 10_000;
 
+/** Between tries of an ownership change that failed (a runner whose store did not answer). */
+const RETRY_MS = 1000;
+
 /** While an instance owns no projection, it shows it is alive (in the group) this often. */
 const STANDBY_PASS_MS = 1000;
 
@@ -73,8 +76,10 @@ export function createProjectorGroup(o: ProjectorGroupOptions): ProjectorGroup {
   // Changes apply one at a time, in the order the group made them.
   let changes: Promise<void> = Promise.resolve();
 
+  const ownedProjections = () => (stopped ? [] : o.projections.filter((p) => owned.has(shardOfProjection(o.bus, p.name))));
+
   async function applyOwnership(): Promise<void> {
-    const projections = stopped ? [] : o.projections.filter((p) => owned.has(shardOfProjection(o.bus, p.name)));
+    const projections = ownedProjections();
     const singletons = stopped ? [] : o.singletons.filter((s) => owned.has(shardOfSingleton(o.bus, s.name)));
     for (const s of [...runningSingletons].reverse()) {
       if (singletons.includes(s)) continue;
@@ -105,13 +110,19 @@ export function createProjectorGroup(o: ProjectorGroupOptions): ProjectorGroup {
   const running = () => ({ projections: folding?.names ?? [], singletons: [...runningSingletons].map((s) => s.name) });
 
   function reapply(): Promise<void> {
-    changes = changes.then(applyOwnership).catch((err: unknown) => o.log.error({ err }, 'projector: applying an ownership change failed'));
+    changes = changes.then(applyOwnership).catch((err: unknown) => {
+      // A store that did not answer a runner's start: tried again, never left owned and idle.
+      o.log.error({ err }, 'projector: applying an ownership change failed; trying again');
+      if (!stopped) setTimeout(() => void reapply(), RETRY_MS).unref();
+    });
     return changes;
   }
 
   return {
     name: 'projections',
-    lastPass: () => folding?.process.lastPass() ?? standbyPass,
+    // Folding: the runner's last pass. Owning nothing to fold: alive in the group. Owning
+    // projections it does not fold (their start failed): no pass, which /readyz shows.
+    lastPass: () => (folding ? folding.process.lastPass() : ownedProjections().length === 0 ? standbyPass : undefined),
     running,
     // In /readyz: which instance folds what.
     detail: () => ({ shards: [...owned].sort((a, b) => a - b), ...running() }),

@@ -73,12 +73,18 @@ afterEach(async () => {
   dir.remove();
 });
 
-function member(publisher = singleton('publisher')): ProjectorGroup & { publisher: ReturnType<typeof singleton> } {
+function member(publisher = singleton('publisher'), failingStarts = 0): ProjectorGroup & { publisher: ReturnType<typeof singleton> } {
+  let failures = failingStarts;
   const group = createProjectorGroup({
     bus,
     events,
     projections: PROJECTIONS,
-    runnerFor: (owned) => createProjectionRunner({ events, views, projections: owned, log, batchSize: 7 }),
+    runnerFor: (owned) => {
+      const runner = createProjectionRunner({ events, views, projections: owned, log, batchSize: 7 });
+      // A view store that does not answer the first starts (its checkpoints unread).
+      if (failures-- <= 0) return runner;
+      return { ...runner, start: () => Promise.reject(new Error('the view store did not answer')) };
+    },
     singletons: [publisher],
     log,
     clock: () => new Date(),
@@ -168,5 +174,16 @@ describe('projectors as a group', () => {
     expect(b.publisher.running).toBe(true);
     await untilViewsReachHead();
     await expectViewsAsOneRunnerMakesThem();
+  });
+
+  it('a runner whose start failed is started again: an owned shard is never left unfolded, and /readyz shows no pass meanwhile', async () => {
+    const a = member(singleton('publisher'), 2);
+    await a.start();
+    expect(a.lastPass()).toBeUndefined();
+    await eventually(async () => (a.running().projections.length === PROJECTIONS.length ? true : undefined), 10_000);
+    await appendTasks(0, 10);
+    await untilViewsReachHead();
+    await expectViewsAsOneRunnerMakesThem();
+    expect(a.lastPass()).toBeInstanceOf(Date);
   });
 });
