@@ -676,15 +676,22 @@ function splitRoles(backend: SplitRolesBackend): void {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const views = backend.openViews(dir.path);
     try {
-      // The kill lands with work in flight: sent once some of the victim's projections are behind
-      // the head, and shown after it: their checkpoints, frozen by the kill (the survivor takes
-      // them over only when the victim's session ends), still behind the head read before it.
+      // The kill lands with work in flight. Folding keeps up with this load within milliseconds,
+      // so the victim is frozen first (SIGSTOP, wherever it was, in a batch or between two) while
+      // the load goes on, until some of its projections are behind the head; then killed. Shown
+      // after the kill: their checkpoints, frozen (the survivor takes them over only when the
+      // victim's session ends), still behind the head read before it.
       const checkpoints = () => Promise.all(victimProjections.map(async (name) => (await views.getCheckpoint(name)) ?? 0n));
       let head = 0n;
-      const until = Date.now() + 20_000;
-      do {
-        head = await store.headPosition();
-      } while ((await checkpoints()).every((c) => c >= head) && Date.now() < until);
+      process.kill(victim.child.process.pid!, 'SIGSTOP');
+      await eventually(
+        async () => {
+          head = await store.headPosition();
+          return (await checkpoints()).some((c) => c < head) ? true : undefined;
+        },
+        10_000,
+        20,
+      );
       await victim.child.kill('SIGKILL');
       roles.delete(victim.name);
       const frozen = await checkpoints();
