@@ -299,7 +299,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       log,
     });
 
-  const eventMetrics = metrics ? eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) }) : undefined;
+  // Counters derived from the event log: made only where the projections run (once per deployment).
+  const eventMetrics =
+    metrics && (runsProjections || projectsInShards) ? eventMetricsProcess({ events, metrics, clock, log: log.child({ processor: 'metrics' }) }) : undefined;
   const projectorGroup = projectsInShards
     ? createProjectorGroup({
         bus,
@@ -326,7 +328,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ]
       : []),
     ...(runsProjections && publisher ? [publisher] : []),
-    // Counters derived from the event log, where the projections run: once per deployment.
     ...(runsProjections && eventMetrics ? [eventMetrics] : []),
     ...(projectorGroup ? [projectorGroup] : []),
   ];
