@@ -38,8 +38,18 @@ const outIndex = args.indexOf('--out');
 const out = outIndex >= 0 ? args[outIndex + 1] : quick ? undefined : 'bench/results';
 
 const size = quick
-  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300, peerSeconds: 1 }
-  : { seconds: 10, pool: 500, lifecycle: 20_000, events: 1_000_000, inflight: 100_000, settled: 1_000_000, submitInFlight: 10_000, peerSeconds: 10 };
+  ? { seconds: 2, pool: 50, lifecycle: 300, events: 30_000, inflight: 2_000, settled: 20_000, submitInFlight: 300, peerSeconds: 1, idleWaitMs: 2_000 }
+  : {
+      seconds: 10,
+      pool: 500,
+      lifecycle: 20_000,
+      events: 1_000_000,
+      inflight: 100_000,
+      settled: 1_000_000,
+      submitInFlight: 10_000,
+      peerSeconds: 10,
+      idleWaitMs: 60_000,
+    };
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? new Set((args[onlyIndex + 1] ?? '').split(',')) : undefined;
 const basePort = 4100 + Math.floor(Math.random() * 800);
@@ -58,7 +68,7 @@ if (only) {
   if (only.has('account')) partial.accountLoad = await accountLoad(size.settled);
   if (only.has('busy')) partial.submitInFlight = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
   if (only.has('hot-account')) partial.hotAccount = await hotAccount(basePort + 10, size.seconds, 16, sim);
-  const peerResult = only.has('peer') ? await peer(basePort + 5, size.peerSeconds, !quick, say) : undefined;
+  const peerResult = only.has('peer') ? await peer(basePort + 5, size.peerSeconds, !quick, say, size.idleWaitMs) : undefined;
   if (peerResult) partial.peer = peerResult;
   process.stdout.write(`${JSON.stringify(partial, null, 2)}\n`);
   // The figures as the report shows them, for a reader; stdout stays the JSON alone.
@@ -81,7 +91,7 @@ const acct = await accountLoad(size.settled);
 step(`submit with ${size.submitInFlight} tasks in flight`);
 const busy = await submitInFlight(basePort + 4, size.submitInFlight, size.seconds, sim);
 step(quick ? 'peer (upstream and gateway; LiteLLM only in a full run)' : 'peer: LiteLLM and the gateway in front of one stand-in upstream');
-const peerResult = await peer(basePort + 5, size.peerSeconds, !quick, say);
+const peerResult = await peer(basePort + 5, size.peerSeconds, !quick, say, size.idleWaitMs);
 
 // What changes the figures, as the command line said it (not where they are written).
 const commandFlags = [...(quick ? ['--quick'] : []), ...(args.includes('--sim') ? [`--sim ${sim}`] : [])];

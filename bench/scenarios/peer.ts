@@ -86,8 +86,8 @@ type Request = { method: 'GET' | 'POST'; path: string; body?: string; nextPath?:
  * Measures one figure after another on `target`. The CPU read once it is idle after a figure is
  * where the next one starts from, so each figure waits for idle once, not twice.
  */
-async function meter(target: Target, seconds: number): Promise<(concurrency: number, o: Request) => Promise<PeerFigure>> {
-  let cpu = await cpuSecondsWhenIdle(target.pid);
+async function meter(target: Target, seconds: number, idleWaitMs: number): Promise<(concurrency: number, o: Request) => Promise<PeerFigure>> {
+  let cpu = await cpuSecondsWhenIdle(target.pid, idleWaitMs);
   return async (concurrency, o) => {
     const measured = await load({
       url: target.url + o.path,
@@ -98,7 +98,7 @@ async function meter(target: Target, seconds: number): Promise<(concurrency: num
       ...(o.body !== undefined ? { body: o.body } : {}),
       ...(o.nextPath ? { nextPath: o.nextPath } : {}),
     });
-    const after = await cpuSecondsWhenIdle(target.pid);
+    const after = await cpuSecondsWhenIdle(target.pid, idleWaitMs);
     const perRequest = (ms: number) => (measured.requests > 0 ? Math.round((ms * 100) / measured.requests) / 100 : 0);
     const cpuMs = (after - cpu) * 1000;
     cpu = after;
@@ -107,7 +107,7 @@ async function meter(target: Target, seconds: number): Promise<(concurrency: num
 }
 
 /** Every operation at each concurrency, after a warm-up that also checks the answers. */
-async function measure(target: Target, seconds: number, log: (line: string) => void): Promise<PeerTargetResult> {
+async function measure(target: Target, seconds: number, idleWaitMs: number, log: (line: string) => void): Promise<PeerTargetResult> {
   log(`peer: ${target.name}`);
   await pool(32, 8, () => call(target, 'POST', '/v1/images/generations', IMAGE_BODY));
   const ids = await pool(32, 8, async () => (await call(target, 'POST', '/v1/videos', VIDEO_BODY)) as { id: string });
@@ -115,7 +115,7 @@ async function measure(target: Target, seconds: number, log: (line: string) => v
   let next = 0;
   const retrievePath = () => `/v1/videos/${encodeURIComponent(ids[next++ % ids.length]!.id)}`;
   const figures: Record<PeerOperation, PeerFigure[]> = { image: [], videoSubmit: [], videoRetrieve: [] };
-  const figure = await meter(target, seconds);
+  const figure = await meter(target, seconds, idleWaitMs);
   for (const concurrency of PEER_CONCURRENCY) {
     figures.image.push(await figure(concurrency, { method: 'POST', path: '/v1/images/generations', body: IMAGE_BODY }));
     figures.videoSubmit.push(await figure(concurrency, { method: 'POST', path: '/v1/videos', body: VIDEO_BODY }));
@@ -150,13 +150,18 @@ async function startGatewayOn(port: number, upstreamUrl: string, dataDir: string
   return startGatewayProcess(port, gatewayEnv(dataDir, { BOOTSTRAP_FILE: bootstrap, SIMULATOR: 'false', ALLOW_LOOPBACK_OUTBOUND: 'true' }));
 }
 
-/** `withLitellm: false` (the quick run) measures the upstream and the gateway only. */
-export async function peer(port: number, seconds: number, withLitellm: boolean, log: (line: string) => void): Promise<PeerResult> {
+/**
+ * `withLitellm: false` (the quick run) measures the upstream and the gateway only. `idleWaitMs`
+ * bounds each wait for a target to go idle after a figure (its CPU per request counts the polls
+ * of the videos it accepted, which go on for seconds): the quick run, a check of the harness,
+ * waits 2 s, not the minute a measuring run allows.
+ */
+export async function peer(port: number, seconds: number, withLitellm: boolean, log: (line: string) => void, idleWaitMs = 60_000): Promise<PeerResult> {
   const targets: PeerTargetResult[] = [];
   const upstream = await startChild('bench/peer-upstream.ts', port, {}, '/healthz');
   let litellm: PeerResult['litellm'] = { skipped: 'not run (--quick: installing and starting LiteLLM takes a minute)' };
   try {
-    targets.push(await measure({ name: 'upstream direct', perRequest: PER_REQUEST.upstream, key: UPSTREAM_KEY, ...upstream }, seconds, log));
+    targets.push(await measure({ name: 'upstream direct', perRequest: PER_REQUEST.upstream, key: UPSTREAM_KEY, ...upstream }, seconds, idleWaitMs, log));
     if (withLitellm) {
       const install = ensureLitellm(log);
       litellm = 'skipped' in install ? install : { version: install.version, python: install.python };
@@ -166,7 +171,7 @@ export async function peer(port: number, seconds: number, withLitellm: boolean, 
           const proxy = await startLitellm(install.bin, port + 1 + workers, workers, upstream.url);
           try {
             const name = `LiteLLM ${install.version}, ${workers} worker${workers > 1 ? 's' : ''}`;
-            targets.push(await measure({ name, perRequest: PER_REQUEST.litellm, key: proxy.masterKey, ...proxy }, seconds, log));
+            targets.push(await measure({ name, perRequest: PER_REQUEST.litellm, key: proxy.masterKey, ...proxy }, seconds, idleWaitMs, log));
           } finally {
             await proxy.stop();
           }
@@ -177,7 +182,7 @@ export async function peer(port: number, seconds: number, withLitellm: boolean, 
     const gw = await startGatewayOn(port + 4, upstream.url, dir.path);
     try {
       const key = await fundedKey(gw.url, ADMIN_PASSWORD, 1e14);
-      targets.push(await measure({ name: 'this gateway', perRequest: PER_REQUEST.gateway, key, ...gw }, seconds, log));
+      targets.push(await measure({ name: 'this gateway', perRequest: PER_REQUEST.gateway, key, ...gw }, seconds, idleWaitMs, log));
     } finally {
       await gw.stop();
       dir.remove();
