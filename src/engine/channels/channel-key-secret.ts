@@ -5,9 +5,10 @@
  * (src/config.ts): a generated secret would then differ per instance and be lost with a container.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
+import { createFileOnce } from '../../lib/file-once.js';
 import { parseChannelKeysSecret } from '../../config/channel-keys-secret.js';
 import { channelKeyIdOf, createChannelKeyCipher, type ChannelKeyCipher } from './channel-key-cipher.js';
 
@@ -30,17 +31,10 @@ function parsed(text: string, where: string): Buffer {
   return secret;
 }
 
-/** The generated secret, made when absent. Several processes on one DATA_DIR may race: one file wins. */
+/** The generated secret, made when absent. Several processes on one DATA_DIR may race: one file wins, whole. */
 function generatedSecret(path: string): { secret: Buffer; generated: boolean } {
-  if (!existsSync(path)) {
-    try {
-      writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-      return { secret: parsed(readFileSync(path, 'utf8'), path), generated: true };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
-  return { secret: parsed(readFileSync(path, 'utf8'), path), generated: false };
+  const generated = !existsSync(path) && createFileOnce(path, `${randomBytes(32).toString('base64url')}\n`, 0o600);
+  return { secret: parsed(readFileSync(path, 'utf8'), path), generated };
 }
 
 export function loadChannelKeys(config: Pick<Config, 'dataDir' | 'channelKeysSecret' | 'channelKeysSecretPrevious'>): LoadedChannelKeys {

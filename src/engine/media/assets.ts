@@ -5,8 +5,9 @@
  * (engine/media/sign-asset-refs.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFileOnce } from '../../lib/file-once.js';
 import type { PriceBasis, TaskResultItem } from '../../domain/events.js';
 import { AssetTooLargeError, type AssetStore } from '../../ports/asset-store.js';
 import {
@@ -32,18 +33,12 @@ export interface AssetSigner {
 /**
  * The signing secret: configured (shared by instances) or generated once into DATA_DIR. Two
  * processes starting on an empty DATA_DIR (PROCESSES=2) may race to make it: one file wins, and
- * both read that one.
+ * both read that one, never half written (file-once.ts).
  */
 export function loadSigningSecret(configured: string | undefined, dataDir: string): string {
   if (configured) return configured;
   const path = join(dataDir, 'asset-signing.key');
-  if (!existsSync(path)) {
-    try {
-      writeFileSync(path, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
+  if (!existsSync(path)) createFileOnce(path, randomBytes(32).toString('base64url'), 0o600);
   return readFileSync(path, 'utf8').trim();
 }
 
