@@ -1,10 +1,10 @@
 /**
  * Stateless upstream ids. The simulator runs inside a gateway process that may be killed while
  * tasks are in flight, so it keeps no task table: everything a later GET needs is inside the id,
- * `sim_<base64url(JSON)>.<base64url(HMAC-SHA256)[0..16)>`. A tampered or foreign id fails the MAC
+ * `sim_<base64url(JSON)>.<base64url(HMAC-SHA256)[0..16)>`, the JSON with a random `u` so ids are unique. A tampered or foreign id fails the MAC
  * and is treated as unknown. The ids are signed, not encrypted: the payload is readable.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 
 export const SIM_ID_PREFIX = 'sim_';
@@ -27,7 +27,9 @@ export function createTaskIdCodec(secret: string): TaskIdCodec {
 
   return {
     encode(payload) {
-      const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+      // `u`, random: two submits alike within one millisecond (two workers at once) would
+      // otherwise get one id, and a gateway would follow two tasks as one upstream job.
+      const body = Buffer.from(JSON.stringify({ ...payload, u: randomBytes(6).toString('base64url') }), 'utf8').toString('base64url');
       return `${SIM_ID_PREFIX}${body}.${mac(body).toString('base64url')}`;
     },
     decode(id, schema) {

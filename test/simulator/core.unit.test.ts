@@ -75,6 +75,12 @@ describe('task id codec', () => {
     expect(codec.decode(codec.encode({ f: 'other', v: 7 }), Payload)).toBeUndefined();
     expect(codec.decode('garbage', Payload)).toBeUndefined();
   });
+
+  it('gives two submits alike two ids (two workers submitting in one millisecond), each decoding to the payload', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => codec.encode({ f: 't', v: 7 })));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(codec.decode(id, Payload)).toEqual({ f: 't', v: 7 });
+  });
 });
 
 describe('parseImageSize', () => {
