@@ -136,6 +136,9 @@ export function createProjectorGroup(o: ProjectorGroupOptions): ProjectorGroup {
         groupId: o.groupId ?? PROJECTOR_GROUP,
         fromBeginning: false,
         sessionTimeoutMs: PROJECTOR_SESSION_MS,
+        // A shard kept through a rebalance keeps folding; an overlap while one moves is harmless
+        // (documents skip events at or below their position, checkpoints only move forward).
+        incrementalRebalance: true,
         handle: async () => undefined,
         onAssign: (partitions) => {
           for (const p of partitions) owned.add(p);

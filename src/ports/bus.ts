@@ -32,6 +32,16 @@ export interface ConsumerOptions {
    * member's work sooner, at the risk of dropping a live member whose process stalls that long.
    */
   sessionTimeoutMs?: number;
+  /**
+   * When the group rebalances, only the partitions that move are revoked and assigned: this
+   * member goes on with the ones it keeps throughout. Where the bus's protocol takes every
+   * partition back at a rebalance (Kafka through kafkajs, eager), the member holds them from the
+   * rebalance's start until the new assignment arrives (at most the rebalance timeout), so a
+   * partition that moves may have two owners for that moment. For work that is fenced otherwise
+   * (the engine's claims) or where an overlap is harmless (projections); default false: every
+   * partition is revoked when a rebalance starts, before anyone else can be given it.
+   */
+  incrementalRebalance?: boolean;
 }
 
 export interface Consumer {

@@ -120,6 +120,39 @@ describe('Kafka group member (kafkajs stand-in)', () => {
     expect(log).toEqual(['assign 0,1', 'revoke 0,1', 'assign 1,2']);
   });
 
+  it('with incrementalRebalance, keeps its partitions through REBALANCING and revokes only what GROUP_JOIN moved', async () => {
+    const consumer = new ConsumerStandIn([0, 1]);
+    const { log, options } = recorder();
+    await member(consumer, { ...options, incrementalRebalance: true });
+    consumer.emit(EVENTS.REBALANCING, {});
+    await sleep(0);
+    expect(log).toEqual(['assign 0,1']);
+    consumer.join([1, 2]);
+    await sleep(0);
+    expect(log).toEqual(['assign 0,1', 'revoke 0', 'assign 2']);
+  });
+
+  it('with incrementalRebalance, revokes everything when no assignment follows a rebalance within the rebalance timeout', async () => {
+    const consumer = new ConsumerStandIn([0, 1]);
+    const { log, options } = recorder();
+    const { kafka } = kafkaStandIn(consumer);
+    await startMember({
+      kafka,
+      config: { groupId: options.groupId, rebalanceTimeout: 50 },
+      options: { ...options, incrementalRebalance: true },
+      concurrency: 2,
+      onClosed: () => undefined,
+    });
+    consumer.emit(EVENTS.REBALANCING, {});
+    await sleep(20);
+    expect(log).toEqual(['assign 0,1']);
+    await sleep(60);
+    expect(log).toEqual(['assign 0,1', 'revoke 0,1']);
+    consumer.join([1]);
+    await sleep(0);
+    expect(log).toEqual(['assign 0,1', 'revoke 0,1', 'assign 1']);
+  });
+
   it('computes revocation as previous minus new when a GROUP_JOIN comes without REBALANCING', async () => {
     const consumer = new ConsumerStandIn([0, 1]);
     const { log, options } = recorder();

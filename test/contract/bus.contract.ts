@@ -200,6 +200,44 @@ export function busContract(name: string, factory: () => Promise<BusFixture>, op
       expect(own.violations).toEqual([]);
     });
 
+    it('with incrementalRebalance, revokes only the partitions that move: a member keeps the others through every rebalance', async () => {
+      const all = Array.from({ length: bus.partitions }, (_, p) => p);
+      const topic = unique('incremental');
+      const groupId = unique('g');
+      const owned = { a: new Set<number>(), b: new Set<number>() };
+      const revoked = { a: [] as number[], b: [] as number[] };
+      const sorted = (ps: Iterable<number>) => [...ps].sort((x, y) => x - y);
+      const member = (name: 'a' | 'b'): ConsumerOptions => ({
+        topic,
+        groupId,
+        incrementalRebalance: true,
+        handle: async () => undefined,
+        onAssign: (ps) => {
+          for (const p of ps) owned[name].add(p);
+        },
+        onRevoke: (ps) => {
+          for (const p of ps) owned[name].delete(p);
+          revoked[name].push(...ps);
+        },
+      });
+
+      await consume(member('a'));
+      await waitFor('a to own every partition', () => owned.a.size === all.length, timeoutMs);
+      const b = await consume(member('b'));
+      await waitFor(
+        'a and b to share the partitions',
+        () => owned.b.size > 0 && owned.a.size + owned.b.size === all.length && [...owned.a].every((p) => !owned.b.has(p)),
+        timeoutMs,
+      );
+      // a gave up exactly what b was given (an eager hand-over revokes all of them first).
+      expect(sorted(revoked.a)).toEqual(sorted(owned.b));
+      const revokedWhileShared = sorted(revoked.a);
+      await b.close();
+      await waitFor('a to own every partition again', () => owned.a.size === all.length, timeoutMs);
+      // b left: a was assigned b's partitions and lost none of its own.
+      expect(sorted(revoked.a)).toEqual(revokedWhileShared);
+    });
+
     it('maps a key to a stable partition within range, the one Kafka’s murmur2 partitioner picks', () => {
       for (const key of ['', 'a', 'task-123', 'acct_42', 'é€任务', unique('k')]) {
         const p = bus.partitionOf(key);

@@ -32,7 +32,7 @@ import type { ViewStore } from '../../src/ports/view-store.js';
 import type { DeliveredMessage } from '../../src/ports/bus.js';
 import { createKafkaBus } from '../../src/adapters/kafka/bus.js';
 import { BILLING_TOPIC, TASK_TOPIC, type EventEnvelope } from '../../src/engine/outbound/event-envelope.js';
-import { freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { freePort, startChildGateway, stopGateways, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
@@ -353,13 +353,7 @@ function splitRoles(backend: SplitRolesBackend): void {
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(
-      [...roles.values()].map(async (role) => {
-        const timer = setTimeout(() => void role.child.kill('SIGKILL'), 10_000);
-        await role.child.kill('SIGTERM');
-        clearTimeout(timer);
-      }),
-    );
+    await stopGateways([...roles.values()].map((role) => role.child));
     await store?.close();
     await tap?.close();
     await receiver?.close();

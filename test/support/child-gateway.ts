@@ -124,3 +124,14 @@ export function embeddedEnv(): NodeJS.ProcessEnv {
   const { KAFKA_BROKERS: _kafka, EVENTSTORE_URL: _esdb, MONGO_URL: _mongo, POSTGRES_URL: _postgres, ...rest } = process.env;
   return rest;
 }
+
+/** Stops every gateway with SIGTERM at once; one still running 10 s later is killed (SIGKILL). */
+export async function stopGateways(children: Iterable<ChildGateway>): Promise<void> {
+  await Promise.all(
+    [...children].map(async (child) => {
+      const timer = setTimeout(() => void child.kill('SIGKILL'), 10_000);
+      await child.kill('SIGTERM');
+      clearTimeout(timer);
+    }),
+  );
+}

@@ -14,11 +14,19 @@
  *   e.g. after a session timeout), assigned = new minus previous. kafkajs does not await its
  *   listeners: a promise returned by onRevoke may still run when another member is assigned;
  *   messages of a partition are only handled after its onAssign resolved.
+ * - `incrementalRebalance`: `REBALANCING` revokes nothing; the member keeps its partitions (and
+ *   their work) until GROUP_JOIN's assignment says which moved, and only those are revoked and
+ *   assigned. Should no assignment come within the rebalance timeout (by then the group has
+ *   finished without this member), everything is revoked. kafkajs gives no cooperative protocol:
+ *   this is the incremental hand-over built on the eager one, at the price of a moment with two
+ *   owners for a partition that moves (its new owner may hear of it first). Such members assign
+ *   with the sticky assigner (sticky-assigner.ts): a rebalance moves only what it must.
  * - `CRASH`: the member lost its partitions (onRevoke). kafkajs restarts the consumer itself
  *   when the error is retriable; otherwise this member starts a new consumer after a backoff.
  * - `close()`: pauses fetching, waits for in-flight handlers, revokes, then leaves the group.
  */
-import type { Consumer as KafkaConsumer, ConsumerConfig, EachMessagePayload, Kafka } from 'kafkajs';
+import { PartitionAssigners, type Consumer as KafkaConsumer, type ConsumerConfig, type EachMessagePayload, type Kafka } from 'kafkajs';
+import { stickyAssigner } from './sticky-assigner.js';
 import { notifyListener, type Consumer, type ConsumerOptions } from '../../ports/bus.js';
 import { fromKafkaMessage } from './messages.js';
 import { backoffDelay, sleep, type Backoff } from '../../lib/backoff.js';
@@ -59,6 +67,14 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
   let closed: Promise<void> | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
   let restarts = 0;
+  /** incrementalRebalance: a rebalance started; everything is revoked if no assignment follows in time. */
+  let holdTimer: NodeJS.Timeout | undefined;
+  const holdMs = o.config.rebalanceTimeout ?? 60_000;
+
+  function endHold(): void {
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = undefined;
+  }
 
   /** Ownership changes run one after another, in the order kafkajs reported them. */
   function enqueue(step: () => Promise<void>): Promise<void> {
@@ -108,21 +124,35 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
   }
 
   async function launch(): Promise<void> {
-    const instance = o.kafka.consumer(o.config);
+    // Incremental: the sticky assigner keeps what members own, so a rebalance moves only a share.
+    const config: ConsumerConfig = o.options.incrementalRebalance
+      ? { ...o.config, partitionAssigners: [stickyAssigner(() => ({ [topic]: [...owned] })), PartitionAssigners.roundRobin] }
+      : o.config;
+    const instance = o.kafka.consumer(config);
     consumer = instance;
     const { GROUP_JOIN, REBALANCING, CRASH } = instance.events;
 
     instance.on(GROUP_JOIN, ({ payload }) => {
       if (instance !== consumer) return;
+      endHold();
       const next = new Set(payload.memberAssignment[topic] ?? []);
       void revoke([...owned].filter((p) => !next.has(p)));
       void assign([...next].filter((p) => !owned.has(p)));
     });
     instance.on(REBALANCING, () => {
-      if (instance === consumer) void revokeAll();
+      if (instance !== consumer) return;
+      if (!o.options.incrementalRebalance) {
+        void revokeAll();
+        return;
+      }
+      holdTimer ??= setTimeout(() => {
+        holdTimer = undefined;
+        if (instance === consumer) void revokeAll();
+      }, holdMs);
     });
     instance.on(CRASH, ({ payload }) => {
       if (instance !== consumer) return;
+      endHold();
       void revokeAll();
       o.onCrash?.({ topic, groupId, error: payload.error, restartedByKafkajs: payload.restart });
       if (!payload.restart && !closing) scheduleRestart(instance);
@@ -168,6 +198,7 @@ export async function startMember(o: MemberOptions): Promise<Consumer> {
 
   async function close(): Promise<void> {
     closing = true;
+    endHold();
     if (restartTimer) clearTimeout(restartTimer);
     const instance = consumer;
     try {

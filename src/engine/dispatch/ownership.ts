@@ -12,6 +12,8 @@ export interface Ownership {
   owns(taskId: string): boolean;
   ownsPartition(partition: number): boolean;
   partitionOf(taskId: string): number;
+  /** The partitions owned now, in order (for /readyz). */
+  partitions(): number[];
   start(handlers: { onAssign(partitions: readonly number[]): Promise<void>; onRevoke(partitions: readonly number[]): void }): Promise<void>;
   stop(): Promise<void>;
 }
@@ -33,11 +35,16 @@ export function createOwnership(bus: Bus, groupId = ENGINE_GROUP): Ownership {
     owns: (taskId) => owned.has(bus.partitionOf(taskId)),
     ownsPartition: (partition) => owned.has(partition),
     partitionOf: (taskId) => bus.partitionOf(taskId),
+    partitions: () => [...owned].sort((a, b) => a - b),
     async start(handlers) {
       consumer = await bus.consume({
         topic: OWNERSHIP_TOPIC,
         groupId,
         fromBeginning: false,
+        // Only partitions that move are revoked and adopted when the group rebalances: the tasks of
+        // the others are polled throughout, and nothing is read again for them. A partition that
+        // moves may have two owners for a moment; claims fence its work (dispatcher.ts).
+        incrementalRebalance: true,
         handle: async () => undefined,
         // The adoption runs beside, not in, the listener: the Kafka member runs its listeners one
         // after another, so a revoke would otherwise wait behind an adoption (up to the views'

@@ -130,6 +130,8 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     name: 'poller',
     // Adoption done and every poll since then answered (or nothing to poll).
     lastPass: () => latest(adoption.adoptedAt(), poller.lastPoll()),
+    // In /readyz: which task partitions this instance works on.
+    detail: () => ({ partitions: deps.ownership.partitions() }),
     async start() {
       // Unfinished tasks of the partitions this instance owns (all of them on the embedded
       // default) are adopted on assignment: after a restart, or when another instance left.
