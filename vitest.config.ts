@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFirstSequencer from './test/support/long-first-sequencer.js';
 
 export default defineConfig({
   test: {
@@ -11,6 +12,9 @@ export default defineConfig({
     // one). Most files wait on timers, brokers and child processes more than they compute; one at
     // a time the suite took 25.6 minutes of CI's 30 (1,367 s of tests, 1,536 s wall).
     maxWorkers: 2,
+    // The longest files first (test/support/long-first-sequencer.ts): the simulation slice last
+    // ran alone at the end of CI's run.
+    sequence: { sequencer: LongFirstSequencer },
     // Answers must match their routes' declared response schemas (src/http/response-serializer.ts).
     env: { RESPONSE_SCHEMAS: 'strict' },
   },
