@@ -6,10 +6,11 @@
  * DATA_DIR could read an empty secret in between.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, unlinkSync, writeFileSync } from 'node:fs';
 
 /** Writes `content` at `path` unless a file is there already; true when this call made it. */
 export function createFileOnce(path: string, content: string, mode: number): boolean {
+  if (existsSync(path)) return false;
   const own = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(own, content, { mode, flag: 'wx' });
   try {

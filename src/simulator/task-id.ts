@@ -1,8 +1,9 @@
 /**
  * Stateless upstream ids. The simulator runs inside a gateway process that may be killed while
  * tasks are in flight, so it keeps no task table: everything a later GET needs is inside the id,
- * `sim_<base64url(JSON)>.<base64url(HMAC-SHA256)[0..16)>`, the JSON with a random `u` so ids are unique. A tampered or foreign id fails the MAC
- * and is treated as unknown. The ids are signed, not encrypted: the payload is readable.
+ * `sim_<base64url(JSON)>.<base64url(HMAC-SHA256)[0..16)>`, the JSON with a random `u` so ids are
+ * unique. A tampered or foreign id fails the MAC and is treated as unknown. The ids are signed,
+ * not encrypted: the payload is readable.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';

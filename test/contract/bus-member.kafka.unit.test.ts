@@ -5,7 +5,7 @@
  * encoding, and the topic partition-count check. What Kafka and kafkajs do is proven only by
  * bus.kafka.int.test.ts, wherever Docker or KAFKA_BROKERS exists.
  */
-import type { Admin, ConsumerRunConfig, EachMessagePayload, Kafka } from 'kafkajs';
+import type { Admin, ConsumerConfig, ConsumerRunConfig, EachMessagePayload, Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { createKafkaBus, parseBrokers } from '../../src/adapters/kafka/bus.js';
 import { startMember } from '../../src/adapters/kafka/member.js';
@@ -97,9 +97,9 @@ function recorder(handle: ConsumerOptions['handle'] = async () => undefined) {
   return { log, options };
 }
 
-async function member(consumer: ConsumerStandIn, options: ConsumerOptions, extra: ConsumerStandIn[] = []) {
+async function member(consumer: ConsumerStandIn, options: ConsumerOptions, extra: ConsumerStandIn[] = [], config: Partial<ConsumerConfig> = {}) {
   const { kafka, created } = kafkaStandIn(consumer, ...extra);
-  const started = await startMember({ kafka, config: { groupId: options.groupId }, options, concurrency: 2, onClosed: () => undefined });
+  const started = await startMember({ kafka, config: { groupId: options.groupId, ...config }, options, concurrency: 2, onClosed: () => undefined });
   return { started, created };
 }
 
@@ -135,14 +135,7 @@ describe('Kafka group member (kafkajs stand-in)', () => {
   it('with incrementalRebalance, revokes everything when no assignment follows a rebalance within the rebalance timeout', async () => {
     const consumer = new ConsumerStandIn([0, 1]);
     const { log, options } = recorder();
-    const { kafka } = kafkaStandIn(consumer);
-    await startMember({
-      kafka,
-      config: { groupId: options.groupId, rebalanceTimeout: 50 },
-      options: { ...options, incrementalRebalance: true },
-      concurrency: 2,
-      onClosed: () => undefined,
-    });
+    await member(consumer, { ...options, incrementalRebalance: true }, [], { rebalanceTimeout: 50 });
     consumer.emit(EVENTS.REBALANCING, {});
     await sleep(20);
     expect(log).toEqual(['assign 0,1']);

@@ -127,11 +127,5 @@ export function embeddedEnv(): NodeJS.ProcessEnv {
 
 /** Stops every gateway with SIGTERM at once; one still running 10 s later is killed (SIGKILL). */
 export async function stopGateways(children: Iterable<ChildGateway>): Promise<void> {
-  await Promise.all(
-    [...children].map(async (child) => {
-      const timer = setTimeout(() => void child.kill('SIGKILL'), 10_000);
-      await child.kill('SIGTERM');
-      clearTimeout(timer);
-    }),
-  );
+  await Promise.all([...children].map((child) => stopProcess(child.process, 'SIGTERM', 10_000)));
 }

@@ -33,7 +33,7 @@ function parsed(text: string, where: string): Buffer {
 
 /** The generated secret, made when absent. Several processes on one DATA_DIR may race: one file wins, whole. */
 function generatedSecret(path: string): { secret: Buffer; generated: boolean } {
-  const generated = !existsSync(path) && createFileOnce(path, `${randomBytes(32).toString('base64url')}\n`, 0o600);
+  const generated = createFileOnce(path, `${randomBytes(32).toString('base64url')}\n`, 0o600);
   return { secret: parsed(readFileSync(path, 'utf8'), path), generated };
 }
 

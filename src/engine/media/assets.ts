@@ -5,7 +5,7 @@
  * (engine/media/sign-asset-refs.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFileOnce } from '../../lib/file-once.js';
 import type { PriceBasis, TaskResultItem } from '../../domain/events.js';
@@ -38,7 +38,7 @@ export interface AssetSigner {
 export function loadSigningSecret(configured: string | undefined, dataDir: string): string {
   if (configured) return configured;
   const path = join(dataDir, 'asset-signing.key');
-  if (!existsSync(path)) createFileOnce(path, randomBytes(32).toString('base64url'), 0o600);
+  createFileOnce(path, randomBytes(32).toString('base64url'), 0o600);
   return readFileSync(path, 'utf8').trim();
 }
 
