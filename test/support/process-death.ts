@@ -17,31 +17,52 @@ export interface ProcessDeath {
 
 export function processDeath(): ProcessDeath {
   let dead = false;
-  const pending = new Set<(err: Error) => void>();
-  const grave = (): Promise<never> =>
+  /** Each pending call's rejection, with the method it was (named in the error at burial). */
+  const pending = new Map<(err: Error) => void, string>();
+  const grave = (call = 'an answer'): Promise<never> =>
     new Promise<never>((_, reject) => {
-      pending.add(reject);
+      pending.set(reject, call);
     });
   /** Fails at burial: what a call was still waiting for then (an answer that never came) ends too. */
   const burial = grave();
   burial.catch(() => undefined);
 
-  function afterDeath(result: unknown): unknown {
+  /** Methods whose live answers were not promises (subscribe, an iterator's own): their callers do not await them. */
+  const synchronous = new Set<string>();
+  /**
+   * What a dead part's call gets: a promise that never settles before burial, or for a method
+   * that answers at once (a subscription) a subscription that never delivers. A promise there
+   * would be used as a subscription, fail, and be left rejected at burial with nobody to handle it.
+   */
+  function deadAnswer(call: string): unknown {
+    if (!synchronous.has(call)) return grave(call);
+    const never = {
+      [Symbol.asyncIterator]: () => never,
+      next: () => grave(`${call}().next`),
+      return: () => grave(`${call}().return`),
+      close: () => grave(`${call}().close`),
+    };
+    return never;
+  }
+
+  function afterDeath(result: unknown, call: string): unknown {
     if (result !== null && typeof result === 'object') {
       const r = result as { then?: unknown; next?: unknown; [Symbol.asyncIterator]?: unknown };
       if (typeof r.then === 'function') {
         const answered = (result as Promise<unknown>).then(
-          (value) => (dead ? grave() : value),
+          (value) => (dead ? grave(call) : value),
           (err: unknown) => {
-            if (dead) return grave();
+            if (dead) return grave(call);
             throw err;
           },
         );
         return Promise.race([answered, burial]);
       }
+      synchronous.add(call);
       // Subscriptions and their iterators: what a subscription delivers after the death is lost too.
       if (typeof r.next === 'function' || typeof r[Symbol.asyncIterator] === 'function') return wrap(result);
     }
+    synchronous.add(call);
     return result;
   }
 
@@ -50,7 +71,8 @@ export function processDeath(): ProcessDeath {
       get(t, prop) {
         const value: unknown = Reflect.get(t, prop, t);
         if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => (dead ? grave() : afterDeath((value as (...a: unknown[]) => unknown).apply(t, args)));
+        const call = String(prop);
+        return (...args: unknown[]) => (dead ? deadAnswer(call) : afterDeath((value as (...a: unknown[]) => unknown).apply(t, args), call));
       },
     });
   }
@@ -62,7 +84,7 @@ export function processDeath(): ProcessDeath {
     die: () => void (dead = true),
     bury() {
       dead = false;
-      for (const reject of pending) reject(new Error('the process died'));
+      for (const [reject, call] of pending) reject(new Error(`the process died (in ${call})`));
       pending.clear();
     },
     wrap,

@@ -34,6 +34,8 @@ export interface Catalog {
 }
 
 const emptyPrices: PriceTable = { models: {}, groupRatios: {} };
+/** How soon a refresh after a change that failed is tried again. */
+const CHANGE_RETRY_MS = 1000;
 
 export interface CatalogKeys {
   /**
@@ -41,12 +43,17 @@ export interface CatalogKeys {
    * never call an upstream with them; the composition root always gives it.
    */
   keys?: ChannelKeyReader;
-  /** Where an unreadable key is reported (once per stored key). */
+  /** Where an unreadable key (once per stored key) and a failed refresh are reported. */
   log?: Pick<Logger, 'error'>;
 }
 
 /** `refreshEveryMs`: for processes that do not run the projections and so see no commits. */
-export async function createCatalog(views: ViewStore, runner?: ProjectionRunner, refreshEveryMs?: number, options: CatalogKeys = {}): Promise<Catalog> {
+export async function createCatalog(
+  views: ViewStore,
+  runner?: Pick<ProjectionRunner, 'onCommit'>,
+  refreshEveryMs?: number,
+  options: CatalogKeys = {},
+): Promise<Catalog> {
   const keys: ChannelKeyReader = options.keys ?? { decrypt: (stored) => stored };
   let channels: ChannelDoc[] = [];
   let unreadable: UnreadableChannel[] = [];
@@ -77,8 +84,25 @@ export async function createCatalog(views: ViewStore, runner?: ProjectionRunner,
     prices = (await views.get<PriceTable>('pricing', PRICING_DOC_ID))?.doc ?? emptyPrices;
   }
   await refresh();
+  let closed = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  /**
+   * A refresh set off by a commit that fails (the store did not answer) is tried again until one
+   * succeeds: nothing else would read the change (a process without `refreshEveryMs` sees only
+   * commits), and an unhandled rejection would end the process.
+   */
+  function refreshAfterChange(): void {
+    clearTimeout(retryTimer);
+    retryTimer = undefined;
+    refresh().catch((err: unknown) => {
+      if (closed) return;
+      options.log?.error({ err }, `reading the channels and prices after a change failed; trying again in ${CHANGE_RETRY_MS} ms`);
+      retryTimer ??= setTimeout(refreshAfterChange, CHANGE_RETRY_MS);
+      retryTimer.unref();
+    });
+  }
   const unsubscribe = runner?.onCommit((writes) => {
-    if (writes.some((w) => w.view === 'channels' || w.view === 'pricing')) void refresh();
+    if (writes.some((w) => w.view === 'channels' || w.view === 'pricing')) refreshAfterChange();
   });
   const timer = refreshEveryMs ? setInterval(() => void refresh().catch(() => undefined), refreshEveryMs) : undefined;
   timer?.unref();
@@ -100,8 +124,10 @@ export async function createCatalog(views: ViewStore, runner?: ProjectionRunner,
     },
     refresh,
     close: () => {
+      closed = true;
       unsubscribe?.();
       if (timer) clearInterval(timer);
+      clearTimeout(retryTimer);
     },
   };
 }
