@@ -1,5 +1,7 @@
 /**
- * Where a gateway's time goes under one workload: `npm run bench:profile -- submit|lifecycle|poll`.
+ * Where a gateway's time goes under one workload: `npm run bench:profile -- submit|lifecycle|poll|image`
+ * (`image`: the synchronous `POST /v1/images/generations` with `b64_json` at 32 connections, as
+ * the peer figure calls it, against the simulator).
  * Starts the gateway as the bench does (simulator in a process of its own) with `--cpu-prof`,
  * runs the workload, stops it, and prints the share of samples per owner: the innermost frame of
  * the gateway's own code (src/, projections/) on each sampled stack, so time inside SQLite,
@@ -29,7 +31,8 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-const WORKLOADS = ['submit', 'lifecycle', 'poll'] as const;
+const WORKLOADS = ['submit', 'lifecycle', 'poll', 'image'] as const;
+const IMAGE_BODY = JSON.stringify({ model: 'std-image', prompt: 'bench', size: '1024x1024', response_format: 'b64_json' });
 type Workload = (typeof WORKLOADS)[number];
 
 const args = process.argv.slice(2);
@@ -49,6 +52,10 @@ async function run(kind: Workload, url: string, key: string): Promise<string> {
   if (kind === 'submit') {
     const r = await load({ url: `${url}/v1/images/async/generations`, seconds: 10, method: 'POST', headers, body: submitBody });
     return `${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms`;
+  }
+  if (kind === 'image') {
+    const r = await load({ url: `${url}/v1/images/generations`, seconds: 10, method: 'POST', headers, body: IMAGE_BODY, connections: 32 });
+    return `${r.requestsPerSecond} req/s, p99 ${r.p99Ms} ms, non-2xx ${r.non2xx}`;
   }
   if (kind === 'poll') {
     const ids = await pool(200, 16, submit);

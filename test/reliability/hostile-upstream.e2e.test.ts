@@ -1,6 +1,7 @@
 /**
  * The assembled gateway against an upstream that misbehaves on purpose (hostile-upstream.ts):
  * hanging submits and polls, headers then a body that never ends, garbage JSON, endless 5xx,
+ * connections closed under a submit,
  * wrong status codes, a 1 GiB answer, 50 images for `n=1`, a 30 s video for 5 s, a result URL
  * that redirects to the cloud metadata address, a result file larger than the limit, and a big
  * one within it. Every task must end (failed, or settled) within its maximum age, never be
@@ -156,6 +157,19 @@ describe('a task ends failed by its maximum age, whatever the upstream does', ()
     });
     for (const e of ended) await expectReleased(e.id);
   });
+
+  it('a submit whose connection is closed under it is sent once more with the same Idempotency-Key: the task runs; closed again, it fails naming why', async () => {
+    const before = new Set(upstream.submitsByKey.keys());
+    const [once, always] = await Promise.all([asyncImage('reset-submit-once'), asyncImage('reset-submit')]);
+    expect(once.status, JSON.stringify(once.body)).toBe('completed');
+    expect(always.status).toBe('failed');
+    expect(always.body.error?.message).toMatch(/^no_channel_available: upstream unreachable: fetch failed: other side closed/);
+    // Each task's submit reached the upstream twice, with one key: the first try and the one re-send.
+    const sent = [...upstream.submitsByKey].filter(([key]) => !before.has(key));
+    expect(sent.map(([, n]) => n)).toEqual([2, 2]);
+    expect((await moneyEvents(once.id)).map((e) => e.type)).toEqual(['QuotaReserved', 'QuotaSettled']);
+    await expectReleased(always.id);
+  });
 });
 
 describe('result files', () => {
@@ -309,8 +323,8 @@ describe('afterwards', () => {
     const state = foldAccount(recorded);
     expect(state.reserved).toBe(0);
     expect(state.openReservations.size).toBe(0);
-    // over-deliver 1 image + big-result 1 image + sync 1 image + video 5 s at 1080p.
-    const charged = IMAGE_PRICE + IMAGE_PRICE + SYNC_PRICE + 5 * VIDEO_TIERS['1080p'];
+    // over-deliver 1 image + big-result 1 image + reset-submit-once 1 image + sync 1 image + video 5 s at 1080p.
+    const charged = 3 * IMAGE_PRICE + SYNC_PRICE + 5 * VIDEO_TIERS['1080p'];
     expect(state.usedQuota).toBe(charged);
     expect(state.balance).toBe(CREDIT - charged);
     const report = await auditAccounts(events, views, { accountId });

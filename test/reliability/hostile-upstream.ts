@@ -31,6 +31,8 @@ export interface HostileUpstream {
   bytesSent: Map<string, number>;
   /** The most bytes one streamed answer got out before the reader left, by scenario. */
   largestAnswer: Map<string, number>;
+  /** Async image submits received, by their Idempotency-Key (a re-send comes with the same one). */
+  submitsByKey: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   const fileRequests: string[] = [];
   const bytesSent = new Map<string, number>();
   const largestAnswer = new Map<string, number>();
+  const submitsByKey = new Map<string, number>();
   let origin = '';
   let seq = 0;
   const count = (scenario: string, n: number) => bytesSent.set(scenario, (bytesSent.get(scenario) ?? 0) + n);
@@ -93,9 +96,20 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   });
   const urls = (names: string[]) => names.map((name) => ({ url: `${origin}/files/${name}` }));
 
-  const submitImages: Handler = (_req, res, body) => {
+  const submitImages: Handler = (req, res, body) => {
     const scenario = scenarioOf(body);
+    const key = String(req.headers['idempotency-key'] ?? '');
+    const seen = (submitsByKey.get(key) ?? 0) + 1;
+    submitsByKey.set(key, seen);
     switch (scenario) {
+      case 'reset-submit':
+        // The connection closed under every submit, no answer.
+        return void req.socket.destroy();
+      case 'reset-submit-once':
+        // The first submit of each task: the connection closed, no answer (a kept-alive socket
+        // shut as it was reused looks the same to the caller); the next one is answered.
+        if (seen === 1) return void req.socket.destroy();
+        return json(res, 200, { id: `${scenario}.${++seq}`, object: 'image.task', status: 'queued', progress: '0%', data: [] });
       case 'hang-submit':
         return hang();
       case 'trickle-submit':
@@ -224,6 +238,7 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     fileRequests,
     bytesSent,
     largestAnswer,
+    submitsByKey,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,8 +8,22 @@
  * - The body is read as it arrives and abandoned as soon as it passes `maxBytes` (checked
  *   against Content-Length first), so a huge answer never sits in memory whole.
  * Both are the upstream's failure, retryable: another channel may answer properly.
+ * - A connection closed or reset before any answer is sent again once, at once, when that is
+ *   safe (a GET, or a submit with its Idempotency-Key): the usual cause is a kept-alive
+ *   connection the upstream closed just as it was reused, not the upstream failing.
  */
+import { retry, type Backoff } from '../../lib/backoff.js';
 import { UpstreamError } from './upstream.js';
+
+/** The one re-send of a request whose connection was closed before any answer: at once. */
+const RESEND_BACKOFF: Backoff = { initialMs: 0 };
+/** Connection errors under fetch's "fetch failed" that mean the connection was closed or reset under the request. */
+const CLOSED_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function closedBeforeAnswer(err: unknown): boolean {
+  const code = err instanceof Error && err.cause instanceof Error ? (err.cause as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && CLOSED_CONNECTION.has(code);
+}
 
 export interface UpstreamReply {
   status: number;
@@ -49,26 +63,28 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const why = (err: unknown): string =>
-    timeout.aborted
-      ? `no complete answer within ${timeoutMs} ms`
-      : options.signal?.aborted
-        ? 'the task ran out of time'
-        : err instanceof Error
-          ? err.message
-          : String(err);
+    timeout.aborted ? `no complete answer within ${timeoutMs} ms` : options.signal?.aborted ? 'the task ran out of time' : connectionFailure(err);
   let res: Response;
+  // A connection the other side closed before any answer (a kept-alive socket the upstream shut
+  // as it was reused: the race a loop lagging under load widens) is sent once more on another
+  // connection, when sending the request twice is safe: a GET, or a submit carrying its Idempotency-Key.
+  const mayResend = method === 'GET' || options.idempotencyKey !== undefined;
   try {
-    res = await fetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${options.key}`,
-        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
-      },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal,
-      redirect: 'error',
-    });
+    res = await retry(
+      () =>
+        fetch(url, {
+          method,
+          headers: {
+            authorization: `Bearer ${options.key}`,
+            ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
+          },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal,
+          redirect: 'error',
+        }),
+      { backoff: RESEND_BACKOFF, retryIf: (err, attempt) => mayResend && attempt === 0 && !signal.aborted && closedBeforeAnswer(err) },
+    );
   } catch (err) {
     // Connection refused, reset, DNS failure or timeout: another channel may do better.
     throw new UpstreamError(`upstream unreachable: ${why(err)}`, true);
@@ -130,4 +146,17 @@ export function upstreamMessage(body: unknown): string {
 export function failureOf(reply: UpstreamReply, what: string): UpstreamError {
   const retryable = reply.status >= 500 || reply.status === 429 || reply.status === 408;
   return new UpstreamError(`${what}: upstream answered ${reply.status}: ${upstreamMessage(reply.body)}`, retryable, reply.status);
+}
+
+/**
+ * What fetch's "fetch failed" hides: the connection error under it (refused, reset, closed by
+ * the other side, a connect timeout), so an operator reading the task's reason or the log sees
+ * which one.
+ */
+function connectionFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause;
+  if (!(cause instanceof Error)) return err.message;
+  const code = (cause as { code?: unknown }).code;
+  return `${err.message}: ${cause.message}${typeof code === 'string' && !cause.message.includes(code) ? ` (${code})` : ''}`;
 }
