@@ -48,7 +48,13 @@ export interface EventQueries {
 }
 
 export function prepareEventQueries(db: SqliteDatabase): EventQueries {
+  // Two statements, not `LIMIT ?` bound to -1: with its LIMIT a bound parameter, SQLite took
+  // 2.5 times as long over the same index (23 against 9 µs a read of one event, better-sqlite3
+  // 12), and most reads of a stream are whole (a task's state since the last cached revision).
   const byStream = db
+    .prepare<[string, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision`)
+    .safeIntegers(true);
+  const byStreamLimited = db
     .prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`)
     .safeIntegers(true);
   const byStreamBackwards = db
@@ -65,7 +71,7 @@ export function prepareEventQueries(db: SqliteDatabase): EventQueries {
   }
 
   return {
-    readStream: (stream, fromRevision, limit) => byStream.all(stream, fromRevision, limit),
+    readStream: (stream, fromRevision, limit) => (limit < 0 ? byStream.all(stream, fromRevision) : byStreamLimited.all(stream, fromRevision, limit)),
     readStreamBackwards: (stream, fromRevision, limit) => byStreamBackwards.all(stream, fromRevision, limit),
     readRange(after, upTo, limit, prefixes) {
       const statement = byPrefixCount.get(prefixes.length) ?? prepareRange(prefixes.length);
