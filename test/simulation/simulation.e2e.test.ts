@@ -13,7 +13,9 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const tsx = join('node_modules', '.bin', 'tsx');
 const FIRST_SEED = Number(process.env.SIM_SEED ?? 1000);
-const SEEDS = 30;
+// 27 seeds (about 51,600 life cycles): CI's time (30 until session 39; the holes put back on
+// purpose are each found within the first three, docs/simulation.md).
+const SEEDS = 27;
 const TASKS = 2000;
 const FIRST_HOT_SEED = Number(process.env.SIM_HOT_SEED ?? 500);
 // One hot world: CI's time (it took two until session 38; each one catches the hole it is for).
