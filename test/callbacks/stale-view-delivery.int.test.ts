@@ -7,9 +7,7 @@
  * the real callbacks projection, run once and then stopped.
  */
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
-import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { describe, expect, it } from 'vitest';
 import { createCallbackDeliverer, scheduleCallbackFor } from '../../src/engine/outbound/callbacks.js';
 import { toNewEvents } from '../../src/engine/commands/append.js';
 import { streams } from '../../src/domain/events.js';
@@ -19,22 +17,12 @@ import { callbacksProjection } from '../../projections/callbacks.js';
 import { createProjectionRunner } from '../../projections/runner.js';
 import { waitForProjectedHead } from '../../projections/head.js';
 import { startReceiver } from '../support/receiver.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempStores } from '../support/temp-event-store.js';
 import { submittedEvent } from '../projections/support.js';
 
-let dir: ReturnType<typeof tempDir>;
 let events: EventStore;
 let views: ViewStore;
-
-beforeEach(() => {
-  dir = tempDir();
-  events = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-  views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-});
-afterEach(async () => {
-  await Promise.all([events.close(), views.close()]);
-  dir.remove();
-});
+useTempStores((stores) => ({ events, views } = stores));
 
 describe('a callback whose view is behind its stream', () => {
   it('is posted once, however many passes read the stale document', async () => {

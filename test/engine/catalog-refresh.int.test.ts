@@ -6,9 +6,7 @@
  * reads fail while `down` is set.
  */
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
-import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
+import { describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/engine/channels/catalog.js';
 import { createChannel } from '../../src/engine/commands/channel-commands.js';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -18,21 +16,11 @@ import { channelsProjection } from '../../projections/channels.js';
 import { pricingProjection } from '../../projections/pricing.js';
 import { createProjectionRunner } from '../../projections/runner.js';
 import { eventually } from '../support/gateway.js';
-import { tempDir } from '../support/tmp.js';
+import { useTempStores } from '../support/temp-event-store.js';
 
-let dir: ReturnType<typeof tempDir>;
 let events: EventStore;
 let views: ViewStore;
-
-beforeEach(() => {
-  dir = tempDir();
-  events = createSqliteEventStore({ path: `${dir.path}/events.sqlite` });
-  views = createSqliteViewStore({ path: `${dir.path}/views.sqlite` });
-});
-afterEach(async () => {
-  await Promise.all([events.close(), views.close()]);
-  dir.remove();
-});
+useTempStores((stores) => ({ events, views } = stores));
 
 describe('the channel catalog after a change', () => {
   it('reads the channels again until the store answers, and no rejection is left unhandled', async () => {

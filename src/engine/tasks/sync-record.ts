@@ -15,7 +15,12 @@ import { taskViewFor } from './task-view.js';
 import { SYNC_MAX_AGE_SECONDS, taskDeadline } from './deadline.js';
 import { signAssetRefs } from '../media/sign-asset-refs.js';
 
-export type SucceededSyncCall = SyncResultDoc & { status: 'succeeded'; completedAt: number };
+export type SucceededSyncCall = SyncResultDoc & {
+  status: 'succeeded';
+  completedAt: number;
+  /** The bytes the answering request stored itself, by asset key (kept-puts.ts); never on a replay. */
+  keptBytes?: ReadonlyMap<string, Buffer>;
+};
 
 /** How often a retry looks whether the call it waits for has ended. */
 export const RETRY_POLL_MS = 100;
@@ -109,8 +114,10 @@ export function succeededCall(deps: RequestDeps, doc: SyncResultDoc): SucceededS
   }
 }
 
-/** A result's bytes as Base64, read back from the asset store (410 once they are deleted). */
-export async function resultBase64(deps: RequestDeps, doc: SyncResultDoc, item: TaskResultItem): Promise<string> {
+/** A result's bytes as Base64: those the request stored itself, else read back from the asset store (410 once they are deleted). */
+export async function resultBase64(deps: RequestDeps, doc: SyncResultDoc & Pick<SucceededSyncCall, 'keptBytes'>, item: TaskResultItem): Promise<string> {
+  const kept = item.assetKey ? doc.keptBytes?.get(item.assetKey) : undefined;
+  if (kept) return kept.toString('base64');
   const asset = item.assetKey ? await deps.assets.get(item.assetKey) : undefined;
   if (!asset) throw expiredError(deps, doc);
   return asset.bytes.toString('base64');

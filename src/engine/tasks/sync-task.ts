@@ -27,6 +27,7 @@ import { submitIdempotently } from './idempotency.js';
 import { outboundPolicy } from '../outbound/outbound-guard.js';
 import { exhaustedReason, failover, failoverChannels } from '../channels/failover.js';
 import { rehostCompletion, type CompletionData } from '../media/rehost.js';
+import { keepingPuts } from '../media/kept-puts.js';
 import { submitTask, type SubmitRequest } from './submit.js';
 import { awaitSyncRecord, succeededCall, syncMaxAgeSeconds, type SucceededSyncCall } from './sync-record.js';
 import { executeTask } from '../commands/task-commands.js';
@@ -74,8 +75,11 @@ export async function runSyncTask(deps: RequestDeps, request: SyncRequest, call:
     throw new Refusal('conflict', 'idempotency_key_reused', 'Idempotency-Key: this key was used with a different request', 'Idempotency-Key');
   }
   onTask?.(task.taskId, outcome.replayed);
-  if (!outcome.replayed) await executeSyncTask(deps, task, request.metadata, delivery, call);
-  return { call: succeededCall(deps, await awaitSyncRecord(deps, task, signal)), replayed: outcome.replayed };
+  // The bytes this request stores itself, answered without reading them back (a replay reads them).
+  const kept = new Map<string, Buffer>();
+  if (!outcome.replayed) await executeSyncTask(deps, task, request.metadata, delivery, call, kept);
+  const succeeded = succeededCall(deps, await awaitSyncRecord(deps, task, signal));
+  return { call: kept.size > 0 ? { ...succeeded, keptBytes: kept } : succeeded, replayed: outcome.replayed };
 }
 
 /** Calls the channels in turn and records how the call ended (TaskSucceeded and settlement, or TaskFailed and release). */
@@ -85,6 +89,7 @@ async function executeSyncTask(
   metadata: EventMetadata,
   delivery: 'url' | 'b64',
   call: (ctx: UpstreamContext) => Promise<SyncCallResult>,
+  kept: Map<string, Buffer>,
 ): Promise<void> {
   const meta = (): EventMetadata => ({ ...metadata, at: deps.clock().toISOString(), accountId: task.accountId, correlationId: task.taskId });
   const fail = async (code: string, why: string): Promise<void> => {
@@ -137,7 +142,7 @@ async function executeSyncTask(
   let completion: CompletionData;
   try {
     completion = await rehostCompletion(
-      { assets: deps.assets, clock: deps.clock, assetRetentionSeconds: deps.config.assetRetentionSeconds },
+      { assets: keepingPuts(deps.assets, kept), clock: deps.clock, assetRetentionSeconds: deps.config.assetRetentionSeconds },
       {
         task,
         channel: { key: channel.key, baseUrl },
