@@ -22,7 +22,9 @@ export function planSticky(
   claimed: ReadonlyMap<string, readonly number[]>,
 ): Map<string, number[]> {
   const valid = new Set(partitions);
-  const claimsOf = (id: string) => [...new Set(claimed.get(id) ?? [])].filter((p) => valid.has(p)).sort((a, b) => a - b);
+  // Each member's claims on this topic's partitions, deduplicated and in order: read once.
+  const claims = new Map(memberIds.map((id) => [id, [...new Set(claimed.get(id) ?? [])].filter((p) => valid.has(p)).sort((a, b) => a - b)]));
+  const claimsOf = (id: string) => claims.get(id)!;
   const order = [...memberIds].sort((a, b) => claimsOf(b).length - claimsOf(a).length || (a < b ? -1 : a > b ? 1 : 0));
   const base = Math.floor(partitions.length / order.length);
   const extra = partitions.length % order.length;

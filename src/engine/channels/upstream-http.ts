@@ -20,9 +20,14 @@ const RESEND_BACKOFF: Backoff = { initialMs: 0 };
 /** Connection errors under fetch's "fetch failed" that mean the connection was closed or reset under the request. */
 const CLOSED_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
-function closedBeforeAnswer(err: unknown): boolean {
+/** The code of the connection error under fetch's "fetch failed" (`UND_ERR_SOCKET`, `ECONNRESET`, …), if it has one. */
+function causeCode(err: unknown): string | undefined {
   const code = err instanceof Error && err.cause instanceof Error ? (err.cause as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && CLOSED_CONNECTION.has(code);
+  return typeof code === 'string' ? code : undefined;
+}
+
+function closedBeforeAnswer(err: unknown): boolean {
+  return CLOSED_CONNECTION.has(causeCode(err) ?? '');
 }
 
 export interface UpstreamReply {
@@ -70,21 +75,22 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
   // connection, when sending the request twice is safe: a GET, or a submit carrying its Idempotency-Key.
   const mayResend = method === 'GET' || options.idempotencyKey !== undefined;
   try {
-    res = await retry(
-      () =>
-        fetch(url, {
-          method,
-          headers: {
-            authorization: `Bearer ${options.key}`,
-            ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-            ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
-          },
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          signal,
-          redirect: 'error',
-        }),
-      { backoff: RESEND_BACKOFF, retryIf: (err, attempt) => mayResend && attempt === 0 && !signal.aborted && closedBeforeAnswer(err) },
-    );
+    // Built once: a re-send sends the same request.
+    const request: RequestInit = {
+      method,
+      headers: {
+        authorization: `Bearer ${options.key}`,
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal,
+      redirect: 'error',
+    };
+    res = await retry(() => fetch(url, request), {
+      backoff: RESEND_BACKOFF,
+      retryIf: (err, attempt) => mayResend && attempt === 0 && !signal.aborted && closedBeforeAnswer(err),
+    });
   } catch (err) {
     // Connection refused, reset, DNS failure or timeout: another channel may do better.
     throw new UpstreamError(`upstream unreachable: ${why(err)}`, true);
@@ -157,6 +163,6 @@ function connectionFailure(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause;
   if (!(cause instanceof Error)) return err.message;
-  const code = (cause as { code?: unknown }).code;
-  return `${err.message}: ${cause.message}${typeof code === 'string' && !cause.message.includes(code) ? ` (${code})` : ''}`;
+  const code = causeCode(err);
+  return `${err.message}: ${cause.message}${code !== undefined && !cause.message.includes(code) ? ` (${code})` : ''}`;
 }
