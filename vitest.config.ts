@@ -8,6 +8,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // `gc()` for tests of what a garbage collection in the middle of a call must not break
+    // (test/engine/upstream-http-deadline.int.test.ts).
+    execArgv: ['--expose-gc'],
     // Two files at a time on the 2-core CI machine (vitest's default is one fewer than the cores:
     // one). Most files wait on timers, brokers and child processes more than they compute; one at
     // a time the suite took 25.6 minutes of CI's 30 (1,367 s of tests, 1,536 s wall).

@@ -72,6 +72,17 @@ async function call<T = unknown>(method: 'GET' | 'POST', path: string, body?: un
   return reply;
 }
 
+/** A streamed synchronous image call (`stream: true`): its status and the whole text of its answer. */
+async function streamed(scenario: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${api.bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: SYNC_MODEL, prompt: `scenario:${scenario}`, n: 1, stream: true }),
+  });
+  statuses.push(res.status);
+  return { status: res.status, text: await res.text() };
+}
+
 /** The async image task view (spec 2.1), as far as this suite reads it. */
 interface ImageTaskBody {
   id: string;
@@ -276,6 +287,21 @@ describe('synchronous calls and video', () => {
     expect(upstream.largestAnswer.get('sync-huge')).toBeLessThan(96 * MiB);
   });
 
+  it('a streamed sync call whose connection is closed under it is sent once more with the same Idempotency-Key; an error answer that never ends is read within the limit', async () => {
+    const before = new Set(upstream.submitsByKey.keys());
+    const once = await streamed('stream-reset-once');
+    expect(once.status, once.text).toBe(200);
+    expect(once.text).toContain('event: image_generation.completed');
+    const sent = [...upstream.submitsByKey].filter(([key]) => !before.has(key));
+    expect(sent.map(([, n]) => n)).toEqual([2]);
+    const started = Date.now();
+    const huge = await streamed('stream-error-huge');
+    expect(huge.status, huge.text).toBe(502);
+    expect(JSON.parse(huge.text).error.message).toMatch(/over the \d+ byte limit/);
+    expect(Date.now() - started).toBeLessThan((MAX_AGE_S * 1000) / 2);
+    expect(upstream.largestAnswer.get('stream-error-huge')).toBeLessThan(96 * MiB);
+  });
+
   it('a sync call answered with 50 images for n=1 returns and charges one', async () => {
     const r = await call<{ data: unknown[] }>('POST', '/v1/images/generations', {
       model: SYNC_MODEL,
@@ -323,15 +349,15 @@ describe('afterwards', () => {
     const state = foldAccount(recorded);
     expect(state.reserved).toBe(0);
     expect(state.openReservations.size).toBe(0);
-    // over-deliver 1 image + big-result 1 image + reset-submit-once 1 image + sync 1 image + video 5 s at 1080p.
-    const charged = 3 * IMAGE_PRICE + SYNC_PRICE + 5 * VIDEO_TIERS['1080p'];
+    // over-deliver 1 image + big-result 1 image + reset-submit-once 1 image + sync over-deliver 1 image + stream-reset-once 1 image + video 5 s at 1080p.
+    const charged = 3 * IMAGE_PRICE + 2 * SYNC_PRICE + 5 * VIDEO_TIERS['1080p'];
     expect(state.usedQuota).toBe(charged);
     expect(state.balance).toBe(CREDIT - charged);
     const report = await auditAccounts(events, views, { accountId });
     expect(report.discrepancies).toEqual([]);
     // No 500 anywhere; the only 5xx are the sync calls' 502 (bad answer) and 504 (deadline).
     expect(statuses.filter((s) => s >= 500 && s !== 502 && s !== 504)).toEqual([]);
-    expect(statuses.filter((s) => s >= 500)).toHaveLength(4);
+    expect(statuses.filter((s) => s >= 500)).toHaveLength(5);
     const counts: Record<string, number> = {};
     for (const s of statuses) counts[String(s)] = (counts[String(s)] ?? 0) + 1;
     recordReliability({ suite: 'hostile-upstream', requests: statuses.length, statuses: counts, invariants: 6 });

@@ -182,8 +182,27 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     res.end(SMALL_PNG);
   };
 
+  /** Streamed synchronous std-image calls (`stream: true`): server-sent events. */
+  const syncImagesStream: Handler = (req, res, body) => {
+    const scenario = scenarioOf(body);
+    const key = String(req.headers['idempotency-key'] ?? '');
+    const seen = (submitsByKey.get(key) ?? 0) + 1;
+    submitsByKey.set(key, seen);
+    // The first call of each task: the connection closed, no answer; the next one is answered.
+    if (scenario === 'stream-reset-once' && seen === 1) return void req.socket.destroy();
+    if (scenario === 'stream-error-huge') {
+      // An error status whose body never stops: read within the limit, then left.
+      res.writeHead(500, { 'content-type': 'application/json' });
+      return void stream(res, scenario, Buffer.from('{"error":{"message":"'), HUGE_ANSWER_BYTES);
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const completed = { type: 'image_generation.completed', b64_json: SMALL_PNG.toString('base64'), usage: { total_tokens: 1 } };
+    res.end(`event: ${completed.type}\ndata: ${JSON.stringify(completed)}\n\ndata: [DONE]\n\n`);
+  };
+
   /** Synchronous std-image calls. */
-  const syncImages: Handler = (_req, res, body) => {
+  const syncImages: Handler = (req, res, body) => {
+    if (body.stream === true) return syncImagesStream(req, res, body);
     const scenario = scenarioOf(body);
     if (scenario === 'sync-hang') return hang();
     if (scenario === 'sync-trickle') return trickle(res);

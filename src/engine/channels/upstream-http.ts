@@ -60,47 +60,66 @@ export interface UpstreamCallOptions {
   maxBytes?: number;
   /** Sent as the `Idempotency-Key` header (a submit's client reference, UpstreamContext.idempotencyKey). */
   idempotencyKey?: string | undefined;
+  /** Sent as the `Accept` header (a streamed call's `text/event-stream`). */
+  accept?: string;
 }
 
-export async function upstreamJson(method: 'GET' | 'POST', url: string, options: UpstreamCallOptions): Promise<UpstreamReply> {
+/** An upstream answer whose headers have arrived; its body is not read yet. */
+export interface OpenedUpstream {
+  res: Response;
+  /** The call's deadline and the caller's signal in one: aborted, the body's chunks end (bodyChunks). */
+  signal: AbortSignal;
+  /** Why the call failed past this point, for a failure's reason: the deadline, the task's own time, or the connection error. */
+  why(err: unknown): string;
+}
+
+/**
+ * Sends one upstream request under the call's deadline (the re-send above included) and
+ * resolves once its headers arrive; the body is the caller's to read, under the same deadline.
+ */
+export async function openUpstream(method: 'GET' | 'POST', url: string, options: UpstreamCallOptions): Promise<OpenedUpstream> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const maxBytes = options.maxBytes ?? MAX_UPSTREAM_ANSWER_BYTES;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   const why = (err: unknown): string =>
     timeout.aborted ? `no complete answer within ${timeoutMs} ms` : options.signal?.aborted ? 'the task ran out of time' : connectionFailure(err);
-  let res: Response;
   // A connection the other side closed before any answer (a kept-alive socket the upstream shut
   // as it was reused: the race a loop lagging under load widens) is sent once more on another
   // connection, when sending the request twice is safe: a GET, or a submit carrying its Idempotency-Key.
   const mayResend = method === 'GET' || options.idempotencyKey !== undefined;
+  // Built once: a re-send sends the same request.
+  const request: RequestInit = {
+    method,
+    headers: {
+      authorization: `Bearer ${options.key}`,
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.accept !== undefined ? { accept: options.accept } : {}),
+      ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
+    },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal,
+    redirect: 'error',
+  };
   try {
-    // Built once: a re-send sends the same request.
-    const request: RequestInit = {
-      method,
-      headers: {
-        authorization: `Bearer ${options.key}`,
-        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
-      },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal,
-      redirect: 'error',
-    };
-    res = await retry(() => fetch(url, request), {
+    const res = await retry(() => fetch(url, request), {
       backoff: RESEND_BACKOFF,
       retryIf: (err, attempt) => mayResend && attempt === 0 && !signal.aborted && closedBeforeAnswer(err),
     });
+    return { res, signal, why };
   } catch (err) {
     // Connection refused, reset, DNS failure or timeout: another channel may do better.
     throw new UpstreamError(`upstream unreachable: ${why(err)}`, true);
   }
+}
+
+/** An opened answer's body, read within `maxBytes` and parsed as JSON when it is JSON (kept as text when not). */
+export async function readUpstreamReply(opened: OpenedUpstream, maxBytes = MAX_UPSTREAM_ANSWER_BYTES): Promise<UpstreamReply> {
   let text: string;
   try {
-    text = await readBody(res, maxBytes);
+    text = await readBody(opened, maxBytes);
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
-    throw new UpstreamError(`upstream answer broke off: ${why(err)}`, true);
+    throw new UpstreamError(`upstream answer broke off: ${opened.why(err)}`, true);
   }
   let body: unknown = text;
   try {
@@ -108,31 +127,59 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
   } catch {
     /* keep the text */
   }
-  return { status: res.status, body };
+  return { status: opened.res.status, body };
+}
+
+export async function upstreamJson(method: 'GET' | 'POST', url: string, options: UpstreamCallOptions): Promise<UpstreamReply> {
+  return readUpstreamReply(await openUpstream(method, url, options), options.maxBytes);
+}
+
+/**
+ * The body's chunks as they arrive, ended by the call's signal. fetch's own abort does not end
+ * a body whose reader is waiting for the next chunk (measured: a body that trickles a byte now
+ * and then outlived both the deadline and the caller's abort, holding its connection and its
+ * channel's poll slot for good), so the reader is cancelled here when the signal aborts. Leaving
+ * early (over a limit, a parse error, the caller's `break`) cancels the rest of the body too.
+ */
+export async function* bodyChunks(opened: OpenedUpstream): AsyncGenerator<Uint8Array> {
+  const { res, signal } = opened;
+  if (!res.body) return;
+  // fetch's body is typed ReadableStream<any>; its chunks are bytes.
+  const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+  const cancel = () => void reader.cancel(signal.reason).catch(() => undefined);
+  signal.addEventListener('abort', cancel, { once: true });
+  let ended = false;
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      const { done, value } = await reader.read();
+      signal.throwIfAborted();
+      if (done) {
+        ended = true;
+        return;
+      }
+      yield value;
+    }
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    if (!ended) await reader.cancel().catch(() => undefined);
+  }
 }
 
 /** The body as text, read chunk by chunk and abandoned past `maxBytes`. */
-async function readBody(res: Response, maxBytes: number): Promise<string> {
+async function readBody(opened: OpenedUpstream, maxBytes: number): Promise<string> {
   const tooLarge = (size: string): UpstreamError => new UpstreamError(`upstream answer of ${size} is over the ${maxBytes} byte limit`, true);
-  const declared = Number(res.headers.get('content-length') ?? '');
+  const declared = Number(opened.res.headers.get('content-length') ?? '');
   if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
+    await opened.res.body?.cancel().catch(() => undefined);
     throw tooLarge(`${declared} bytes`);
   }
-  if (!res.body) return '';
-  // fetch's body is typed ReadableStream<any>; its chunks are bytes.
-  const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(`more than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
+  for await (const chunk of bodyChunks(opened)) {
+    total += chunk.byteLength;
+    if (total > maxBytes) throw tooLarge(`more than ${maxBytes} bytes`);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks, total).toString('utf8');
 }

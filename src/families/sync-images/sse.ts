@@ -68,7 +68,7 @@ export interface SseFrame {
  * Frames of an upstream `text/event-stream` body (comments skipped, multi-line data joined).
  * A frame longer than `maxFrameBytes` (never ending, say) fails the read instead of growing.
  */
-export async function* readSse(body: ReadableStream<Uint8Array>, maxFrameBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseFrame> {
+export async function* readSse(body: AsyncIterable<Uint8Array>, maxFrameBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of body) {

@@ -6,7 +6,7 @@
  */
 import type { SyncCallResult } from '../../engine/tasks/sync-task.js';
 import { resultLimitOf } from '../../engine/media/assets.js';
-import { failureOf, MAX_UPSTREAM_ANSWER_BYTES } from '../../engine/channels/upstream-http.js';
+import { bodyChunks, failureOf, MAX_UPSTREAM_ANSWER_BYTES, openUpstream, readUpstreamReply, type OpenedUpstream } from '../../engine/channels/upstream-http.js';
 import { UpstreamError, type UpstreamContext } from '../../engine/channels/upstream.js';
 import type { GatewayDeps } from '../../http/deps.js';
 import { isPlainObject } from '../kit/fields.js';
@@ -69,38 +69,22 @@ export function sumUsage(list: readonly unknown[]): Record<string, unknown> {
   return total;
 }
 
-async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(ctx.baseUrl + IMAGES_PATH, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ctx.channel.key}`,
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...(ctx.idempotencyKey !== undefined ? { 'idempotency-key': ctx.idempotencyKey } : {}),
-      },
-      body: JSON.stringify(body(ctx, upstream, { stream: true })),
-      signal: ctx.signal ? AbortSignal.any([AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS), ctx.signal]) : AbortSignal.timeout(SYNC_UPSTREAM_TIMEOUT_MS),
-      redirect: 'error',
-    });
-  } catch (err) {
-    throw new UpstreamError(`upstream unreachable: ${err instanceof Error ? err.message : String(err)}`, true);
-  }
-  if (res.status !== 200) {
-    const text = await res.text().catch(() => '');
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      /* keep the text */
-    }
-    throw failureOf({ status: res.status, body: parsed }, 'images stream');
-  }
-  if (!res.body || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+/** Opens the streamed call: an answer other than a 200 event stream is the upstream's failure (its body read within the limit). */
+async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown>): Promise<OpenedUpstream> {
+  const opened = await openUpstream('POST', ctx.baseUrl + IMAGES_PATH, {
+    key: ctx.channel.key,
+    body: body(ctx, upstream, { stream: true }),
+    accept: 'text/event-stream',
+    timeoutMs: SYNC_UPSTREAM_TIMEOUT_MS,
+    signal: ctx.signal,
+    idempotencyKey: ctx.idempotencyKey,
+  });
+  if (opened.res.status !== 200) throw failureOf(await readUpstreamReply(opened), 'images stream');
+  if (!opened.res.body || !(opened.res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await opened.res.body?.cancel().catch(() => undefined);
     throw new UpstreamError('images stream: the upstream did not answer with text/event-stream', false, 502);
   }
-  return res;
+  return opened;
 }
 
 /**
@@ -113,14 +97,14 @@ export async function callImagesStream(
   upstream: Record<string, unknown>,
   onPartial: (event: { b64_json: string; partial_image_index: number }) => void,
 ): Promise<SyncCallResult> {
-  const res = await openStream(ctx, upstream);
+  const opened = await openStream(ctx, upstream);
   const images: UpstreamImage[] = [];
   const usages: unknown[] = [];
   const limit = resultLimitOf(ctx.task.basis);
   let completed = 0;
   let passedOn = false;
   try {
-    for await (const frame of readSse(res.body as ReadableStream<Uint8Array>, MAX_UPSTREAM_ANSWER_BYTES)) {
+    for await (const frame of readSse(bodyChunks(opened), MAX_UPSTREAM_ANSWER_BYTES)) {
       if (frame.data.startsWith('[DONE]')) break;
       const event: unknown = JSON.parse(frame.data);
       if (!isPlainObject(event)) continue;
@@ -138,7 +122,7 @@ export async function callImagesStream(
     }
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
-    throw new UpstreamError(`images stream broke off: ${err instanceof Error ? err.message : String(err)}`, !passedOn, 502);
+    throw new UpstreamError(`images stream broke off: ${opened.why(err)}`, !passedOn, 502);
   }
   if (images.length === 0) throw new UpstreamError('images stream: ended without a completed image', !passedOn, 502);
   const { results } = await fetchImages(deps, ctx, images, 'fail');
