@@ -1,7 +1,7 @@
 /**
  * Server-sent events both ways: `SseReply` writes `text/event-stream` answers (chat chunks,
  * `image_generation.*` events) with the shared writer (src/http/sse.ts), and `readSse` parses
- * an upstream's stream frame by frame.
+ * an upstream's stream frame by frame (eventsource-parser).
  *
  * The answer starts lazily, at the first frame (or keep-alive comment): until then a refusal
  * (quota, upstream rejection) is still an ordinary JSON error body (`{code, message, error}`,
@@ -12,6 +12,7 @@
 import type { FastifyReply } from 'fastify';
 import { GatewayError, normalizeError } from '../../http/errors.js';
 import { HEARTBEAT_MS, SseWriter } from '../../http/sse.js';
+import { createParser } from 'eventsource-parser';
 
 export const KEEP_ALIVE_MS = HEARTBEAT_MS;
 
@@ -65,39 +66,30 @@ export interface SseFrame {
 }
 
 /**
- * Frames of an upstream `text/event-stream` body (comments skipped, multi-line data joined).
- * A frame longer than `maxFrameBytes` (never ending, say) fails the read instead of growing.
+ * Frames of an upstream `text/event-stream` body, parsed by eventsource-parser (comments
+ * skipped, multi-line data joined, a last frame without its blank line kept). A frame longer
+ * than `maxFrameChars` (one that never ends, say) fails the read instead of growing.
  */
-export async function* readSse(body: AsyncIterable<Uint8Array>, maxFrameBytes = Number.POSITIVE_INFINITY): AsyncGenerator<SseFrame> {
+export async function* readSse(body: AsyncIterable<Uint8Array>, maxFrameChars?: number): AsyncGenerator<SseFrame> {
+  const frames: SseFrame[] = [];
+  let failure: Error | undefined;
+  const parser = createParser({
+    maxBufferSize: maxFrameChars,
+    onEvent: ({ event, data }) => frames.push({ event, data }),
+    // Unknown fields and bad `retry` values are ignored, as an EventSource would.
+    onError: (err) => {
+      if (err.type === 'max-buffer-size-exceeded') failure ??= new Error(`an event of more than ${maxFrameChars} characters`);
+    },
+  });
   const decoder = new TextDecoder();
-  let buffer = '';
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    for (;;) {
-      const match = /\r?\n\r?\n/.exec(buffer);
-      if (!match) break;
-      const block = buffer.slice(0, match.index);
-      buffer = buffer.slice(match.index + match[0].length);
-      const frame = parseFrame(block);
-      if (frame) yield frame;
-    }
-    // What is left is one unfinished frame.
-    if (buffer.length > maxFrameBytes) throw new Error(`an event of more than ${maxFrameBytes} bytes`);
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (failure) throw failure;
+    yield* frames.splice(0);
   }
-  const last = parseFrame(buffer + decoder.decode());
-  if (last) yield last;
-}
-
-function parseFrame(block: string): SseFrame | undefined {
-  let event: string | undefined;
-  const data: string[] = [];
-  for (const line of block.split(/\r?\n/)) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const name = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (name === 'event') event = value;
-    else if (name === 'data') data.push(value);
-  }
-  return data.length > 0 ? { event, data: data.join('\n') } : undefined;
+  // A last frame whose blank line never came is kept (an EventSource would drop it): an upstream
+  // that ends its stream without it still delivered the frame whole, or fails to parse it.
+  parser.feed(`${decoder.decode()}\n\n`);
+  if (failure) throw failure;
+  yield* frames.splice(0);
 }
