@@ -36,23 +36,22 @@ export function serializeEvents(events: readonly NewEvent[]): SerializedEvent[] 
   });
 }
 
-/** The text columns of a stored event, named as both stores' tables name them. */
-export interface StoredEventText {
-  stream: string;
-  event_id: string;
-  type: string;
-  data: string;
-  metadata: string;
-}
-
-/** A stored event read back; each store converts its own integer columns. */
-export function recordedEvent(row: StoredEventText, revision: number, position: bigint): RecordedEvent {
+/** A stored event read back, from its columns; each store converts its own integer columns. */
+export function recordedEvent(
+  stream: string,
+  eventId: string,
+  type: string,
+  data: string,
+  metadata: string,
+  revision: number,
+  position: bigint,
+): RecordedEvent {
   return {
-    id: row.event_id,
-    type: row.type,
-    data: JSON.parse(row.data) as unknown,
-    metadata: parseMetadata(row.metadata),
-    streamName: row.stream,
+    id: eventId,
+    type,
+    data: JSON.parse(data) as unknown,
+    metadata: parseMetadata(metadata),
+    streamName: stream,
     revision,
     position,
   };

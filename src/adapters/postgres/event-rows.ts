@@ -51,7 +51,7 @@ export interface EventRow {
 export const COLUMNS = 'position, stream, revision, event_id, type, data, metadata';
 
 export function toRecordedEvent(row: EventRow): RecordedEvent {
-  return recordedEvent(row, Number(row.revision), BigInt(row.position));
+  return recordedEvent(row.stream, row.event_id, row.type, row.data, row.metadata, Number(row.revision), BigInt(row.position));
 }
 
 /** LIKE patterns matching the names that start with each prefix (`%`, `_` and `\` escaped). */

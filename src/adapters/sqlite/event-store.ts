@@ -15,7 +15,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store.js';
-import { serializeEvents, validExpectedRevision } from '../event-json.js';
+import { recordedEvent, serializeEvents, validExpectedRevision } from '../event-json.js';
 import { prepareAppendBatch, type AppendJob, type WrittenEvent } from './append-batch.js';
 import { createChangeNotifier } from '../change-notifier.js';
 import { openSqlite } from './database.js';
@@ -186,5 +186,5 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): Sqlite
 }
 
 function toRecentEvent({ stream, revision, position, event }: WrittenEvent): RecordedEvent {
-  return toRecordedEvent({ position, stream, revision: BigInt(revision), event_id: event.id, type: event.type, data: event.data, metadata: event.metadata });
+  return recordedEvent(stream, event.id, event.type, event.data, event.metadata, revision, position);
 }

@@ -26,13 +26,13 @@ export const STREAMS_WITH_PREFIX_SQL = {
 };
 
 export function prepareStreamsWithPrefixRead(db: SqliteDatabase, assertOpen: () => void): StreamsWithPrefixRead {
-  const bounded = db.prepare<[string, bigint | number, string, number], EventRow>(STREAMS_WITH_PREFIX_SQL.bounded).safeIntegers(true);
-  const open = db.prepare<[string, bigint | number, number], EventRow>(STREAMS_WITH_PREFIX_SQL.open).safeIntegers(true);
+  const bounded = db.prepare<[string, number, string, number], EventRow>(STREAMS_WITH_PREFIX_SQL.bounded).raw(true);
+  const open = db.prepare<[string, number, number], EventRow>(STREAMS_WITH_PREFIX_SQL.open).raw(true);
 
   return async function* readStreamsWithPrefix(prefix, pageSize) {
     const upper = prefixUpperBound(prefix);
     let stream = prefix;
-    let revision: bigint | number = -1;
+    let revision = -1;
     for (;;) {
       assertOpen();
       const rows: EventRow[] = upper === undefined ? open.all(stream, revision, pageSize) : bounded.all(stream, revision, upper, pageSize);
@@ -40,8 +40,7 @@ export function prepareStreamsWithPrefixRead(db: SqliteDatabase, assertOpen: () 
       if (!last) return;
       yield rows.map(toRecordedEvent);
       if (rows.length < pageSize) return;
-      stream = last.stream;
-      revision = last.revision;
+      [, stream, revision] = last;
     }
   };
 }
