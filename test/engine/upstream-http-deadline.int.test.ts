@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { upstreamJson } from '../../src/engine/channels/upstream-http.js';
 
 const CALLS = 20;
@@ -35,56 +35,67 @@ beforeAll(async () => {
   await once(server, 'listening');
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/poll`;
 });
+// A test that failed leaves its calls' connections open: the next one starts from none.
+afterEach(async () => {
+  server.closeAllConnections();
+  await untilClosed();
+});
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-/** Resolves with each call's outcome, or 'still pending' if it has not ended `graceMs` after `endsAt`. */
-async function outcomes(calls: Promise<unknown>[], endsAt: number, graceMs = 2_000): Promise<string[]> {
-  const pending = new Promise<string>((resolve) => setTimeout(() => resolve('still pending'), endsAt - Date.now() + graceMs));
-  return Promise.all(
-    calls.map((call) =>
-      Promise.race([
-        call.then(
-          () => 'answered',
-          (err: Error) => err.message,
-        ),
-        pending,
-      ]),
+/** Each call's outcome (its error's message), handled from the start: a call that ends early leaves no unhandled rejection. */
+const outcomesOf = (calls: Promise<unknown>[]): Promise<string>[] =>
+  calls.map((call) =>
+    call.then(
+      () => 'answered',
+      (err: Error) => err.message,
     ),
   );
+
+/** Each outcome, or 'still pending' for a call that has not ended `graceMs` after `endsAt`. */
+async function endedBy(outcomes: Promise<string>[], endsAt: number, graceMs = 3_000): Promise<string[]> {
+  const pending = new Promise<string>((resolve) => setTimeout(() => resolve('still pending'), endsAt - Date.now() + graceMs));
+  return Promise.all(outcomes.map((outcome) => Promise.race([outcome, pending])));
 }
 
-/** Waits until every call reads its body, then collects garbage, as a busy gateway would at some point of a long read. */
-async function collectWhileReading(): Promise<void> {
-  while (open < CALLS) await new Promise((r) => setTimeout(r, 10));
+/**
+ * Waits (until `untilMs` at most: a loaded machine connects slowly) until every call reads its
+ * body, then collects garbage, as a busy gateway would at some point of a long read. Resolves
+ * with how many were reading then.
+ */
+async function collectWhileReading(untilMs: number): Promise<number> {
+  while (open < CALLS && Date.now() < untilMs) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 50));
   if (!gc) throw new Error('gc() is not exposed: run with --expose-gc (vitest.config.ts)');
   for (let i = 0; i < 3; i++) gc();
+  return open;
 }
 
 async function untilClosed(): Promise<number> {
-  const until = Date.now() + 2_000;
+  const until = Date.now() + 3_000;
   while (open > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
   return open;
 }
 
 it('a body that never ends is cut off at the deadline, its connection closed', async () => {
+  // Long enough for all 20 to be reading their bodies when it passes, on a loaded machine too.
+  const deadlineMs = 5_000;
   const started = Date.now();
-  const calls = Array.from({ length: CALLS }, () => upstreamJson('GET', url, { key: 'k', timeoutMs: 300 }));
-  await collectWhileReading();
-  const ended = await outcomes(calls, started + 300);
-  expect(new Set(ended)).toEqual(new Set(['upstream answer broke off: no complete answer within 300 ms']));
+  const outcomes = outcomesOf(Array.from({ length: CALLS }, () => upstreamJson('GET', url, { key: 'k', timeoutMs: deadlineMs })));
+  expect(await collectWhileReading(started + deadlineMs - 1_000)).toBe(CALLS);
+  const ended = await endedBy(outcomes, started + deadlineMs);
+  expect(new Set(ended)).toEqual(new Set([`upstream answer broke off: no complete answer within ${deadlineMs} ms`]));
   expect(await untilClosed()).toBe(0);
 });
 
 it("a body that never ends is cut off when the caller aborts (the task's own deadline), its connection closed", async () => {
   const task = new AbortController();
-  const calls = Array.from({ length: CALLS }, () => upstreamJson('GET', url, { key: 'k', timeoutMs: 30_000, signal: task.signal }));
-  await collectWhileReading();
+  const outcomes = outcomesOf(Array.from({ length: CALLS }, () => upstreamJson('GET', url, { key: 'k', timeoutMs: 30_000, signal: task.signal })));
+  expect(await collectWhileReading(Date.now() + 10_000)).toBe(CALLS);
   task.abort(new Error('the task ran out of time'));
-  const ended = await outcomes(calls, Date.now());
+  const ended = await endedBy(outcomes, Date.now());
   expect(new Set(ended)).toEqual(new Set(['upstream answer broke off: the task ran out of time']));
   expect(await untilClosed()).toBe(0);
 });

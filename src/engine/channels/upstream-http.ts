@@ -135,11 +135,12 @@ export async function upstreamJson(method: 'GET' | 'POST', url: string, options:
 }
 
 /**
- * The body's chunks as they arrive, ended by the call's signal. fetch's own abort does not end
- * a body whose reader is waiting for the next chunk (measured: a body that trickles a byte now
- * and then outlived both the deadline and the caller's abort, holding its connection and its
- * channel's poll slot for good), so the reader is cancelled here when the signal aborts. Leaving
- * early (over a limit, a parse error, the caller's `break`) cancels the rest of the body too.
+ * The body's chunks as they arrive, ended by the call's signal. fetch's own abort can be lost:
+ * undici follows the signal through a weak reference that a garbage collection may cut, and then
+ * a body that trickles a byte now and then outlived both the deadline and the caller's abort,
+ * holding its connection and its channel's poll slot for good (decision 0157). So the reader is
+ * cancelled here when the signal aborts. Leaving early (over a limit, a parse error, the
+ * caller's `break`) cancels the rest of the body too.
  */
 export async function* bodyChunks(opened: OpenedUpstream): AsyncGenerator<Uint8Array> {
   const { res, signal } = opened;
