@@ -32,10 +32,11 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+/** `what` may be a function: read when the wait fails (what a child printed by then, say). */
+async function until(what: string | (() => string), check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -65,7 +66,7 @@ describe('npm start under a supervisor', () => {
     const pgid = npm.pid!;
 
     await until(
-      `the gateway answers /readyz (output so far: ${output.slice(-2000)})`,
+      () => `the gateway answers /readyz (its output so far: ${output.slice(-4000)})`,
       async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true,
       150_000,
     );
