@@ -96,11 +96,17 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   });
   const urls = (names: string[]) => names.map((name) => ({ url: `${origin}/files/${name}` }));
 
-  const submitImages: Handler = (req, res, body) => {
-    const scenario = scenarioOf(body);
+  /** Counts a submit under its Idempotency-Key; returns how many that key has had, this one included. */
+  const countSubmit = (req: IncomingMessage): number => {
     const key = String(req.headers['idempotency-key'] ?? '');
     const seen = (submitsByKey.get(key) ?? 0) + 1;
     submitsByKey.set(key, seen);
+    return seen;
+  };
+
+  const submitImages: Handler = (req, res, body) => {
+    const scenario = scenarioOf(body);
+    const seen = countSubmit(req);
     switch (scenario) {
       case 'reset-submit':
         // The connection closed under every submit, no answer.
@@ -185,9 +191,7 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   /** Streamed synchronous std-image calls (`stream: true`): server-sent events. */
   const syncImagesStream: Handler = (req, res, body) => {
     const scenario = scenarioOf(body);
-    const key = String(req.headers['idempotency-key'] ?? '');
-    const seen = (submitsByKey.get(key) ?? 0) + 1;
-    submitsByKey.set(key, seen);
+    const seen = countSubmit(req);
     // The first call of each task: the connection closed, no answer; the next one is answered.
     if (scenario === 'stream-reset-once' && seen === 1) return void req.socket.destroy();
     if (scenario === 'stream-error-huge') {
