@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { findSql, orderClause, whereClause } from '../../src/adapters/sqlite/view-queries.js';
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { tempDir } from '../support/tmp.js';
 import { newEvents } from './event-store.fixtures.js';
@@ -41,6 +42,33 @@ describe('SQLite view store', () => {
           )
           .all('"pending"') as { detail: string }[];
         expect(plan.map((p) => p.detail)).toEqual([expect.stringMatching(/^SEARCH view_documents USING INDEX view_shape_\w+ \(<expr>=\?\)$/)]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+
+  it("a sort with no equality (an expiry pass's oldest first) walks its shape's index instead of sorting the whole view", async () => {
+    const dir = tempDir('sqlite-vs-');
+    const path = join(dir.path, 'views.db');
+    const store = createSqliteViewStore({ path });
+    try {
+      const docs = Array.from({ length: 500 }, (_, i) => write('asset-expiry', `a${i}`, BigInt(i + 1), { expireAt: 10_000 - ((i * 7919) % 500) }));
+      await store.commit('p', [...docs, write('other', 'o1', 501n, { expireAt: 0 })], 501n);
+      const oldest = await store.find<{ expireAt: number }>('asset-expiry', {}, { sortBy: 'expireAt', limit: 2 });
+      expect(oldest.map((d) => d.doc.expireAt)).toEqual([9501, 9502]);
+      const db = new Database(path, { readonly: true });
+      try {
+        const [index, ...others] = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'view_shape_%'").pluck().all() as string[];
+        expect(others).toEqual([]);
+        const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(2, 0) as { detail: string }[]).map((p) => p.detail);
+        const shape = [whereClause({}), orderClause({ sortBy: 'expireAt' })] as const;
+        // Left to the planner, the primary key wins and every document of the view is sorted.
+        expect(plan(findSql('asset-expiry', ...shape, undefined))).toContain('USE TEMP B-TREE FOR ORDER BY');
+        expect(plan(findSql('asset-expiry', ...shape, index))).toEqual([`SCAN view_documents USING INDEX ${index}`]);
       } finally {
         db.close();
       }

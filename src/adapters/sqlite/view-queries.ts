@@ -76,6 +76,18 @@ export function shapeIndexSql(view: string, expressions: readonly string[], name
   return `CREATE INDEX IF NOT EXISTS ${name} ON view_documents (${[...expressions, 'id'].join(', ')}) WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL`;
 }
 
+/**
+ * The find statement of one view and query shape. `index` names the shape's own index (one of
+ * `shapeIndexSql`'s), which the statement is then told to use: without table statistics SQLite
+ * prefers the primary key's (view, id) and sorts every live document of the view when the shape
+ * has a sort and no equality (an expiry pass asking for the oldest few): 27 ms for LIMIT 1 over
+ * 20,000 documents here, against 0.02 ms on the shape's index.
+ */
+export function findSql(view: string, filter: WhereClause, order: { sql: string }, index: string | undefined): string {
+  const from = index === undefined ? 'view_documents' : `view_documents INDEXED BY ${index}`;
+  return `SELECT id, position, doc FROM ${from} WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL${filter.sql}${order.sql} LIMIT ? OFFSET ?`;
+}
+
 /** A view name as an SQL string literal (quotes doubled), for the planner to match a partial index. */
 export function viewLiteral(view: string): string {
   return `'${view.replaceAll("'", "''")}'`;

@@ -10,7 +10,7 @@ import type { FindOptions, ProjectionWrites, ViewDocument, ViewFieldValue, ViewS
 import { openSqlite } from './database.js';
 import { memoCache } from '../../lib/memo-cache.js';
 import { createHash } from 'node:crypto';
-import { orderClause, shapeIndexSql, viewLiteral, whereClause } from './view-queries.js';
+import { findSql, orderClause, shapeIndexSql, viewLiteral, whereClause } from './view-queries.js';
 
 export interface SqliteViewStoreOptions {
   path: string;
@@ -74,14 +74,17 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
 
   /**
    * Periodic passes (expiry, callbacks due, tasks in flight) sort and filter on fields inside the
-   * documents: without an index each pass reads and parses every document of the view.
+   * documents: without an index each pass reads and parses every document of the view. Gives the
+   * index's name, or undefined when the shape has none (no fields, or past the cap).
    */
-  function indexShape(view: string, expressions: readonly string[]): void {
-    if (expressions.length === 0) return;
+  function indexShape(view: string, expressions: readonly string[]): string | undefined {
+    if (expressions.length === 0) return undefined;
     const name = `view_shape_${createHash('sha256').update(view).update('\u0000').update(expressions.join('\u0000')).digest('hex').slice(0, 16)}`;
-    if (shapeIndexes.has(name) || shapeIndexes.size >= MAX_SHAPE_INDEXES) return;
-    shapeIndexes.add(name);
+    if (shapeIndexes.has(name)) return name;
+    if (shapeIndexes.size >= MAX_SHAPE_INDEXES) return undefined;
     db.exec(shapeIndexSql(view, expressions, name));
+    shapeIndexes.add(name);
+    return name;
   }
 
   /** Applies writes with `statement` (guarded upsert for commits, unguarded replace for bulk loads) and moves the checkpoint. */
@@ -126,8 +129,8 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
       const filter = whereClause(where);
       const order = orderClause(findOptions);
       const statement = findStatements.getOrMake(`${view}\u0000${filter.shape}|${order.shape}`, () => {
-        indexShape(view, order.expression ? [...filter.expressions, order.expression] : filter.expressions);
-        return db.prepare<unknown[], DocumentRow>(`SELECT id, position, doc ${liveOf(view)}${filter.sql}${order.sql} LIMIT ? OFFSET ?`).safeIntegers(true);
+        const index = indexShape(view, order.expression ? [...filter.expressions, order.expression] : filter.expressions);
+        return db.prepare<unknown[], DocumentRow>(findSql(view, filter, order, index)).safeIntegers(true);
       });
       const limit = findOptions.limit === undefined ? -1 : Math.max(0, Math.trunc(findOptions.limit));
       const offset = Math.max(0, Math.trunc(findOptions.offset ?? 0));
