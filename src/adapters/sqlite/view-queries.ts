@@ -73,7 +73,19 @@ export function orderClause(options: FindOptions): { shape: string; sql: string;
  * touch it). A query uses it when it names the view as the same literal (`viewLiteral`).
  */
 export function shapeIndexSql(view: string, expressions: readonly string[], name: string): string {
-  return `CREATE INDEX IF NOT EXISTS ${name} ON view_documents (${[...expressions, 'id'].join(', ')}) WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL`;
+  return `CREATE INDEX IF NOT EXISTS ${name} ON view_documents (${[...expressions, 'id'].join(', ')}) WHERE ${livePredicate(view)}`;
+}
+
+/**
+ * A view's live documents, the view as a literal: the predicate of its shape indexes and of the
+ * queries they serve, written once (the planner uses a partial index only for a query whose
+ * WHERE states the index's own).
+ */
+const livePredicate = (view: string) => `view = ${viewLiteral(view)} AND doc IS NOT NULL`;
+
+/** The FROM and WHERE of a query over a view's live documents; on `index` when one is named. */
+export function liveDocuments(view: string, index?: string): string {
+  return `FROM view_documents${index === undefined ? '' : ` INDEXED BY ${index}`} WHERE ${livePredicate(view)}`;
 }
 
 /**
@@ -84,8 +96,7 @@ export function shapeIndexSql(view: string, expressions: readonly string[], name
  * 20,000 documents here, against 0.02 ms on the shape's index.
  */
 export function findSql(view: string, filter: WhereClause, order: { sql: string }, index: string | undefined): string {
-  const from = index === undefined ? 'view_documents' : `view_documents INDEXED BY ${index}`;
-  return `SELECT id, position, doc FROM ${from} WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL${filter.sql}${order.sql} LIMIT ? OFFSET ?`;
+  return `SELECT id, position, doc ${liveDocuments(view, index)}${filter.sql}${order.sql} LIMIT ? OFFSET ?`;
 }
 
 /** A view name as an SQL string literal (quotes doubled), for the planner to match a partial index. */

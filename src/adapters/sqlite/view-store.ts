@@ -10,7 +10,7 @@ import type { FindOptions, ProjectionWrites, ViewDocument, ViewFieldValue, ViewS
 import { openSqlite } from './database.js';
 import { memoCache } from '../../lib/memo-cache.js';
 import { createHash } from 'node:crypto';
-import { findSql, orderClause, shapeIndexSql, viewLiteral, whereClause } from './view-queries.js';
+import { findSql, liveDocuments, orderClause, shapeIndexSql, whereClause } from './view-queries.js';
 
 export interface SqliteViewStoreOptions {
   path: string;
@@ -37,8 +37,6 @@ interface DocumentRow {
 }
 
 const LIVE = 'FROM view_documents WHERE view = ? AND doc IS NOT NULL';
-/** The same, with the view as a literal: a query a partial index of that view's can serve. */
-const liveOf = (view: string) => `FROM view_documents WHERE view = ${viewLiteral(view)} AND doc IS NOT NULL`;
 /**
  * Indexes made on demand, one per view and query shape (as the MongoDB adapter makes them): the
  * shapes are the engine's own queries, a few dozen at most; past this many, queries go unindexed.
@@ -141,7 +139,7 @@ export function createSqliteViewStore(options: SqliteViewStoreOptions): ViewStor
       const filter = whereClause(where);
       // No index of its own: a find's index on the same fields serves it (its leading columns).
       const statement = countStatements.getOrMake(`${view}\u0000${filter.shape}`, () =>
-        db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${liveOf(view)}${filter.sql}`),
+        db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n ${liveDocuments(view)}${filter.sql}`),
       );
       return statement.get(...filter.params)?.n ?? 0;
     },
