@@ -40,10 +40,13 @@ export async function startNodeServer(o: {
   collectStdout?: boolean;
   /** Node's own options (e.g. `--cpu-prof`), before the loader. */
   nodeArgs?: readonly string[];
+  /** A command that runs node (e.g. `strace` and its options): `child` is then that command's process. */
+  wrapper?: readonly string[];
   startTimeoutMs?: number;
 }): Promise<NodeServer> {
   const loader = o.script.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...loader, o.script], {
+  const command = [...(o.wrapper ?? []), process.execPath, ...(o.nodeArgs ?? []), ...loader, o.script];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: process.cwd(),
     env: { ...embeddedEnv(), ...o.env },
     stdio: ['ignore', o.collectStdout ? 'pipe' : 'ignore', 'pipe'],

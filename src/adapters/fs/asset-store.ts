@@ -10,6 +10,7 @@ import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
+import { syncDirectory } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -24,18 +25,6 @@ const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
 const codeOf = (error: unknown): string | undefined => (error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined);
-
-/** fsync of a directory; a file system that cannot sync one (EINVAL) has nothing to commit. */
-async function syncDirectory(path: string): Promise<void> {
-  const fh = await open(path, 'r');
-  try {
-    await fh.sync();
-  } catch (error) {
-    if (codeOf(error) !== 'EINVAL') throw error;
-  } finally {
-    await fh.close();
-  }
-}
 
 export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
   const objects = join(dir, 'objects');
