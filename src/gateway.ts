@@ -3,7 +3,7 @@
  * empty store, builds the HTTP server and the process managers. `npm start` and the tests
  * both come through here, so the tests exercise exactly what runs.
  */
-import { mkdirSync } from 'node:fs';
+import { makeDirectorySync } from './lib/sync-directory.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { sharedEventLog, sharedViews, type Config } from './config.js';
@@ -113,7 +113,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const allFamilies = [...families, ...(options.extraFamilies ?? [])];
   const composed = composeFamilies(allFamilies);
   const clock = options.clock ?? (() => new Date());
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDirectorySync(config.dataDir);
   // Before any store is opened: a secret that cannot be read stops the start with nothing open.
   const channelKeys = loadChannelKeys(config);
   const channelKeysLine = channelKeysNotice(channelKeys);

@@ -15,7 +15,7 @@
  * supervisor died (its IPC channel closes) shuts itself down (main.ts), so no child outlives it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { makeDirectorySync } from './lib/sync-directory.js';
 import { get } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -35,7 +35,7 @@ type Part = 'api' | 'engine';
 export async function supervise(config: Config, log: Logger): Promise<void> {
   // The data directory's secrets, read (or generated) once before either part starts: one that
   // cannot be read stops the start here, in one line, instead of in both children.
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDirectorySync(config.dataDir);
   loadChannelKeys(config);
   loadSigningSecret(config.assetSigningSecret, config.dataDir);
   // An API asked to listen on port 0 gets a free one here: the engine must know where it is.

@@ -3,8 +3,9 @@
  * file system (an fsync of the file commits its bytes, not its name). A file system that cannot
  * sync a directory (EINVAL) has nothing to commit.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 const refusedByFileSystem = (error: unknown): boolean => error instanceof Error && 'code' in error && error.code === 'EINVAL';
 
@@ -28,5 +29,19 @@ export function syncDirectorySync(path: string): void {
     if (!refusedByFileSystem(error)) throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * `mkdir -p` whose new directories survive a power loss: each one is an entry in its parent, so
+ * the parent of every directory made is fsynced (blocking: for start-up). Files made in them
+ * later are then never lost with a directory that was never committed.
+ */
+export function makeDirectorySync(path: string): void {
+  const first = mkdirSync(path, { recursive: true });
+  if (first === undefined) return;
+  for (let made = path; ; made = dirname(made)) {
+    syncDirectorySync(dirname(made));
+    if (made === first || dirname(made) === made) return;
   }
 }

@@ -5,12 +5,12 @@
  * the target, so a reader sees the old asset or the new one, never a mix or a partial one. A directory emptied by a delete is removed.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
-import { syncDirectory } from '../../lib/sync-directory.js';
+import { makeDirectorySync, syncDirectory } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -29,8 +29,8 @@ const codeOf = (error: unknown): string | undefined => (error instanceof Error &
 export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
   const objects = join(dir, 'objects');
   const temp = join(dir, 'tmp');
-  mkdirSync(objects, { recursive: true });
-  mkdirSync(temp, { recursive: true });
+  makeDirectorySync(objects);
+  makeDirectorySync(temp);
   for (const name of readdirSync(temp)) {
     const path = join(temp, name);
     // Another process sharing the directory may have renamed it into place meanwhile.

@@ -1,16 +1,19 @@
 /**
- * The secrets a first start generates into DATA_DIR (the channel keys secret, the URL-signing
- * key) are durable before the gateway uses them: channel keys are encrypted with one and result
- * URLs signed with the other, so a secret lost to a power loss after its first use would leave
- * those unreadable. A power loss cannot be staged here, so the test watches the system calls of
+ * What a first start makes in an empty DATA_DIR is durable before the gateway relies on it. The
+ * secrets it generates (the channel keys secret, the URL-signing key): channel keys are
+ * encrypted with one and result URLs signed with the other, so a secret lost to a power loss
+ * after its first use would leave those unreadable. The directories it makes (DATA_DIR itself,
+ * the asset store's): a directory is an entry in its parent, and one never committed takes every
+ * file in it along. A power loss cannot be staged here, so the test watches the system calls of
  * a first start, as `npm start` runs it (two processes racing for the files), under strace (in
- * the machine's image; without it one line says so and the file skips): each file's content is
- * fsynced before it is linked into place, and DATA_DIR is fsynced after the link.
+ * the machine's image; without it one line says so and the file skips): each secret's content
+ * is fsynced before it is linked into place and DATA_DIR after the link; each directory's parent
+ * is fsynced after the directory is made.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_SECRET_FILE } from '../../src/engine/channels/channel-key-secret.js';
 import { freePort, startNodeServer } from '../support/child-gateway.js';
@@ -18,21 +21,22 @@ import { ADMIN_PASSWORD } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 
 const strace = spawnSync('strace', ['-V']).status === 0;
-if (!strace) console.log('data directory secrets durability: skipped, no strace on this machine (the system calls cannot be watched)');
+if (!strace) console.log('data directory durability: skipped, no strace on this machine (the system calls cannot be watched)');
 
-describe('secrets generated into DATA_DIR on a first start', () => {
+describe('what a first start makes in an empty DATA_DIR', () => {
   it.skipIf(!strace)(
-    'are fsynced before they are linked into place, and the data directory after',
+    'secrets are fsynced before they are linked into place, DATA_DIR after; each new directory is fsynced in its parent',
     async () => {
-      const dir = tempDir('secrets-durable-');
+      const dir = tempDir('data-dir-durable-');
       try {
         const root = realpathSync(dir.path);
-        const dataDir = join(root, 'data');
+        // Two directories to make above DATA_DIR's own files: each one's parent must be fsynced.
+        const dataDir = join(root, 'data', 'gateway');
         const port = await freePort();
         const { child } = await startNodeServer({
           script: 'src/main.ts',
           name: 'gateway under strace',
-          wrapper: ['strace', '-y', '-e', 'trace=fsync,fdatasync,link,linkat', '-ff', '-o', join(root, 'strace')],
+          wrapper: ['strace', '-y', '-e', 'trace=fsync,fdatasync,link,linkat,mkdir,mkdirat', '-ff', '-o', join(root, 'strace')],
           env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', SIMULATOR: '1' },
           port,
           readyPath: '/readyz',
@@ -63,6 +67,14 @@ describe('secrets generated into DATA_DIR on a first start', () => {
           const temp = /"([^"]+\.tmp)"/.exec(lines![made]!)![1]!;
           expect(lines!.slice(0, made).map(synced), `${name}'s content fsynced before its link`).toContain(temp);
           expect(lines!.slice(made + 1).map(synced), `DATA_DIR fsynced after ${name}'s link`).toContain(dataDir);
+        }
+
+        const assets = join(dataDir, 'assets');
+        for (const made of [join(root, 'data'), dataDir, assets, join(assets, 'objects'), join(assets, 'tmp')]) {
+          const madeBy = (lines: string[]) => lines.findIndex((l) => /^mkdir(at)?\(/.test(l) && l.includes(`"${made}"`) && / = 0$/.test(l));
+          const lines = traces.find((t) => madeBy(t) >= 0);
+          expect(lines, `${made} was made`).toBeDefined();
+          expect(lines!.slice(madeBy(lines!) + 1).map(synced), `${made}'s parent fsynced after it was made`).toContain(dirname(made));
         }
       } finally {
         dir.remove();
