@@ -43,11 +43,16 @@ describe('what a first start makes in an empty DATA_DIR', () => {
           startTimeoutMs: 120_000,
         });
         // strace's own child is the gateway's supervisor: stopped, it stops its processes and strace ends with them.
+        // (Never 0 or a negative pid: those would signal this test's own process group.)
         const gateway = Number(
           execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
             .trim()
             .split('\n')[0],
         );
+        if (!Number.isInteger(gateway) || gateway <= 1) {
+          child.kill('SIGKILL');
+          throw new Error(`no gateway process under strace (pid ${child.pid})`);
+        }
         process.kill(gateway, 'SIGTERM');
         await once(child, 'exit');
 
