@@ -42,19 +42,25 @@ describe('what a first start makes in an empty DATA_DIR', () => {
           readyPath: '/readyz',
           startTimeoutMs: 120_000,
         });
-        // strace's own child is the gateway's supervisor: stopped, it stops its processes and strace ends with them.
-        // (Never 0 or a negative pid: those would signal this test's own process group.)
-        const gateway = Number(
-          execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
-            .trim()
-            .split('\n')[0],
-        );
-        if (!Number.isInteger(gateway) || gateway <= 1) {
-          child.kill('SIGKILL');
-          throw new Error(`no gateway process under strace (pid ${child.pid})`);
+        try {
+          // strace's own child is the gateway's supervisor: stopped, it stops its processes and strace ends with them.
+          // (Never 0 or a negative pid: those would signal this test's own process group.)
+          const gateway = Number(
+            execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
+              .trim()
+              .split('\n')[0],
+          );
+          if (!Number.isInteger(gateway) || gateway <= 1) throw new Error(`no gateway process under strace (pid ${child.pid})`);
+          process.kill(gateway, 'SIGTERM');
+          await once(child, 'exit');
+        } finally {
+          // Whatever is left of strace's process group (nothing, after a clean stop).
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            /* the group is gone */
+          }
         }
-        process.kill(gateway, 'SIGTERM');
-        await once(child, 'exit');
 
         // -ff writes each process's (each thread's) calls to a file of its own (`strace.<tid>`), so
         // no call is split by another's; the secrets are made by a process's main thread.

@@ -40,7 +40,11 @@ export async function startNodeServer(o: {
   collectStdout?: boolean;
   /** Node's own options (e.g. `--cpu-prof`), before the loader. */
   nodeArgs?: readonly string[];
-  /** A command that runs node (e.g. `strace` and its options): `child` is then that command's process. */
+  /**
+   * A command that runs node (e.g. `strace` and its options): `child` is then that command's
+   * process, leading a process group of its own (a failed start kills the whole group: killing
+   * strace alone would leave the gateway it traces running).
+   */
   wrapper?: readonly string[];
   startTimeoutMs?: number;
 }): Promise<NodeServer> {
@@ -50,6 +54,7 @@ export async function startNodeServer(o: {
     cwd: process.cwd(),
     env: { ...embeddedEnv(), ...o.env },
     stdio: ['ignore', o.collectStdout ? 'pipe' : 'ignore', 'pipe'],
+    detached: o.wrapper !== undefined,
   });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -65,7 +70,8 @@ export async function startNodeServer(o: {
     }
     if (Date.now() > deadline) {
       // Not left running behind the failed test.
-      child.kill('SIGKILL');
+      if (o.wrapper && child.pid) process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
       throw new Error(`${o.name} did not start: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
