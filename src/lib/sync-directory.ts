@@ -33,15 +33,24 @@ export function syncDirectorySync(path: string): void {
 }
 
 /**
+ * The parent of each directory that `mkdir -p path` made, deepest first: the entries a power loss
+ * could take with them. `first` is what the mkdir returned (the topmost directory it made, or
+ * undefined when it made none).
+ */
+export function parentsOfMade(path: string, first: string | undefined): string[] {
+  const parents: string[] = [];
+  if (first === undefined) return parents;
+  for (let made = path; ; made = dirname(made)) {
+    parents.push(dirname(made));
+    if (made === first || dirname(made) === made) return parents;
+  }
+}
+
+/**
  * `mkdir -p` whose new directories survive a power loss: each one is an entry in its parent, so
  * the parent of every directory made is fsynced (blocking: for start-up). Files made in them
  * later are then never lost with a directory that was never committed.
  */
 export function makeDirectorySync(path: string): void {
-  const first = mkdirSync(path, { recursive: true });
-  if (first === undefined) return;
-  for (let made = path; ; made = dirname(made)) {
-    syncDirectorySync(dirname(made));
-    if (made === first || dirname(made) === made) return;
-  }
+  for (const parent of parentsOfMade(path, mkdirSync(path, { recursive: true }))) syncDirectorySync(parent);
 }

@@ -10,7 +10,7 @@ import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
-import { makeDirectorySync, syncDirectory } from '../../lib/sync-directory.js';
+import { makeDirectorySync, parentsOfMade, syncDirectory } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -85,11 +85,7 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
    * ext4 they join one journal commit.
    */
   async function syncEntries(target: string, created: string | undefined): Promise<void> {
-    const parents = [dirname(target)];
-    if (created !== undefined) {
-      for (let dir = dirname(target); dir !== dirname(created) && dir.startsWith(objects + sep); dir = dirname(dir)) parents.push(dirname(dir));
-    }
-    await Promise.all(parents.map(syncDirectory));
+    await Promise.all([dirname(target), ...parentsOfMade(dirname(target), created)].map(syncDirectory));
   }
 
   /** Removes directories left empty below the objects root; stops at the first non-empty one. */
