@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { embeddedEnv, freePort, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
+import { embeddedEnv, freePort, GATEWAY_SCRIPT, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 import { startSimProcess, type SimProcess } from '../support/sim-process.js';
@@ -167,7 +167,7 @@ describe('npm start with PROCESSES=2', () => {
     const empty = tempDir();
     try {
       const started = Date.now();
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, [GATEWAY_SCRIPT], {
         cwd: process.cwd(),
         env: { ...embeddedEnv(), DATA_DIR: empty.path, PORT: String(await freePort()), ENGINE_PORT: String(enginePort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
         encoding: 'utf8',

@@ -20,7 +20,7 @@ import { appendEvents } from '../../src/engine/commands/append.js';
 import { channelKeyIdOf, keyIdOfStoredKey } from '../../src/engine/channels/channel-key-cipher.js';
 import type { RecordedEvent } from '../../src/ports/event-store.js';
 import type { ChannelDoc } from '../../projections/channels.js';
-import { embeddedEnv } from '../support/child-gateway.js';
+import { embeddedEnv, GATEWAY_SCRIPT } from '../support/child-gateway.js';
 import { adminClient, Client, eventually, newToken, newUser, startGateway, type TestGateway } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 import { startKeyRecordingUpstream, type KeyRecordingUpstream } from './key-recording-upstream.js';
@@ -264,7 +264,7 @@ describe('a gateway on EventStoreDB needs CHANNEL_KEYS_SECRET', () => {
     const dir = tempDir();
     try {
       const { CHANNEL_KEYS_SECRET: _s, ...inherited } = embeddedEnv();
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, [GATEWAY_SCRIPT], {
         cwd: process.cwd(),
         env: { ...inherited, EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false', DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1' },
         encoding: 'utf8',
@@ -287,7 +287,7 @@ describe('a damaged generated secret file', () => {
     const dir = tempDir();
     try {
       writeFileSync(join(dir.path, 'channel-keys.secret'), 'not a secret\n');
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, [GATEWAY_SCRIPT], {
         cwd: process.cwd(),
         env: { ...embeddedEnv(), DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1' },
         encoding: 'utf8',

@@ -16,7 +16,7 @@ import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_SECRET_FILE } from '../../src/engine/channels/channel-key-secret.js';
-import { freePort, startNodeServer } from '../support/child-gateway.js';
+import { freePort, GATEWAY_SCRIPT, startNodeServer } from '../support/child-gateway.js';
 import { ADMIN_PASSWORD } from '../support/gateway.js';
 import { tempDir } from '../support/tmp.js';
 
@@ -34,7 +34,7 @@ describe('what a first start makes in an empty DATA_DIR', () => {
         const dataDir = join(root, 'data', 'gateway');
         const port = await freePort();
         const { child } = await startNodeServer({
-          script: 'src/main.ts',
+          script: GATEWAY_SCRIPT,
           name: 'gateway under strace',
           wrapper: ['strace', '-y', '-e', 'trace=fsync,fdatasync,link,linkat,mkdir,mkdirat', '-ff', '-o', join(root, 'strace')],
           env: { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD, LOG_LEVEL: 'warn', SIMULATOR: '1' },

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { embeddedEnv } from '../support/child-gateway.js';
+import { embeddedEnv, GATEWAY_SCRIPT } from '../support/child-gateway.js';
 import { tempDir } from '../support/tmp.js';
 
 describe('a split role needs the Kafka bus', () => {
@@ -25,7 +25,7 @@ describe('a split role needs the Kafka bus', () => {
   it('`npm start` with ROLE=worker and no KAFKA_BROKERS exits 1 with one line naming the setting, and writes nothing', () => {
     const dir = tempDir();
     try {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, [GATEWAY_SCRIPT], {
         cwd: process.cwd(),
         env: { ...embeddedEnv(), ROLE: 'worker', PUBLIC_BASE_URL: 'http://localhost:3001', DATA_DIR: dir.path, PORT: '0', HOST: '127.0.0.1' },
         encoding: 'utf8',

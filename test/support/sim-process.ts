@@ -1,10 +1,10 @@
 /**
- * The upstream simulator as a process of its own (`src/simulator/main.ts`): a gateway started
+ * The upstream simulator as a process of its own (compiled, `src/simulator/main.ts`): a gateway started
  * with `SIMULATOR_URL` set to its url sends its seeded `/_sim` channels' calls there, and the
  * simulator's submit log (`GET /_sim/_submits`) outlives the gateway's kills.
  */
 import type { SubmitLogSnapshot, SubmitRecord } from '../../src/simulator/submit-log.js';
-import { freePort, startNodeServer, stopProcess, type NodeServer } from './child-gateway.js';
+import { freePort, SIMULATOR_SCRIPT, startNodeServer, stopProcess, type NodeServer } from './child-gateway.js';
 
 export interface SimProcess {
   url: string;
@@ -18,7 +18,7 @@ export interface SimProcess {
 export async function startSimProcess(env: Record<string, string> = {}, options: { collectStdout?: boolean } = {}): Promise<SimProcess> {
   const port = await freePort();
   const server = await startNodeServer({
-    script: 'src/simulator/main.ts',
+    script: SIMULATOR_SCRIPT,
     name: 'simulator',
     env: { HOST: '127.0.0.1', PORT: String(port), SIM_PREFIX: '/_sim', LOG_LEVEL: 'warn', ...env },
     port,
