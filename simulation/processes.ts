@@ -50,6 +50,8 @@ export interface Shared {
   /** The callback receiver as `node` reaches it: resolves with the HTTP status it answered. */
   post(node: SimNode, url: string, body: string, headers: Readonly<Record<string, string>>): Promise<number>;
   maxAgeSeconds: number;
+  /** How often the engine polls an upstream job. */
+  pollIntervalMs: number;
   reservationGraceSeconds: number;
   callbackRetryScheduleSeconds: readonly number[];
 }
@@ -114,7 +116,7 @@ export async function startEngine(shared: Shared, node: SimNode): Promise<SimPro
     accounts,
     catalog,
     signer: signerFor(),
-    upstreams: new Map([['images', simUpstreamAdapter(shared.vendors, node, shared.maxAgeSeconds)]]),
+    upstreams: new Map([['images', simUpstreamAdapter(shared.vendors, node, shared.maxAgeSeconds, shared.pollIntervalMs)]]),
     log: silent,
     clock: node.clock,
     selfUrl: () => SELF_URL,

@@ -255,7 +255,7 @@ const SUBMIT_LATENCY_MS = [100, 3_000] as const;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The adapter of the `images` channel family as process `node` runs it, speaking to the vendors by base URL. */
-export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node: SimNode, maxAgeSeconds: number): UpstreamAdapter {
+export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node: SimNode, maxAgeSeconds: number, pollIntervalMs: number): UpstreamAdapter {
   const vendorOf = (ctx: UpstreamContext) => {
     const vendor = vendors.get(ctx.baseUrl);
     if (!vendor) throw new UpstreamError(`no vendor at ${ctx.baseUrl}`, false);
@@ -270,7 +270,7 @@ export function simUpstreamAdapter(vendors: ReadonlyMap<string, SimVendor>, node
   return {
     family: 'images',
     delivery: () => 'url',
-    pollIntervalMs: 5_000,
+    pollIntervalMs,
     maxAgeSeconds,
     async submit(ctx) {
       const answer = await call(ctx, () => vendorOf(ctx).submit(ctx.task, ctx.idempotencyKey, node));
