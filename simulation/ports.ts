@@ -81,5 +81,24 @@ export function gated<T extends object>(target: T, node: SimNode, keepOpen = tru
   });
 }
 
-export const nodeViewStore = (views: ViewStore, node: SimNode): ViewStore => gated(views, node);
+/**
+ * A process's view store. Its `commitAll` commits each projection in turn, each through the gate,
+ * as the MongoDB adapter does (no transaction across collections): one view can be ahead of
+ * another while other processes read them, or for good when the projector is killed between two.
+ * The one SQLite transaction of the embedded default would hide that from every world.
+ */
+export function nodeViewStore(views: ViewStore, node: SimNode): ViewStore {
+  const viaGate = gated(views, node);
+  return new Proxy(viaGate, {
+    get(obj, prop, receiver) {
+      if (prop !== 'commitAll') return Reflect.get(obj, prop, receiver) as unknown;
+      const commitAll: ViewStore['commitAll'] = async (batch, checkpoint) => {
+        let applied = 0;
+        for (const { projection, writes } of batch) applied += await viaGate.commit(projection, writes, checkpoint);
+        return applied;
+      };
+      return commitAll;
+    },
+  });
+}
 export const nodeAssetStore = (assets: AssetStore, node: SimNode): AssetStore => gated(assets, node);

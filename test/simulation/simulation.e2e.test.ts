@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const tsx = join('node_modules', '.bin', 'tsx');
 const FIRST_SEED = Number(process.env.SIM_SEED ?? 1000);
-// 27 seeds (about 51,600 life cycles): CI's time (30 until session 39; the holes put back on
+// 27 seeds (about 50,500 life cycles): CI's time (30 until session 39; the holes put back on
 // purpose are each found within the first three, docs/simulation.md).
 const SEEDS = 27;
 const TASKS = 2000;
