@@ -84,8 +84,9 @@ export function gated<T extends object>(target: T, node: SimNode, keepOpen = tru
 /**
  * A process's view store. Its `commitAll` commits each projection in turn, each through the gate,
  * as the MongoDB adapter does (no transaction across collections): one view can be ahead of
- * another while other processes read them, or for good when the projector is killed between two.
- * The one SQLite transaction of the embedded default would hide that from every world.
+ * another while other processes read them, and after the projector is killed between two, until
+ * a projector folds the one behind on from its own checkpoint. The one SQLite transaction of the
+ * embedded default would hide that from every world.
  */
 export function nodeViewStore(views: ViewStore, node: SimNode): ViewStore {
   const viaGate = gated(views, node);
