@@ -90,16 +90,11 @@ export function gated<T extends object>(target: T, node: SimNode, keepOpen = tru
  */
 export function nodeViewStore(views: ViewStore, node: SimNode): ViewStore {
   const viaGate = gated(views, node);
-  return new Proxy(viaGate, {
-    get(obj, prop, receiver) {
-      if (prop !== 'commitAll') return Reflect.get(obj, prop, receiver) as unknown;
-      const commitAll: ViewStore['commitAll'] = async (batch, checkpoint) => {
-        let applied = 0;
-        for (const { projection, writes } of batch) applied += await viaGate.commit(projection, writes, checkpoint);
-        return applied;
-      };
-      return commitAll;
-    },
-  });
+  const commitAll: ViewStore['commitAll'] = async (batch, checkpoint) => {
+    let applied = 0;
+    for (const { projection, writes } of batch) applied += await viaGate.commit(projection, writes, checkpoint);
+    return applied;
+  };
+  return new Proxy(viaGate, { get: (obj, prop, receiver) => (prop === 'commitAll' ? commitAll : (Reflect.get(obj, prop, receiver) as unknown)) });
 }
 export const nodeAssetStore = (assets: AssetStore, node: SimNode): AssetStore => gated(assets, node);
