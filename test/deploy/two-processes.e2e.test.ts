@@ -45,7 +45,6 @@ describe('npm start with PROCESSES=2', () => {
     const env = {
       PROCESSES: '2',
       PORT: String(port),
-      ENGINE_PORT: String(await freePort()),
       SIM_STEP_MS: '40',
       POLL_INTERVAL_MS: '40',
       SIMULATOR_URL: sim.url,

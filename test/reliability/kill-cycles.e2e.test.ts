@@ -27,7 +27,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { foldAccount } from '../../src/domain/account.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
-import { embeddedEnv, freePort, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
+import { embeddedEnv, startChildGateway, type ChildGateway } from '../support/child-gateway.js';
 import { alive, supervisedChildren, type Part } from '../support/supervised.js';
 import { ADMIN_PASSWORD, Client, eventually, newToken, newUser, type Reply } from '../support/gateway.js';
 import { startReceiver } from '../support/receiver.js';
@@ -115,7 +115,7 @@ async function killCycles(processes: 1 | 2): Promise<void> {
   // Out of the gateway's process: its submit log must outlive every kill.
   const sim = await startSimProcess({ SIM_STEP_MS: String(SIM_STEP_MS) });
   cleanups.push(() => sim.stop());
-  const env: Record<string, string> = { ...ENV, SIMULATOR_URL: sim.url, ...(processes === 2 ? { PROCESSES: '2', ENGINE_PORT: String(await freePort()) } : {}) };
+  const env: Record<string, string> = { ...ENV, SIMULATOR_URL: sim.url, ...(processes === 2 ? { PROCESSES: '2' } : {}) };
 
   running = await startChildGateway(dir.path, env);
   const admin = new Client(running.url);
