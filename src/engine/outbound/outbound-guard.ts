@@ -73,6 +73,9 @@ export function callbackPolicy(
 
 /** A URL's origin; undefined for what is not a URL (the guard then refuses it). */
 export function originOf(url: string): string | undefined {
+  // '' (a policy with no origin of its own) answered without the TypeError `new URL` throws:
+  // building its stack and message was about 5 % of a submit's time.
+  if (url === '') return undefined;
   try {
     return new URL(url).origin;
   } catch {

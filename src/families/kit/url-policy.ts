@@ -58,6 +58,7 @@ export async function enforceUrlPolicyOn(deps: PolicyDeps, body: unknown, specs:
   const fields = urlFields(body, specs);
   const over = fields[MAX_URLS_PER_REQUEST];
   if (over) throw new GatewayError(400, 'invalid_request', `${over.param}: at most ${MAX_URLS_PER_REQUEST} URLs in one request`, over.param);
+  if (fields.length === 0) return;
   fields.forEach(checkShape);
   const references = outboundPolicy(deps.config, '', []);
   // Callbacks are the gateway's own POSTs: the operator's allow-list applies to them only.
