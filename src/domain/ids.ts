@@ -3,28 +3,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /**
- * Random bytes drawn from a pool filled 4 KiB at a time, as crypto.randomUUID caches its own:
- * one call into the system's generator per about 160 ids instead of one per id (it was 3 % of a
- * submit's time). The bytes are the same CSPRNG's.
+ * Random base62 text of the given length (unbiased: bytes >= 248 are rejected). Drawn per call,
+ * never from a pool kept between calls: the deterministic simulation seeds `randomBytes` for each
+ * world it runs, and a pool would carry one world's bytes into the next (a seed then no longer
+ * replays to the same trace).
  */
-const POOL_BYTES = 4096;
-let pool = Buffer.alloc(0);
-let drawn = 0;
-
-function randomByte(): number {
-  if (drawn >= pool.length) {
-    pool = randomBytes(POOL_BYTES);
-    drawn = 0;
-  }
-  return pool[drawn++]!;
-}
-
-/** Random base62 text of the given length (unbiased: bytes >= 248 are rejected). */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    const byte = randomByte();
-    if (byte < 248) out += alphabet[byte % 62];
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += alphabet[byte % 62];
+    }
   }
   return out;
 }
