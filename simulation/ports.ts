@@ -6,7 +6,7 @@
  */
 import type { AssetStore } from '../src/ports/asset-store.js';
 import type { AppendOptions, EventStore, NewEvent, Subscription } from '../src/ports/event-store.js';
-import type { ViewStore } from '../src/ports/view-store.js';
+import { commitEachInTurn, type ViewStore } from '../src/ports/view-store.js';
 import type { FaultCounts, FaultRates } from './faults.js';
 import type { SimNode } from './node.js';
 import type { Random } from './random.js';
@@ -90,11 +90,8 @@ export function gated<T extends object>(target: T, node: SimNode, keepOpen = tru
  */
 export function nodeViewStore(views: ViewStore, node: SimNode): ViewStore {
   const viaGate = gated(views, node);
-  const commitAll: ViewStore['commitAll'] = async (batch, checkpoint) => {
-    let applied = 0;
-    for (const { projection, writes } of batch) applied += await viaGate.commit(projection, writes, checkpoint);
-    return applied;
-  };
+  const commit: ViewStore['commit'] = (projection, writes, checkpoint) => viaGate.commit(projection, writes, checkpoint);
+  const commitAll: ViewStore['commitAll'] = (batch, checkpoint) => commitEachInTurn(commit, batch, checkpoint);
   return new Proxy(viaGate, { get: (obj, prop, receiver) => (prop === 'commitAll' ? commitAll : (Reflect.get(obj, prop, receiver) as unknown)) });
 }
 export const nodeAssetStore = (assets: AssetStore, node: SimNode): AssetStore => gated(assets, node);

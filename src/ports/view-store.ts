@@ -70,3 +70,14 @@ export interface ViewStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * `commitAll` where the backend has no transaction across views (MongoDB): one `commit` per
+ * projection, in the batch's order, each moving its own checkpoint. A crash between two leaves
+ * one view ahead of another until the projector folds the one behind on from its checkpoint.
+ */
+export async function commitEachInTurn(commit: ViewStore['commit'], batch: readonly ProjectionWrites[], checkpoint: bigint): Promise<number> {
+  let applied = 0;
+  for (const { projection, writes } of batch) applied += await commit(projection, writes, checkpoint);
+  return applied;
+}

@@ -25,7 +25,7 @@
  */
 import { MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Filter, type WriteError } from 'mongodb';
 import { escapeKeys, unescapeKeys } from './field-names.js';
-import type { FindOptions, ViewDocument, ViewFieldValue, ViewStore, ViewWrite } from '../../ports/view-store.js';
+import { commitEachInTurn, type FindOptions, type ViewDocument, type ViewFieldValue, type ViewStore, type ViewWrite } from '../../ports/view-store.js';
 import {
   CHECKPOINTS,
   LIVE,
@@ -167,12 +167,8 @@ export function createMongoViewStore(options: MongoViewStoreOptions): ViewStore 
 
     commit,
 
-    async commitAll(batch, checkpoint) {
-      // No transaction across collections here: each projection's writes, then its checkpoint, in turn.
-      let applied = 0;
-      for (const { projection, writes } of batch) applied += await commit(projection, writes, checkpoint);
-      return applied;
-    },
+    // No transaction across collections here: each projection's writes, then its checkpoint, in turn.
+    commitAll: (batch, checkpoint) => commitEachInTurn(commit, batch, checkpoint),
 
     async bulkLoad(projection, writes, checkpoint) {
       for (const { collection, items } of validatedWrites(projection, writes, checkpoint, (write) => [storedRecord(write)])) {
