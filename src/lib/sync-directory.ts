@@ -20,6 +20,36 @@ export async function syncDirectory(path: string): Promise<void> {
   }
 }
 
+/**
+ * syncDirectory shared by concurrent callers: a caller that arrives while an fsync of the same
+ * directory runs waits for the next one, which starts once that one ends (the running one may
+ * have begun before the caller's change), and every caller waiting then shares it. Puts into
+ * new task directories all change their common parent: under load one fsync of it serves many
+ * puts instead of one each (each fsync of a directory is three system calls on the thread pool).
+ */
+export function sharedDirectorySyncs(sync: (path: string) => Promise<void> = syncDirectory): (path: string) => Promise<void> {
+  const inFlight = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+  const start = (path: string): Promise<void> => {
+    const entry: { running: Promise<void>; next?: Promise<void> } = { running: sync(path) };
+    inFlight.set(path, entry);
+    // Registered before any caller's `next` below: an entry with a next one queued stays until it starts.
+    const settled = () => {
+      if (inFlight.get(path) === entry && entry.next === undefined) inFlight.delete(path);
+    };
+    entry.running.then(settled, settled);
+    return entry.running;
+  };
+  return (path) => {
+    const entry = inFlight.get(path);
+    if (!entry) return start(path);
+    entry.next ??= entry.running.then(
+      () => start(path),
+      () => start(path),
+    );
+    return entry.next;
+  };
+}
+
 /** The same, blocking: for start-up, before the loop serves anything. */
 export function syncDirectorySync(path: string): void {
   const fd = openSync(path, 'r');

@@ -2,9 +2,10 @@
  * A put into the local asset store is durable when it returns: the file's bytes and its name.
  * A rename (and a directory the put made) is an entry in the parent directory, and only an fsync
  * of that directory commits it on every file system. A power loss cannot be staged here, so the
- * test watches the system calls of a process doing three puts (strace, in the machine's image):
- * after each rename, an fsync of the directory that holds the new name and of the parent of each
- * directory the put created.
+ * test watches the system calls of a process doing puts (strace, in the machine's image): after
+ * each rename, an fsync of the directory that holds the new name and of the parent of each
+ * directory the put created; for concurrent puts that share an fsync of a directory, one that
+ * began after their rename.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -62,7 +63,17 @@ describe('local directory asset store: durable names', () => {
         // Second: into the existing tasks/t1/.
         expect(syncedAfter(second, third)).toEqual(expect.arrayContaining([join(objects, 'tasks', 't1')]));
         // Third: tasks/t2/ was made inside tasks/.
-        expect(syncedAfter(third, -1)).toEqual(expect.arrayContaining([join(objects, 'tasks', 't2'), join(objects, 'tasks')]));
+        const concurrent = Array.from({ length: 8 }, (_, i) => renameOf(`tasks/c${i}/0.png`));
+        expect(
+          concurrent.every((i) => i > third),
+          'each concurrent put renamed its file into place, after the third',
+        ).toBe(true);
+        expect(syncedAfter(third, Math.min(...concurrent))).toEqual(expect.arrayContaining([join(objects, 'tasks', 't2'), join(objects, 'tasks')]));
+        // Concurrent puts into new directories of tasks/: each one's directory, and tasks/ (shared
+        // between them, sharedDirectorySyncs), fsynced after its own rename.
+        for (const [i, rename] of concurrent.entries()) {
+          expect(syncedAfter(rename, -1), `concurrent put ${i}`).toEqual(expect.arrayContaining([join(objects, 'tasks', `c${i}`), join(objects, 'tasks')]));
+        }
       } finally {
         dir.remove();
       }

@@ -1,7 +1,8 @@
 /**
- * Three puts into a fresh local asset store at argv[2], one after the other, for a test that
- * watches the store's system calls (test/contract/asset-store-durability.fs.int.test.ts): into
- * two new directories, into an existing one, and into one new directory beside it.
+ * Puts into a fresh local asset store at argv[2] for a test that watches the store's system
+ * calls (test/contract/asset-store-durability.fs.int.test.ts): three one after the other (into
+ * two new directories, into an existing one, and into one new directory beside it), then eight
+ * at once, each into a new directory of its own (they share the fsyncs of `tasks/`).
  */
 import { createFsAssetStore } from '../../src/adapters/fs/asset-store.js';
 
@@ -15,4 +16,5 @@ await store.putStream(
   })(),
   'image/png',
 );
+await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(`tasks/c${i}/0.png`, Buffer.from(`concurrent ${i}`), 'image/png')));
 await store.close();

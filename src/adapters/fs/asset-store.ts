@@ -10,7 +10,7 @@ import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
-import { makeDirectorySync, parentsOfMade, syncDirectory } from '../../lib/sync-directory.js';
+import { makeDirectorySync, parentsOfMade, sharedDirectorySyncs } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -38,6 +38,7 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     if (stat && Date.now() - stat.mtimeMs > STALE_TEMP_MS) rmSync(path, { force: true });
   }
   let closed = false;
+  const syncDirectory = sharedDirectorySyncs();
 
   function pathOf(key: string): string {
     if (closed) throw new Error('asset store is closed');
@@ -82,7 +83,8 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
    * Without it a power loss after the put returned (and after the task settled on it) could lose
    * the file on file systems whose fsync of one file does not commit other changes (btrfs; on
    * ext4 and XFS the settlement's own fsync happened to carry it). The fsyncs run together: on
-   * ext4 they join one journal commit.
+   * ext4 they join one journal commit. Concurrent puts share their directories' fsyncs
+   * (sharedDirectorySyncs): every put into a new task directory changes `tasks/`.
    */
   async function syncEntries(target: string, created: string | undefined): Promise<void> {
     await Promise.all([dirname(target), ...parentsOfMade(dirname(target), created)].map(syncDirectory));
@@ -117,12 +119,15 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     try {
       const fh = await open(part, 'wx');
       try {
-        await fh.writeFile(encodeHeader(contentType));
+        // The header goes out with the first chunk: one write for a put of one buffer.
+        let header: Buffer | undefined = encodeHeader(contentType);
         for await (const chunk of source) {
           size += chunk.byteLength;
           if (maxBytes !== undefined && size > maxBytes) throw new AssetTooLargeError(key, maxBytes);
-          await fh.writeFile(chunk);
+          await fh.writeFile(header ? Buffer.concat([header, chunk]) : chunk);
+          header = undefined;
         }
+        if (header) await fh.writeFile(header);
         await fh.sync();
       } finally {
         await fh.close();
