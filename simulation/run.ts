@@ -84,6 +84,7 @@ interface Totals {
   extraSubmitCalls: number;
   mostOpen: number;
   debits: number;
+  syncCalls: RunResult['syncCalls'];
   faults: Record<string, number>;
   windows: Record<string, number>;
   violations: RunResult[];
@@ -103,6 +104,7 @@ function add(t: Totals, r: RunResult): void {
   t.extraSubmitCalls += r.extraSubmitCalls;
   t.mostOpen = Math.max(t.mostOpen, r.mostOpen);
   t.debits += r.debits;
+  for (const k of ['succeeded', 'failed', 'unanswered'] as const) t.syncCalls[k] += r.syncCalls[k];
   for (const [k, n] of Object.entries(r.faults)) t.faults[k] = (t.faults[k] ?? 0) + n;
   for (const [k, n] of Object.entries(r.windows)) t.windows[k] = (t.windows[k] ?? 0) + n;
   if (r.violation) t.violations.push(r);
@@ -140,6 +142,7 @@ async function main(): Promise<void> {
     extraSubmitCalls: 0,
     mostOpen: 0,
     debits: 0,
+    syncCalls: { succeeded: 0, failed: 0, unanswered: 0 },
     faults: {},
     windows: {},
     violations: [],
@@ -148,7 +151,7 @@ async function main(): Promise<void> {
     add(totals, r);
     if (!values.json) {
       console.log(
-        `seed ${r.seed}: ${r.lifecycles} task life cycles of ${r.tasks} submits (${r.acknowledged} acknowledged: ${r.succeeded} succeeded, ${r.failed} failed), ${r.steps} steps, ${r.virtualSeconds} virtual s, ${Object.values(r.faults).reduce((a, b) => a + b, 0)} faults, ${r.invariantChecks} checks, trace ${r.traceHash}${r.violation ? ' VIOLATION' : ''}`,
+        `seed ${r.seed}: ${r.lifecycles} task life cycles of ${r.tasks} submits (${r.acknowledged} acknowledged: ${r.succeeded} succeeded, ${r.failed} failed; synchronous calls ${r.syncCalls.succeeded} answered succeeded, ${r.syncCalls.failed} an error, ${r.syncCalls.unanswered} cut off), ${r.steps} steps, ${r.virtualSeconds} virtual s, ${Object.values(r.faults).reduce((a, b) => a + b, 0)} faults, ${r.invariantChecks} checks, trace ${r.traceHash}${r.violation ? ' VIOLATION' : ''}`,
       );
     }
     if (r.violation) printViolation(r);
@@ -176,7 +179,7 @@ async function main(): Promise<void> {
   if (values.json) console.log(JSON.stringify(summary));
   else {
     console.log(
-      `\n${totals.seeds} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${totals.lifecycles} task life cycles of ${totals.tasks} submits (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, at most ${totals.mostOpen} reservations open on one account, ${totals.debits} administrators' debits, in ${seconds.toFixed(0)} s`,
+      `\n${totals.seeds} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${totals.lifecycles} task life cycles of ${totals.tasks} submits (${totals.acknowledged} acknowledged, ${totals.succeeded} succeeded, ${totals.failed} failed), ${totals.steps} steps, ${totals.eventsChecked} events checked, ${totals.invariantChecks} invariant checks, ${totals.callbacksDelivered} callbacks delivered, at most ${totals.mostOpen} reservations open on one account, ${totals.debits} administrators' debits, synchronous calls ${JSON.stringify(totals.syncCalls)}, in ${seconds.toFixed(0)} s`,
     );
     console.log(
       `faults injected: ${

@@ -13,6 +13,8 @@ import { createAccountService } from '../src/engine/accounts/account-service.js'
 import { changePrices } from '../src/engine/commands/price-commands.js';
 import { createChannel } from '../src/engine/commands/channel-commands.js';
 import { submitTask } from '../src/engine/tasks/submit.js';
+import { runSyncTask, type SyncCallResult } from '../src/engine/tasks/sync-task.js';
+import { UpstreamError } from '../src/engine/channels/upstream.js';
 import { CALLBACK_GROUP } from '../src/engine/outbound/callback-consumer.js';
 import { ENGINE_GROUP } from '../src/engine/dispatch/ownership.js';
 import { auditAccounts } from '../src/audit/audit.js';
@@ -72,6 +74,8 @@ export interface RunResult {
   mostOpen: number;
   /** Administrators' debits applied. */
   debits: number;
+  /** Synchronous calls by how they were answered (the answer's task succeeded, an error, no answer: the front door was killed). */
+  syncCalls: { succeeded: number; failed: number; unanswered: number };
   traceHash: string;
   violation?: { invariant: string; detail: string; subject: string; trace: string[] };
 }
@@ -98,6 +102,10 @@ const MODEL = 'anime-diffusion-4-5-full';
 const PRICE_PER_IMAGE = 10_000;
 /** Of the submits, how many come with an administrator's debit beside them. */
 const DEBIT_CHANCE = 0.01;
+/** Of the requests, how many are synchronous calls (the upstream called in the request, re-hosted and settled there). */
+const SYNC_CHANCE = 0.1;
+/** A synchronous call's image: a few bytes, inline (re-hosted without a download). */
+const SYNC_IMAGE_B64 = Buffer.from('simulated image').toString('base64');
 
 export async function runWorld(time: VirtualTime, random: Random, o: WorldOptions): Promise<RunResult> {
   const faults = new FaultCounts();
@@ -507,6 +515,80 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     }
   };
   /**
+   * A synchronous call through a front door: reserved, called, re-hosted and settled in the
+   * request, under the same faults (a front door killed or frozen mid-call, store faults). The
+   * vendor answers after up to 20 s, now and then past the call's deadline, fails now and then,
+   * and reports up to two units more than were asked for (never charged). A call answered with
+   * its result must have its task succeeded and settled when the world is drained; a task whose
+   * call was cut off is final by its deadline all the same (the reconciler's backstop).
+   */
+  const syncSucceeded = new Set<string>();
+  const syncCalls = { succeeded: 0, failed: 0, unanswered: 0 };
+  const syncOne = async (i: number): Promise<void> => {
+    const up = apis.filter((a) => a.node.state === 'up');
+    const front = up.length > 0 ? random.pick(up) : undefined;
+    if (!front) {
+      refused++;
+      answered++;
+      return;
+    }
+    const caller = random.pick(callers);
+    const n = random.int(1, 4);
+    const call = (): Promise<SyncCallResult> =>
+      front.node.call(async () => {
+        const late = faulty && random.chance(0.02);
+        await new Promise((resolve) => setTimeout(resolve, late ? random.int(290_000, 400_000) : random.int(100, 20_000)));
+        if (faulty && random.chance(o.rates.receiverFails)) throw new UpstreamError('the simulated vendor failed the call', random.chance(0.5));
+        const units = random.int(1, n + 2);
+        return {
+          results: Array.from({ length: Math.min(units, n) }, () => ({ kind: 'image' as const, b64: SYNC_IMAGE_B64, contentType: 'image/png' })),
+          usage: { units },
+        };
+      });
+    let taskId: string | undefined;
+    try {
+      const dropped = front.node.crashed().then(() => {
+        throw new Error('the connection dropped: the API process was killed');
+      });
+      const outcome = await Promise.race([
+        dropped,
+        runSyncTask(
+          front.deps,
+          {
+            family: 'image',
+            channelFamily: 'images',
+            action: 'generate',
+            model: MODEL,
+            caller,
+            request: { model: MODEL, prompt: `simulated sync ${i}`, n },
+            units: n,
+            metadata: { at: front.node.clock().toISOString() },
+            delivery: 'b64',
+            idempotencyKey: undefined,
+            body: { model: MODEL, prompt: `simulated sync ${i}`, n },
+            onTask: (id) => {
+              taskId = id;
+              // From here on the client knows the task id (x-task-id): it must end, answered or not.
+              if (!books.tasks.get(id)?.outcome) openTasks.add(id);
+              acknowledgedAt.set(id, Math.floor(front.node.clock().getTime() / 1000));
+            },
+          },
+          call,
+        ),
+      ]);
+      syncCalls.succeeded++;
+      syncSucceeded.add(outcome.call.taskId);
+      line(`sync answered ${outcome.call.taskId} succeeded`);
+    } catch (err) {
+      const name = err instanceof Error ? err.name : 'error';
+      if (front.node.state === 'crashed') syncCalls.unanswered++;
+      else syncCalls.failed++;
+      line(`sync ${taskId ?? `call${i}`} answered ${name}`);
+    } finally {
+      answered++;
+    }
+  };
+  /**
    * An administrator's debit through a front door, now and then: a money path of its own. The
    * console retries with the same `debitId` after a cut-off answer, as a client would, so a debit
    * whose append was ambiguous is asked for again (the books check it applies once and never
@@ -536,7 +618,9 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const submitter = setInterval(() => {
     if (submitted >= o.tasks) return;
     if (random.chance(DEBIT_CHANCE)) void debitOne(submitted);
-    void submitOne(submitted++);
+    // A hot world's point is one account holding thousands of reservations open: its requests stay submits.
+    if (!o.hot && random.chance(SYNC_CHANCE)) void syncOne(submitted++);
+    else void submitOne(submitted++);
   }, interval);
   await runUntil(() => submitted >= o.tasks, (o.tasks / o.submitPerSecond) * 1000 + 60_000, 'every submit sent');
   clearInterval(submitter);
@@ -575,6 +659,17 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
       if (t.reservation !== want)
         fail(new InvariantViolation('reservation closed the wrong way', `task ${t.outcome ?? 'unfinished'}, reservation ${t.reservation}`, t.taskId));
     }
+    for (const taskId of syncSucceeded) {
+      const t = books.tasks.get(taskId);
+      if (t?.outcome !== 'succeeded' || t.reservation !== 'settled')
+        fail(
+          new InvariantViolation(
+            'synchronous call answered a result its task does not have',
+            `answered succeeded; the task ${t?.outcome ?? 'unknown'}, its reservation ${t?.reservation ?? 'unknown'}`,
+            taskId,
+          ),
+        );
+    }
     // The views must have caught up before the audit compares them with the replay.
     const head = await store.headPosition();
     while ((projector?.runner.position() ?? 0n) < head) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -600,6 +695,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     callbacksDelivered: delivered,
     mostOpen: books.mostOpen,
     debits: books.debits,
+    syncCalls,
     traceHash: (traceHash = hash.digest('hex').slice(0, 16)),
   };
   // SIM_DUMP=<file>: the whole trace of the world, for reading a seed beyond its failing task.

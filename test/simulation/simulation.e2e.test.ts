@@ -34,6 +34,7 @@ interface Summary {
   windows: Record<string, number>;
   mostOpen: number;
   debits: number;
+  syncCalls: { succeeded: number; failed: number; unanswered: number };
   violations: { seed: number; invariant: string; detail: string; subject: string }[];
   wallSeconds: number;
 }
@@ -51,13 +52,18 @@ describe('deterministic simulation', () => {
     const summary = await simulate(['--seed', String(FIRST_SEED), '--seeds', String(SEEDS), '--tasks', String(TASKS), '--jobs', '2'], 1_500_000);
     console.log(
       `simulation: seeds ${FIRST_SEED}..${FIRST_SEED + SEEDS - 1}, ${summary.lifecycles} life cycles, ${summary.steps} steps, ${summary.invariantChecks} invariant checks, ` +
-        `faults ${JSON.stringify(summary.faults)}, windows ${JSON.stringify(summary.windows)}, ${summary.wallSeconds} s`,
+        `synchronous calls ${JSON.stringify(summary.syncCalls)}, faults ${JSON.stringify(summary.faults)}, windows ${JSON.stringify(summary.windows)}, ${summary.wallSeconds} s`,
     );
     expect(summary.violations).toEqual([]);
     expect(summary.seeds).toBe(SEEDS);
     expect(summary.lifecycles).toBeGreaterThanOrEqual(50_000);
     // Administrators' debits ran beside the submits, under the same faults.
     expect(summary.debits).toBeGreaterThan(100);
+    // Synchronous calls ran beside them (a tenth of the requests): answered with their result,
+    // with an error, and cut off by a killed front door.
+    expect(summary.syncCalls.succeeded).toBeGreaterThan(1000);
+    expect(summary.syncCalls.failed).toBeGreaterThan(0);
+    expect(summary.syncCalls.unanswered).toBeGreaterThan(0);
     // Every kind of fault was injected somewhere in the slice.
     for (const kind of [
       'appendFailsBeforeCommit',
