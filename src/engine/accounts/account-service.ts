@@ -28,6 +28,7 @@ import {
   appendSize,
   EventTooLargeError,
   MAX_APPEND_BYTES,
+  PrecedingAppendFailedError,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventMetadata,
@@ -54,6 +55,13 @@ export interface ExecuteOptions {
    * nothing, or is refused.
    */
   onAppend?: (append: Promise<AppendResult>) => void;
+  /**
+   * An append, still pending, that the command's events must follow (AppendOptions.after): in
+   * the same group commit where the store commits in groups, after it on any other, and never
+   * written when it fails (the command is then refused with PrecedingAppendFailedError). A
+   * synchronous call's settlement follows its task's end this way: one commit for both.
+   */
+  after?: Promise<AppendResult>;
 }
 
 export interface AccountService {
@@ -67,6 +75,8 @@ interface Pending {
   command: AccountCommand;
   metadata: EventMetadata;
   onAppend: ExecuteOptions['onAppend'];
+  /** ExecuteOptions.after, until it is known to have succeeded (followingOne). */
+  after: ExecuteOptions['after'];
   resolve(result: AccountResult): void;
   reject(err: unknown): void;
 }
@@ -149,6 +159,7 @@ export function createAccountService(deps: {
   async function runBatch(accountId: string, batch: Pending[]): Promise<Pending[]> {
     const conflicts = conflictRetry(MANY_WRITERS);
     const stream = streams.account(accountId);
+    batch = await followingOne(stream, batch);
     for (let attempt = 0; ; attempt++) {
       const entry = await load(accountId);
       // Decisions are folded into the cached state as they are made, so each command of the
@@ -190,10 +201,13 @@ export function createAccountService(deps: {
       }
       const books =
         entry.sinceSnapshot + decidedEvents.length >= snapshotEvery ? booksToClose(state, accountId, decidedEvents.at(-1)!.metadata.at, size) : undefined;
+      // The one command of the batch that follows another append (followingOne), if it decided events.
+      const follower = decided.find((d) => d.pending.after !== undefined && d.events.length > 0);
       try {
         const newEvents = books ? [...decidedEvents, ...books.inline] : decidedEvents;
         const appending = events.append(stream, newEvents, {
           expectedRevision: entry.revision === -1 ? 'no_stream' : entry.revision,
+          ...(follower ? { after: follower.pending.after } : {}),
         });
         const following = books ? appendAfter(stream, books.following, appending, entry.revision + newEvents.length) : [];
         announceAppend(decided, appending, accountId);
@@ -218,12 +232,40 @@ export function createAccountService(deps: {
           for (const d of decided) d.pending.reject(new AccountContendedError(accountId));
           return rest;
         }
+        if (err instanceof PrecedingAppendFailedError && follower) {
+          // Nothing was written: the command that was to follow is refused, the others go again.
+          for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+          follower.pending.reject(err);
+          batch = [...decided.filter((d) => d !== follower).map((d) => d.pending), ...rest];
+          continue;
+        }
         // Whether anything was written is not known: the account is read again.
         cache.delete(accountId);
         for (const d of decided) d.pending.reject(err);
         return rest;
       }
     }
+  }
+
+  /**
+   * At most one command of a batch follows another append in its commit (ExecuteOptions.after).
+   * When several wait together, their preceding appends are waited for first (their group
+   * commits are under way): a command whose preceding append failed is refused and decides
+   * nothing, the others are decided as plain commands.
+   */
+  async function followingOne(stream: string, batch: Pending[]): Promise<Pending[]> {
+    const following = batch.filter((p) => p.after !== undefined);
+    if (following.length <= 1) return batch;
+    const outcomes = await Promise.allSettled(following.map((p) => p.after));
+    const refused = new Set<Pending>();
+    following.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      pending.after = undefined;
+      if (outcome.status === 'fulfilled') return;
+      refused.add(pending);
+      pending.reject(new PrecedingAppendFailedError(stream, outcome.reason));
+    });
+    return batch.filter((p) => !refused.has(p));
   }
 
   /** What closes the books after these decisions; none (and a warning) if it can not be built: the decisions go on. */
@@ -320,7 +362,7 @@ export function createAccountService(deps: {
   return {
     execute(accountId, command, metadata, options) {
       return new Promise<AccountResult>((resolve, reject) => {
-        const pending: Pending = { command, metadata, onAppend: options?.onAppend, resolve, reject };
+        const pending: Pending = { command, metadata, onAppend: options?.onAppend, after: options?.after, resolve, reject };
         const queue = queues.get(accountId);
         if (queue) {
           queue.push(pending);

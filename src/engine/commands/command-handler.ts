@@ -12,7 +12,7 @@
 import { fold, type Decider } from '../../domain/decider.js';
 import type { DomainEvent } from '../../domain/events.js';
 import { toDomainEvent } from '../../domain/recorded.js';
-import type { EventMetadata, EventStore } from '../../ports/event-store.js';
+import type { AppendResult, EventMetadata, EventStore } from '../../ports/event-store.js';
 import { conflictRetry, FEW_WRITERS } from './conflict-retry.js';
 import { toNewEvents } from './append.js';
 import { streamStateCache } from './stream-state-cache.js';
@@ -44,6 +44,13 @@ export interface StreamCommand<State, Cmd, Event extends DomainEvent> {
    * is stale the append conflicts and the command is decided again on the stream as it is.
    */
   known?: KnownState<State>;
+  /**
+   * Called, synchronously, each time the decision is handed to the store: with that append,
+   * still pending, so the caller can queue an append that must follow it (AppendOptions.after)
+   * into the same group commit. A conflict is decided again and appended again: the latest call
+   * is the one that counts. Not called when the command decides nothing, or is refused.
+   */
+  onAppend?: (append: Promise<AppendResult>) => void;
 }
 
 /** The stream's state at its head: the cached state with what was appended since, else the whole stream folded. */
@@ -84,9 +91,11 @@ export async function executeCommand<State, Cmd, Event extends DomainEvent>(inpu
     const decided = decider.decide(command, state);
     if (decided.length === 0) return { state, revision, events: [], position: undefined };
     try {
-      const result = await events.append(stream, toNewEvents(decided, metadata), {
+      const appending = events.append(stream, toNewEvents(decided, metadata), {
         expectedRevision: revision === -1 ? 'no_stream' : revision,
       });
+      input.onAppend?.(appending);
+      const result = await appending;
       // Not cached: the cache keeps states folded from stored events only (the next read adds these as stored).
       return { state: decided.reduce(decider.evolve, state), revision: result.nextExpectedRevision, events: decided, position: result.position };
     } catch (err) {

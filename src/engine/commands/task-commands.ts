@@ -8,7 +8,7 @@ import { streams } from '../../domain/events.js';
 import { toDomainEvent, type RecordedDomainEvent } from '../../domain/recorded.js';
 import { taskDecider, type TaskCommand, type TaskEvent, type TaskState } from '../../domain/task.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
-import { executeCommand, readState, type CommandResult, type KnownState } from './command-handler.js';
+import { executeCommand, readState, type CommandResult, type KnownState, type StreamCommand } from './command-handler.js';
 
 export type KnownTaskState = KnownState<TaskState>;
 
@@ -33,6 +33,7 @@ export async function executeTask(
   command: TaskCommand,
   metadata: EventMetadata,
   known?: KnownTaskState,
+  onAppend?: StreamCommand<TaskState, TaskCommand, TaskEvent>['onAppend'],
 ): Promise<CommandResult<TaskState, TaskEvent>> {
-  return executeCommand({ events, stream: streams.task(taskId), decider: taskDecider, command, metadata, known });
+  return executeCommand({ events, stream: streams.task(taskId), decider: taskDecider, command, metadata, known, ...(onAppend ? { onAppend } : {}) });
 }

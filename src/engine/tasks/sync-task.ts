@@ -17,7 +17,7 @@
  * routes record their inline images as short placeholders anyway (never sent again).
  */
 import type { EventDataOf } from '../../domain/events.js';
-import type { EventMetadata } from '../../ports/event-store.js';
+import type { AppendResult, EventMetadata } from '../../ports/event-store.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from '../../domain/refusal.js';
 import { settlementOf } from '../../domain/pricing.js';
@@ -155,9 +155,29 @@ async function executeSyncTask(
   } catch (err) {
     return fail(err instanceof TaskDeadlineError ? 'timeout' : 'result_unavailable', message(err));
   }
-  await executeTask(deps.events, task.taskId, { type: 'CompleteTask', data: completion }, meta());
-  // Settle now so the caller's balance is right when the response arrives; the settler's
-  // later pass over the same TaskSucceeded decides nothing (settlement is idempotent).
-  const settlement = settlementOf(task.basis, answer.usage);
-  await deps.accounts.execute(task.accountId, { type: 'SettleQuota', data: { reservationId: task.reservationId, ...settlement } }, meta());
+  // Settled in the request so the caller's balance is right when the response arrives (the
+  // settler's later pass over the same TaskSucceeded decides nothing: settlement is idempotent).
+  // The settlement follows the task's end into the same group commit (one fsync for both where
+  // the store commits in groups, after it on any other) and is never written without it.
+  const settle = (after?: Promise<AppendResult>) =>
+    deps.accounts.execute(
+      task.accountId,
+      { type: 'SettleQuota', data: { reservationId: task.reservationId, ...settlementOf(task.basis, answer.usage) } },
+      meta(),
+      after ? { after } : {},
+    );
+  let settling: Promise<unknown> | undefined;
+  const completed = await executeTask(deps.events, task.taskId, { type: 'CompleteTask', data: completion }, meta(), undefined, (completing) => {
+    settling = settle(completing);
+    // Awaited below once the end is recorded; when it is not, this one failed unwritten.
+    settling.catch(() => undefined);
+  });
+  if (completed.events.length > 0) {
+    await settling;
+    return;
+  }
+  // The end was recorded already. Only a success is settled: a task failed meanwhile (the
+  // reconciler's backstop for a call whose process stopped past its deadline, when this one was
+  // only frozen) has its reservation released, and the call answers that failure from the record.
+  if (completed.state.status === 'succeeded') await settle();
 }
