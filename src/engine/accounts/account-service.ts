@@ -254,11 +254,11 @@ export function createAccountService(deps: {
    * nothing, the others are decided as plain commands.
    */
   async function followingOne(stream: string, batch: Pending[]): Promise<Pending[]> {
-    const following = batch.filter((p) => p.after !== undefined);
+    const following = batch.flatMap((p) => (p.after ? [{ pending: p, after: p.after }] : []));
     if (following.length <= 1) return batch;
-    const outcomes = await Promise.allSettled(following.map((p) => p.after));
+    const outcomes = await Promise.allSettled(following.map((f) => f.after));
     const refused = new Set<Pending>();
-    following.forEach((pending, i) => {
+    following.forEach(({ pending }, i) => {
       const outcome = outcomes[i]!;
       pending.after = undefined;
       if (outcome.status === 'fulfilled') return;
