@@ -472,9 +472,20 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   let acknowledged = 0;
   let refused = 0;
   let answered = 0;
-  const submitOne = async (i: number): Promise<void> => {
+  /** A front door that is up, drawn at random; undefined when none is. */
+  const frontDoor = (): ApiProcess | undefined => {
     const up = apis.filter((a) => a.node.state === 'up');
-    const front = up.length > 0 ? random.pick(up) : undefined;
+    return up.length > 0 ? random.pick(up) : undefined;
+  };
+  /** A request's answer through `front`, or the dropped connection's error once that process is killed (a client sees no answer). */
+  const answeredBy = <T>(front: ApiProcess, request: () => Promise<T>): Promise<T> => {
+    const dropped = front.node.crashed().then((): never => {
+      throw new Error('the connection dropped: the API process was killed');
+    });
+    return Promise.race([dropped, request()]);
+  };
+  const submitOne = async (i: number): Promise<void> => {
+    const front = frontDoor();
     if (!front) {
       refused++;
       answered++;
@@ -484,11 +495,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     const n = random.int(1, 4);
     const taskId = `task_sim${String(i).padStart(7, '0')}`;
     try {
-      const dropped = front.node.crashed().then(() => {
-        throw new Error('the connection dropped: the API process was killed');
-      });
-      await Promise.race([
-        dropped,
+      await answeredBy(front, () =>
         submitTask(front.deps, {
           family: 'image',
           channelFamily: 'images',
@@ -501,7 +508,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
           metadata: { at: front.node.clock().toISOString() },
         }),
-      ]);
+      );
       acknowledged++;
       // Acknowledged after its end was seen (an answer held by a paused front door): nothing left to wait for.
       if (!books.tasks.get(taskId)?.outcome) openTasks.add(taskId);
@@ -525,8 +532,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
   const syncSucceeded = new Set<string>();
   const syncCalls = { succeeded: 0, failed: 0, unanswered: 0 };
   const syncOne = async (i: number): Promise<void> => {
-    const up = apis.filter((a) => a.node.state === 'up');
-    const front = up.length > 0 ? random.pick(up) : undefined;
+    const front = frontDoor();
     if (!front) {
       refused++;
       answered++;
@@ -545,13 +551,10 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           usage: { units },
         };
       });
+    const body = { model: MODEL, prompt: `simulated sync ${i}`, n };
     let taskId: string | undefined;
     try {
-      const dropped = front.node.crashed().then(() => {
-        throw new Error('the connection dropped: the API process was killed');
-      });
-      const outcome = await Promise.race([
-        dropped,
+      const outcome = await answeredBy(front, () =>
         runSyncTask(
           front.deps,
           {
@@ -560,12 +563,12 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
             action: 'generate',
             model: MODEL,
             caller,
-            request: { model: MODEL, prompt: `simulated sync ${i}`, n },
+            request: body,
             units: n,
             metadata: { at: front.node.clock().toISOString() },
             delivery: 'b64',
             idempotencyKey: undefined,
-            body: { model: MODEL, prompt: `simulated sync ${i}`, n },
+            body,
             onTask: (id) => {
               taskId = id;
               // From here on the client knows the task id (x-task-id): it must end, answered or not.
@@ -575,7 +578,7 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
           },
           call,
         ),
-      ]);
+      );
       syncCalls.succeeded++;
       syncSucceeded.add(outcome.call.taskId);
       line(`sync answered ${outcome.call.taskId} succeeded`);
@@ -598,15 +601,11 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     const caller = random.pick(callers);
     const debit = { debitId: `debit${i}`, amount: random.int(1, PRICE_PER_IMAGE), reason: 'simulated correction', by: 'admin' };
     for (let attempt = 0; attempt < 3; attempt++) {
-      const up = apis.filter((a) => a.node.state === 'up');
-      if (up.length === 0) return;
-      const front = random.pick(up);
+      const front = frontDoor();
+      if (!front) return;
       try {
-        const dropped = front.node.crashed().then(() => {
-          throw new Error('the connection dropped: the API process was killed');
-        });
         const meta = { at: front.node.clock().toISOString(), accountId: caller.accountId };
-        await Promise.race([dropped, front.deps.accounts.execute(caller.accountId, { type: 'DebitQuota', data: debit }, meta)]);
+        await answeredBy(front, () => front.deps.accounts.execute(caller.accountId, { type: 'DebitQuota', data: debit }, meta));
         line(`debited ${debit.debitId}`);
         return;
       } catch (err) {
