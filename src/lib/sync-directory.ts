@@ -28,9 +28,11 @@ export async function syncDirectory(path: string): Promise<void> {
  * puts instead of one each (each fsync of a directory is three system calls on the thread pool).
  */
 export function sharedDirectorySyncs(sync: (path: string) => Promise<void> = syncDirectory): (path: string) => Promise<void> {
-  const inFlight = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+  /** The fsync of a directory running now, and the one queued behind it for callers that came meanwhile. */
+  type InFlight = { running: Promise<void>; next?: Promise<void> };
+  const inFlight = new Map<string, InFlight>();
   const start = (path: string): Promise<void> => {
-    const entry: { running: Promise<void>; next?: Promise<void> } = { running: sync(path) };
+    const entry: InFlight = { running: sync(path) };
     inFlight.set(path, entry);
     // Registered before any caller's `next` below: an entry with a next one queued stays until it starts.
     const settled = () => {

@@ -167,6 +167,10 @@ export function createAccountService(deps: {
       const state = entry.state;
       const decided: Decided[] = [];
       const undos: (() => void)[] = [];
+      /** Takes the batch's decisions back out of the cached state, last first (their append wrote nothing). */
+      const undoDecisions = () => {
+        for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+      };
       let rest: Pending[] = [];
       let size = 0;
       for (let i = 0; i < batch.length; i++) {
@@ -222,7 +226,7 @@ export function createAccountService(deps: {
           // Another writer appended first: the cache is right but for this batch's decisions.
           // Taken back out, it catches up with only what was appended since (load), not the
           // whole stream back to the last snapshot.
-          for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+          undoDecisions();
           if (await conflicts.again(err)) {
             log.debug({ accountId, attempt }, 'account append conflicted; deciding again on the current stream');
             batch = [...decided.map((d) => d.pending), ...rest];
@@ -234,7 +238,7 @@ export function createAccountService(deps: {
         }
         if (err instanceof PrecedingAppendFailedError && follower) {
           // Nothing was written: the command that was to follow is refused, the others go again.
-          for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+          undoDecisions();
           follower.pending.reject(err);
           batch = [...decided.filter((d) => d !== follower).map((d) => d.pending), ...rest];
           continue;
