@@ -174,7 +174,7 @@ describe('a task ends failed by its maximum age, whatever the upstream does', ()
     const [once, always] = await Promise.all([asyncImage('reset-submit-once'), asyncImage('reset-submit')]);
     expect(once.status, JSON.stringify(once.body)).toBe('completed');
     expect(always.status).toBe('failed');
-    expect(always.body.error?.message).toMatch(/^no_channel_available: upstream unreachable: fetch failed: other side closed/);
+    expect(always.body.error?.message).toMatch(/^no_channel_available: upstream unreachable: other side closed/);
     // Each task's submit reached the upstream twice, with one key: the first try and the one re-send.
     const sent = [...upstream.submitsByKey].filter(([key]) => !before.has(key));
     expect(sent.map(([, n]) => n)).toEqual([2, 2]);

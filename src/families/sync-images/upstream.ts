@@ -79,9 +79,9 @@ async function openStream(ctx: UpstreamContext, upstream: Record<string, unknown
     signal: ctx.signal,
     idempotencyKey: ctx.idempotencyKey,
   });
-  if (opened.res.status !== 200) throw failureOf(await readUpstreamReply(opened), 'images stream');
-  if (!opened.res.body || !(opened.res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    await opened.res.body?.cancel().catch(() => undefined);
+  if (opened.status !== 200) throw failureOf(await readUpstreamReply(opened), 'images stream');
+  if (!(opened.header('content-type') ?? '').startsWith('text/event-stream')) {
+    opened.discard();
     throw new UpstreamError('images stream: the upstream did not answer with text/event-stream', false, 502);
   }
   return opened;
