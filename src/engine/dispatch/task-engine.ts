@@ -101,6 +101,9 @@ export function createTaskEngine(deps: TaskEngineDeps): TaskEngine {
     log: dispatcherLog,
     handles: ['TaskSubmitted'],
     handle: async (event) => {
+      // A synchronous call runs in its request and is never dispatched: known from the event
+      // itself, without the read of its stream that dispatchTask would make to find it out.
+      if (event.type === 'TaskSubmitted' && event.data.sync === true) return;
       const taskId = taskIdOfStream(event.streamName);
       // Another instance owns this task; if ownership moves here, the in-flight view brings it back.
       if (!owns(taskId)) return;
