@@ -5,12 +5,13 @@
  * the target, so a reader sees the old asset or the new one, never a mix or a partial one. A directory emptied by a delete is removed.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, write } from 'node:fs';
 import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
-import { makeDirectorySync, parentsOfMade, sharedDirectorySyncs } from '../../lib/sync-directory.js';
+import { promisify } from 'node:util';
+import { closeFd, fsyncFd, makeDirectorySync, openFd, parentsOfMade, sharedDirectorySyncs } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -23,6 +24,13 @@ export interface FsAssetStoreOptions {
 const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 /** Temp files older than this are leftovers of a crashed put. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
+
+const writeFd = promisify(write);
+
+/** Writes all of `bytes` at the file's current offset (a write may take fewer bytes than it is given). */
+async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < bytes.byteLength;) offset += (await writeFd(fd, bytes, offset, bytes.byteLength - offset)).bytesWritten;
+}
 
 const codeOf = (error: unknown): string | undefined => (error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined);
 
@@ -117,20 +125,21 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     const part = join(temp, `${randomUUID()}.part`);
     let size = 0;
     try {
-      const fh = await open(part, 'wx');
+      // A descriptor, not a FileHandle (sync-directory.ts says why).
+      const fd = await openFd(part, 'wx');
       try {
         // The header goes out with the first chunk: one write for a put of one buffer.
         let header: Buffer | undefined = encodeHeader(contentType);
         for await (const chunk of source) {
           size += chunk.byteLength;
           if (maxBytes !== undefined && size > maxBytes) throw new AssetTooLargeError(key, maxBytes);
-          await fh.writeFile(header ? Buffer.concat([header, chunk]) : chunk);
+          await writeAll(fd, header ? Buffer.concat([header, chunk]) : chunk);
           header = undefined;
         }
-        if (header) await fh.writeFile(header);
-        await fh.sync();
+        if (header) await writeAll(fd, header);
+        await fsyncFd(fd);
       } finally {
-        await fh.close();
+        await closeFd(fd);
       }
       // A concurrent delete may prune the fresh directory between mkdir and rename: retry.
       let created: string | undefined;
