@@ -484,43 +484,46 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
     });
     return Promise.race([dropped, request()]);
   };
-  const submitOne = async (i: number): Promise<void> => {
+  /** A client's request through a front door: answered however it ends, refused at once when no front door is up. */
+  const throughFrontDoor = async (request: (front: ApiProcess) => Promise<void>): Promise<void> => {
     const front = frontDoor();
-    if (!front) {
-      refused++;
-      answered++;
-      return;
-    }
-    const caller = o.hot ? callers[1]! : random.pick(callers);
-    const n = random.int(1, 4);
-    const taskId = `task_sim${String(i).padStart(7, '0')}`;
     try {
-      await answeredBy(front, () =>
-        submitTask(front.deps, {
-          family: 'image',
-          channelFamily: 'images',
-          action: 'anime/generate',
-          model: MODEL,
-          caller,
-          request: { model: MODEL, prompt: `simulated ${i}`, n },
-          units: n,
-          taskId,
-          ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
-          metadata: { at: front.node.clock().toISOString() },
-        }),
-      );
-      acknowledged++;
-      // Acknowledged after its end was seen (an answer held by a paused front door): nothing left to wait for.
-      if (!books.tasks.get(taskId)?.outcome) openTasks.add(taskId);
-      acknowledgedAt.set(taskId, Math.floor(front.node.clock().getTime() / 1000));
-      line(`acknowledged ${taskId}`);
-    } catch (err) {
-      refused++;
-      line(`refused ${taskId} ${err instanceof Error ? err.name : 'error'}`);
+      if (front) await request(front);
+      else refused++;
     } finally {
       answered++;
     }
   };
+  const submitOne = (i: number): Promise<void> =>
+    throughFrontDoor(async (front) => {
+      const caller = o.hot ? callers[1]! : random.pick(callers);
+      const n = random.int(1, 4);
+      const taskId = `task_sim${String(i).padStart(7, '0')}`;
+      try {
+        await answeredBy(front, () =>
+          submitTask(front.deps, {
+            family: 'image',
+            channelFamily: 'images',
+            action: 'anime/generate',
+            model: MODEL,
+            caller,
+            request: { model: MODEL, prompt: `simulated ${i}`, n },
+            units: n,
+            taskId,
+            ...(random.chance(0.5) ? { callbackUrl: `https://receiver.sim.invalid/hook/${i}` } : {}),
+            metadata: { at: front.node.clock().toISOString() },
+          }),
+        );
+        acknowledged++;
+        // Acknowledged after its end was seen (an answer held by a paused front door): nothing left to wait for.
+        if (!books.tasks.get(taskId)?.outcome) openTasks.add(taskId);
+        acknowledgedAt.set(taskId, Math.floor(front.node.clock().getTime() / 1000));
+        line(`acknowledged ${taskId}`);
+      } catch (err) {
+        refused++;
+        line(`refused ${taskId} ${err instanceof Error ? err.name : 'error'}`);
+      }
+    });
   /**
    * A synchronous call through a front door: reserved, called, re-hosted and settled in the
    * request, under the same faults (a front door killed or frozen mid-call, store faults). The
@@ -531,66 +534,59 @@ export async function runWorld(time: VirtualTime, random: Random, o: WorldOption
    */
   const syncSucceeded = new Set<string>();
   const syncCalls = { succeeded: 0, failed: 0, unanswered: 0 };
-  const syncOne = async (i: number): Promise<void> => {
-    const front = frontDoor();
-    if (!front) {
-      refused++;
-      answered++;
-      return;
-    }
-    const caller = random.pick(callers);
-    const n = random.int(1, 4);
-    const call = (): Promise<SyncCallResult> =>
-      front.node.call(async () => {
-        const late = faulty && random.chance(0.02);
-        await new Promise((resolve) => setTimeout(resolve, late ? random.int(290_000, 400_000) : random.int(100, 20_000)));
-        if (faulty && random.chance(o.rates.receiverFails)) throw new UpstreamError('the simulated vendor failed the call', random.chance(0.5));
-        const units = random.int(1, n + 2);
-        return {
-          results: Array.from({ length: Math.min(units, n) }, () => ({ kind: 'image' as const, b64: SYNC_IMAGE_B64, contentType: 'image/png' })),
-          usage: { units },
-        };
-      });
-    const body = { model: MODEL, prompt: `simulated sync ${i}`, n };
-    let taskId: string | undefined;
-    try {
-      const outcome = await answeredBy(front, () =>
-        runSyncTask(
-          front.deps,
-          {
-            family: 'image',
-            channelFamily: 'images',
-            action: 'generate',
-            model: MODEL,
-            caller,
-            request: body,
-            units: n,
-            metadata: { at: front.node.clock().toISOString() },
-            delivery: 'b64',
-            idempotencyKey: undefined,
-            body,
-            onTask: (id) => {
-              taskId = id;
-              // From here on the client knows the task id (x-task-id): it must end, answered or not.
-              if (!books.tasks.get(id)?.outcome) openTasks.add(id);
-              acknowledgedAt.set(id, Math.floor(front.node.clock().getTime() / 1000));
+  const syncOne = (i: number): Promise<void> =>
+    throughFrontDoor(async (front) => {
+      const caller = random.pick(callers);
+      const n = random.int(1, 4);
+      const call = (): Promise<SyncCallResult> =>
+        front.node.call(async () => {
+          const late = faulty && random.chance(0.02);
+          await new Promise((resolve) => setTimeout(resolve, late ? random.int(290_000, 400_000) : random.int(100, 20_000)));
+          if (faulty && random.chance(o.rates.receiverFails)) throw new UpstreamError('the simulated vendor failed the call', random.chance(0.5));
+          const units = random.int(1, n + 2);
+          return {
+            results: Array.from({ length: Math.min(units, n) }, () => ({ kind: 'image' as const, b64: SYNC_IMAGE_B64, contentType: 'image/png' })),
+            usage: { units },
+          };
+        });
+      const body = { model: MODEL, prompt: `simulated sync ${i}`, n };
+      let taskId: string | undefined;
+      try {
+        const outcome = await answeredBy(front, () =>
+          runSyncTask(
+            front.deps,
+            {
+              family: 'image',
+              channelFamily: 'images',
+              action: 'generate',
+              model: MODEL,
+              caller,
+              request: body,
+              units: n,
+              metadata: { at: front.node.clock().toISOString() },
+              delivery: 'b64',
+              idempotencyKey: undefined,
+              body,
+              onTask: (id) => {
+                taskId = id;
+                // From here on the client knows the task id (x-task-id): it must end, answered or not.
+                if (!books.tasks.get(id)?.outcome) openTasks.add(id);
+                acknowledgedAt.set(id, Math.floor(front.node.clock().getTime() / 1000));
+              },
             },
-          },
-          call,
-        ),
-      );
-      syncCalls.succeeded++;
-      syncSucceeded.add(outcome.call.taskId);
-      line(`sync answered ${outcome.call.taskId} succeeded`);
-    } catch (err) {
-      const name = err instanceof Error ? err.name : 'error';
-      if (front.node.state === 'crashed') syncCalls.unanswered++;
-      else syncCalls.failed++;
-      line(`sync ${taskId ?? `call${i}`} answered ${name}`);
-    } finally {
-      answered++;
-    }
-  };
+            call,
+          ),
+        );
+        syncCalls.succeeded++;
+        syncSucceeded.add(outcome.call.taskId);
+        line(`sync answered ${outcome.call.taskId} succeeded`);
+      } catch (err) {
+        const name = err instanceof Error ? err.name : 'error';
+        if (front.node.state === 'crashed') syncCalls.unanswered++;
+        else syncCalls.failed++;
+        line(`sync ${taskId ?? `call${i}`} answered ${name}`);
+      }
+    });
   /**
    * An administrator's debit through a front door, now and then: a money path of its own. The
    * console retries with the same `debitId` after a cut-off answer, as a client would, so a debit
