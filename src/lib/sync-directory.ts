@@ -3,18 +3,9 @@
  * file system (an fsync of the file commits its bytes, not its name). A file system that cannot
  * sync a directory (EINVAL) has nothing to commit.
  */
-import { close, closeSync, fsync, fsyncSync, mkdirSync, open, openSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { promisify } from 'node:util';
-
-/**
- * File descriptors through the callback API, not fs/promises' FileHandle: a FileHandle is an
- * object of its own with close tracking, and a put's calls through it took about a third more
- * of the event loop's time (re-hosting puts several files a call; bench/asset-puts.ts).
- */
-export const openFd = promisify(open);
-export const fsyncFd = promisify(fsync);
-export const closeFd = promisify(close);
+import { closeFd, fsyncFd, openFd } from './file-descriptors.js';
 
 const refusedByFileSystem = (error: unknown): boolean => error instanceof Error && 'code' in error && error.code === 'EINVAL';
 

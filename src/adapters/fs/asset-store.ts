@@ -5,13 +5,13 @@
  * the target, so a reader sees the old asset or the new one, never a mix or a partial one. A directory emptied by a delete is removed.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, rmSync, statSync, write } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { access, mkdir, open, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { AssetTooLargeError, checkRange, type AssetStore, type ByteRange, type StoredAsset } from '../../ports/asset-store.js';
-import { promisify } from 'node:util';
-import { closeFd, fsyncFd, makeDirectorySync, openFd, parentsOfMade, sharedDirectorySyncs } from '../../lib/sync-directory.js';
+import { closeFd, fsyncFd, openFd, writeAll } from '../../lib/file-descriptors.js';
+import { makeDirectorySync, parentsOfMade, sharedDirectorySyncs } from '../../lib/sync-directory.js';
 import { encodeHeader, readAt, readHeader, type AssetFileHeader } from './asset-file.js';
 import { assertValidAssetKey, assertValidContentType } from './asset-key.js';
 
@@ -24,13 +24,6 @@ export interface FsAssetStoreOptions {
 const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 /** Temp files older than this are leftovers of a crashed put. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
-
-const writeFd = promisify(write);
-
-/** Writes all of `bytes` at the file's current offset (a write may take fewer bytes than it is given). */
-async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
-  for (let offset = 0; offset < bytes.byteLength;) offset += (await writeFd(fd, bytes, offset, bytes.byteLength - offset)).bytesWritten;
-}
 
 const codeOf = (error: unknown): string | undefined => (error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined);
 
@@ -125,7 +118,7 @@ export function createFsAssetStore({ dir }: FsAssetStoreOptions): AssetStore {
     const part = join(temp, `${randomUUID()}.part`);
     let size = 0;
     try {
-      // A descriptor, not a FileHandle (sync-directory.ts says why).
+      // A descriptor, not a FileHandle (file-descriptors.ts says why).
       const fd = await openFd(part, 'wx');
       try {
         // The header goes out with the first chunk: one write for a put of one buffer.
