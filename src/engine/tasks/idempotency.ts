@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EventDataOf } from '../../domain/events.js';
-import { newId } from '../../domain/ids.js';
+import { newTaskId } from '../../domain/ids.js';
 import type { EventMetadata, EventStore } from '../../ports/event-store.js';
 import { isRefusal, Refusal } from '../../domain/refusal.js';
 import type { SubmittedTask } from './submit.js';
@@ -100,7 +100,7 @@ export async function submitIdempotently(
   input: { key: string | undefined; tokenId: string; body: unknown; metadata: EventMetadata },
   submit: (ids: SubmitIds) => Promise<SubmittedTask>,
 ): Promise<IdempotentOutcome> {
-  if (input.key === undefined) return { task: (await submit({ taskId: newId('task') })).data, replayed: false };
+  if (input.key === undefined) return { task: (await submit({ taskId: newTaskId() })).data, replayed: false };
   const key = input.key;
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
     throw new Refusal('invalid', 'invalid_request', `Idempotency-Key: must be 1 to ${MAX_KEY_LENGTH} characters`, 'Idempotency-Key');

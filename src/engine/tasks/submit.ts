@@ -12,7 +12,7 @@
  * stream is opened, and a submit that records no task deletes what it stored.
  */
 import { streams, type EventDataOf } from '../../domain/events.js';
-import { newId } from '../../domain/ids.js';
+import { newTaskId } from '../../domain/ids.js';
 import { quote } from '../../domain/pricing.js';
 import { appendSize, MAX_APPEND_BYTES, WrongExpectedRevisionError, type AppendResult, type EventMetadata } from '../../ports/event-store.js';
 import { taskDecider } from '../../domain/task.js';
@@ -80,7 +80,7 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   });
   assertTokenCovers(caller, priced.amount);
 
-  const taskId = req.taskId ?? newId('task');
+  const taskId = req.taskId ?? newTaskId();
   const reservationId = `res_${taskId}`;
   const metadata = { ...req.metadata, accountId: caller.accountId, correlationId: taskId };
   const planned = planInlineInputs(taskId, req.request, req.base64Fields);
