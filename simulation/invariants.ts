@@ -33,14 +33,20 @@ export class InvariantViolation extends Error {
 
 /**
  * The most account events between two closings of the books: the account service closes them
- * at every SNAPSHOT_EVERY events, a batch may run past the mark, and a closing that failed
- * (a store fault) is made at the next append.
+ * after SNAPSHOT_EVERY events, or after as many as the summary holds entries when that is more
+ * (eventsBeforeClosing); a batch may run past the mark, and a closing that failed (a store fault)
+ * is made at the next append. `entries`: the most the summary held since the last closing, as the
+ * model counts them (every token that reserved counts, so the bound errs high, never low).
  */
-export const MAX_EVENTS_BETWEEN_CLOSINGS = 3 * SNAPSHOT_EVERY;
+export const maxEventsBetweenClosings = (entries: number): number => 3 * Math.max(SNAPSHOT_EVERY, entries);
 
 interface AccountModel {
   /** Account events since its books were last closed (a snapshot, or the last of its parts). */
   sinceClosing: number;
+  /** The most entries its summary would have held since then (open reservations, tokens, credit and debit ids). */
+  mostEntriesSinceClosing: number;
+  creditIds: Set<string>;
+  tokens: Set<string>;
   credits: number;
   charged: number;
   debited: number;
@@ -80,7 +86,18 @@ export class Books {
   private account(id: string): AccountModel {
     let a = this.accounts.get(id);
     if (!a) {
-      a = { sinceClosing: 0, credits: 0, charged: 0, debited: 0, debitIds: new Set(), open: new Map(), closed: new Set() };
+      a = {
+        sinceClosing: 0,
+        mostEntriesSinceClosing: 0,
+        creditIds: new Set(),
+        tokens: new Set(),
+        credits: 0,
+        charged: 0,
+        debited: 0,
+        debitIds: new Set(),
+        open: new Map(),
+        closed: new Set(),
+      };
       this.accounts.set(id, a);
     }
     return a;
@@ -99,9 +116,14 @@ export class Books {
 
   private onAccount(accountId: string, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
     const a = this.account(accountId);
-    if (++a.sinceClosing > MAX_EVENTS_BETWEEN_CLOSINGS) {
-      throw new InvariantViolation('books not closed', `${accountId}: ${a.sinceClosing} events since the last snapshot`, accountId);
+    if (++a.sinceClosing > maxEventsBetweenClosings(a.mostEntriesSinceClosing)) {
+      throw new InvariantViolation(
+        'books not closed',
+        `${accountId}: ${a.sinceClosing} events since the last snapshot, at most ${a.mostEntriesSinceClosing} entries to summarise`,
+        accountId,
+      );
     }
+    this.countEntries(a, e);
     switch (e.type) {
       case 'QuotaCredited':
         a.credits += e.data.amount;
@@ -174,9 +196,20 @@ export class Books {
     }
   }
 
+  /** What the account's summary would hold after `e` (its open reservations counted after the event's own change). */
+  private countEntries(a: AccountModel, e: NonNullable<ReturnType<typeof toDomainEvent>>): void {
+    if (e.type === 'QuotaCredited') a.creditIds.add(e.data.creditId);
+    if (e.type === 'QuotaReserved' && e.data.tokenId !== undefined) a.tokens.add(e.data.tokenId);
+    // Counted before the switch below applies `e`: a reservation it opens, or a debit id it adds, counts already.
+    const adds = e.type === 'QuotaReserved' || e.type === 'QuotaDebited' ? 1 : 0;
+    const entries = a.open.size + a.tokens.size + a.creditIds.size + a.debitIds.size + adds;
+    a.mostEntriesSinceClosing = Math.max(a.mostEntriesSinceClosing, entries);
+  }
+
   /** The books closed (a snapshot, or the last part of one) must say what the model says. */
   private checkClosing(accountId: string, a: AccountModel, figures: { balance: number; reserved: number }): void {
     a.sinceClosing = 0;
+    a.mostEntriesSinceClosing = a.open.size + a.tokens.size + a.creditIds.size + a.debitIds.size;
     const balance = a.credits - a.charged - a.debited;
     const reserved = [...a.open.values()].reduce((n, r) => n + r.amount, 0);
     if (figures.balance !== balance || figures.reserved !== reserved) {

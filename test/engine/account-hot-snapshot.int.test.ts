@@ -10,7 +10,7 @@ import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js
 import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { auditAccounts } from '../../src/audit/audit.js';
 import { foldAccount, type AccountCommand, type AccountState } from '../../src/domain/account.js';
-import { SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
+import { eventsBeforeClosing } from '../../src/domain/account-snapshot.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
 import { loadAccount } from '../../src/engine/accounts/account-load.js';
 import { createAccountService, type AccountService } from '../../src/engine/accounts/account-service.js';
@@ -24,6 +24,8 @@ import { tempDir } from '../support/tmp.js';
 
 const log = pino({ level: 'silent' });
 const OPEN = 5000;
+/** Reserved after the first OPEN: the books close at about 1,000, 2,000, 3,250, 5,000 and 7,750 events (eventsBeforeClosing), the last in parts. */
+const MORE = 3000;
 const ROUND = 250;
 // Ids as long as the gateway's (prefixed base62), so 5,000 open reservations weigh over 1 MiB.
 const pad = (i: number) => String(i).padStart(40, '0');
@@ -76,8 +78,8 @@ const figures = (s: AccountState) => ({
 describe('a hot account with thousands of reservations open', () => {
   it(`${OPEN} open reservations: the books are still closed (in parts), and a load reads back only to the last closing`, async () => {
     await inRounds(0, OPEN, reserve);
-    // More traffic while all of them are open: the books must close again above 4,000 open.
-    await inRounds(OPEN, OPEN + 1200, reserve);
+    // More traffic while all of them are open: the books must close again above 7,000 open.
+    await inRounds(OPEN, OPEN + MORE, reserve);
     await inRounds(0, 300, settle);
 
     const stream = await store.readStream('account-a1');
@@ -87,18 +89,18 @@ describe('a hot account with thousands of reservations open', () => {
     // The last closing summarises more than 5,000 open reservations.
     const last = closings(stream).at(-1)!;
     expect(last.type).toBe('AccountSnapshotPartWritten');
-    expect(last.revision).toBeGreaterThan(stream.length - 1 - SNAPSHOT_EVERY - ROUND - parts.length);
+    const full = foldAccount(stream.map(toDomainEvent).filter((e) => e !== undefined));
+    expect(last.revision).toBeGreaterThan(stream.length - 1 - eventsBeforeClosing(full) - ROUND - parts.length);
     const lastParts = parts.filter((p) => (p.data as { snapshotId: string }).snapshotId === (last.data as { snapshotId: string }).snapshotId);
     const openInLast = lastParts.reduce((n, p) => n + (p.data as { openReservations: unknown[] }).openReservations.length, 0);
     expect(openInLast).toBeGreaterThan(OPEN);
 
     const loaded = await loadAccount(store, 'a1');
     // Bounded: the events since the last closing and that closing's parts, not the history.
-    expect(loaded.eventsRead).toBeLessThanOrEqual(SNAPSHOT_EVERY + ROUND + lastParts.length);
-    const full = foldAccount(stream.map(toDomainEvent).filter((e) => e !== undefined));
+    expect(loaded.eventsRead).toBeLessThanOrEqual(eventsBeforeClosing(full) + ROUND + lastParts.length);
     expect(figures(loaded.state)).toEqual(figures(full));
-    expect(full.openReservations.size).toBe(OPEN + 1200 - 300);
-    expect(full.reserved).toBe(3 * (OPEN + 1200 - 300));
+    expect(full.openReservations.size).toBe(OPEN + MORE - 300);
+    expect(full.reserved).toBe(3 * (OPEN + MORE - 300));
     expect(full.balance).toBe(1_000_000 - 2 * 300);
 
     // Another instance, cold, decides on the loaded state.
@@ -131,7 +133,7 @@ describe('a hot account with thousands of reservations open', () => {
       },
     });
     const hot = createAccountService({ events: interrupted, log });
-    await inRounds(0, OPEN + 1200, reserve, hot);
+    await inRounds(0, OPEN + MORE, reserve, hot);
     expect(cut).toBe(1);
 
     const stream = await store.readStream('account-a1');

@@ -22,7 +22,7 @@ export interface LoadedAccount {
   eventsRead: number;
 }
 
-/** One backward page usually reaches the snapshot: one is written at least every SNAPSHOT_EVERY events. */
+/** One backward page usually reaches the snapshot: the books close every SNAPSHOT_EVERY events unless the summary holds more entries than that (eventsBeforeClosing), and then the load reads on. */
 const PAGE = SNAPSHOT_EVERY + 64;
 
 export async function loadAccount(events: EventStore, accountId: string): Promise<LoadedAccount> {

@@ -21,7 +21,7 @@ import {
   type AccountState,
   type MutableAccountState,
 } from '../../domain/account.js';
-import { closesTheBooks, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../../domain/account-snapshot.js';
+import { closesTheBooks, eventsBeforeClosing, RETAINED_CLOSED_RESERVATIONS, SNAPSHOT_EVERY } from '../../domain/account-snapshot.js';
 import { streams } from '../../domain/events.js';
 import { toDomainEvent } from '../../domain/recorded.js';
 import {
@@ -204,7 +204,9 @@ export function createAccountService(deps: {
         return rest;
       }
       const books =
-        entry.sinceSnapshot + decidedEvents.length >= snapshotEvery ? booksToClose(state, accountId, decidedEvents.at(-1)!.metadata.at, size) : undefined;
+        entry.sinceSnapshot + decidedEvents.length >= eventsBeforeClosing(state, snapshotEvery)
+          ? booksToClose(state, accountId, decidedEvents.at(-1)!.metadata.at, size)
+          : undefined;
       // The one command of the batch that follows another append (followingOne), if it decided events.
       const follower = decided.find((d) => d.pending.after !== undefined && d.events.length > 0);
       try {
