@@ -1,13 +1,13 @@
 /**
  * Account load: an account stream with N settled tasks (QuotaReserved + QuotaSettled each, the
- * books closed every SNAPSHOT_EVERY events exactly as the account service closes them), appended
+ * books closed after eventsBeforeClosing events exactly as the account service closes them), appended
  * directly in large batches; then the time a cold account service takes to load it (read back
  * to the last snapshot, fold what follows), beside a full forward replay of the same stream.
  */
 import { pino } from 'pino';
 import { createSqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
 import { applyAccountEvents, mutableAccountState } from '../../src/domain/account.js';
-import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
+import { accountSnapshot, eventsBeforeClosing } from '../../src/domain/account-snapshot.js';
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
 import { newEventId } from '../../src/domain/ids.js';
 import { toDomainEvent } from '../../src/domain/recorded.js';
@@ -119,7 +119,7 @@ async function fill(path: string, settledTasks: number): Promise<{ streamEvents:
     applyAccountEvents(state, events);
     for (const e of events) batch.push({ id: newEventId(), type: e.type, data: e.data, metadata: meta });
     sinceSnapshot += events.length;
-    if (sinceSnapshot >= SNAPSHOT_EVERY) {
+    if (sinceSnapshot >= eventsBeforeClosing(state)) {
       // What the account service appends at the end of the append that crosses the mark.
       const snapshot: DomainEvent = { type: 'AccountSnapshotted', data: accountSnapshot(state)! };
       batch.push(...toNewEvents([snapshot], { ...meta, correlationId: 'books-closed' }));

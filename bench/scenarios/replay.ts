@@ -1,7 +1,7 @@
 /**
  * Replay: a store of N events shaped like real traffic (per task: TaskSubmitted,
  * UpstreamSubmitted, TaskProgressed, TaskSucceeded on the task stream; QuotaReserved,
- * QuotaSettled on the account stream, the books closed every SNAPSHOT_EVERY account events as the
+ * QuotaSettled on the account stream, the books closed after eventsBeforeClosing account events (1,000 here) as the
  * account service closes them), then (1) a full rebuild of every projection into an empty view
  * store (`rebuildViews`, what `npm run projections:rebuild` runs) and (2) the audit (src/audit/audit.ts): every account event replayed, every snapshot
  * checked against the replay, the balances compared with the rebuilt views — none may differ.
@@ -12,7 +12,7 @@ import { createSqliteViewStore } from '../../src/adapters/sqlite/view-store.js';
 import { auditAccounts } from '../../src/audit/audit.js';
 import { rebuildViews } from '../../src/audit/rebuild.js';
 import { applyAccountEvents, mutableAccountState } from '../../src/domain/account.js';
-import { accountSnapshot, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
+import { accountSnapshot, eventsBeforeClosing } from '../../src/domain/account-snapshot.js';
 import type { DomainEvent, PriceBasis } from '../../src/domain/events.js';
 import { toNewEvents } from '../../src/engine/commands/append.js';
 import { familyProjections } from '../../src/families/index.js';
@@ -82,7 +82,7 @@ async function fill(path: string, events: number): Promise<number> {
     ];
     applyAccountEvents(account.state, accountEvents);
     account.sinceSnapshot += accountEvents.length;
-    if (account.sinceSnapshot >= SNAPSHOT_EVERY) {
+    if (account.sinceSnapshot >= eventsBeforeClosing(account.state)) {
       const snapshot: DomainEvent = { type: 'AccountSnapshotted', data: accountSnapshot(account.state)! };
       applyAccountEvents(account.state, [snapshot]);
       accountEvents.push(snapshot);
