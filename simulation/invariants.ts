@@ -40,6 +40,9 @@ export class InvariantViolation extends Error {
  */
 export const maxEventsBetweenClosings = (entries: number): number => 3 * Math.max(SNAPSHOT_EVERY, entries);
 
+/** The entries the account's summary holds, as the model counts them. */
+const entriesOf = (a: AccountModel): number => a.open.size + a.tokens.size + a.creditIds.size + a.debitIds.size;
+
 interface AccountModel {
   /** Account events since its books were last closed (a snapshot, or the last of its parts). */
   sinceClosing: number;
@@ -202,14 +205,13 @@ export class Books {
     if (e.type === 'QuotaReserved' && e.data.tokenId !== undefined) a.tokens.add(e.data.tokenId);
     // Counted before the switch below applies `e`: a reservation it opens, or a debit id it adds, counts already.
     const adds = e.type === 'QuotaReserved' || e.type === 'QuotaDebited' ? 1 : 0;
-    const entries = a.open.size + a.tokens.size + a.creditIds.size + a.debitIds.size + adds;
-    a.mostEntriesSinceClosing = Math.max(a.mostEntriesSinceClosing, entries);
+    a.mostEntriesSinceClosing = Math.max(a.mostEntriesSinceClosing, entriesOf(a) + adds);
   }
 
   /** The books closed (a snapshot, or the last part of one) must say what the model says. */
   private checkClosing(accountId: string, a: AccountModel, figures: { balance: number; reserved: number }): void {
     a.sinceClosing = 0;
-    a.mostEntriesSinceClosing = a.open.size + a.tokens.size + a.creditIds.size + a.debitIds.size;
+    a.mostEntriesSinceClosing = entriesOf(a);
     const balance = a.credits - a.charged - a.debited;
     const reserved = [...a.open.values()].reduce((n, r) => n + r.amount, 0);
     if (figures.balance !== balance || figures.reserved !== reserved) {

@@ -37,8 +37,12 @@ export const RETAINED_CLOSED_RESERVATIONS = 1000;
  * as many events after it (decision 0163).
  */
 export function eventsBeforeClosing(state: AccountState, every = SNAPSHOT_EVERY): number {
-  const entries = state.openReservations.size + state.tokenUsage.size + state.seenCreditIds.size + state.seenDebitIds.size;
-  return Math.max(every, Math.ceil(entries / 3));
+  return Math.max(every, Math.ceil(summaryEntries(state) / 3));
+}
+
+/** The entries of the lists a summary of `state` holds (accountSnapshot), the closed ids it keeps aside (a fixed number). */
+export function summaryEntries(state: AccountState): number {
+  return state.openReservations.size + state.tokenUsage.size + state.seenCreditIds.size + state.seenDebitIds.size;
 }
 
 /** The account's summary; undefined when it is not open. */

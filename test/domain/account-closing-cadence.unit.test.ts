@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyAccountEvents, mutableAccountState, type AccountEvent } from '../../src/domain/account.js';
-import { eventsBeforeClosing, SNAPSHOT_EVERY } from '../../src/domain/account-snapshot.js';
+import { eventsBeforeClosing, SNAPSHOT_EVERY, summaryEntries } from '../../src/domain/account-snapshot.js';
 import { basis } from '../support/account-fixture.js';
 
 const opened = () => {
@@ -24,7 +24,7 @@ function closings(events: number, event: (i: number) => AccountEvent): { entries
   for (let i = 0; i < events; i++) {
     applyAccountEvents(state, [event(i)]);
     if (++since >= eventsBeforeClosing(state)) {
-      made.push({ entries: state.openReservations.size + state.tokenUsage.size + state.seenCreditIds.size + state.seenDebitIds.size, since });
+      made.push({ entries: summaryEntries(state), since });
       since = 0;
     }
   }
