@@ -9,23 +9,32 @@
  */
 import type { AccountSnapshot } from './account-snapshot.js';
 import type { EventDataOf } from './events.js';
+import { jsonBytes, jsonBytesAtLeast } from './json-bytes.js';
 
 export type AccountSnapshotPart = EventDataOf<'AccountSnapshotPartWritten'>;
 
 type ListName = 'openReservations' | 'tokenUsage' | 'creditIds' | 'debitIds';
 const LISTS: readonly ListName[] = ['openReservations', 'tokenUsage', 'creditIds', 'debitIds'];
 
-/** JSON bytes of a value, as the store measures an event's data. */
-const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
-
 /**
  * The parts of `snapshot`, each one's data at most `maxPartBytes` of JSON (the caller leaves
  * room for the metadata). Always at least two: a snapshot that fits one event is written whole.
+ *
+ * The lists are cut by each entry's jsonBytesAtLeast, which reads lengths and makes no text, and
+ * each part is then measured once, whole. Only when one is over (some entry has characters JSON
+ * escapes or writes in more than a byte) are they cut again by each entry's exact JSON: at
+ * 12,000 open reservations that measure took a third of a closing's time on the loop.
  */
 export function splitSnapshot(snapshot: AccountSnapshot, snapshotId: string, maxPartBytes: number): AccountSnapshotPart[] {
+  const parts = cutSnapshot(snapshot, snapshotId, maxPartBytes, jsonBytesAtLeast);
+  if (parts.every((part) => jsonBytes(part) <= maxPartBytes)) return parts;
+  return cutSnapshot(snapshot, snapshotId, maxPartBytes, jsonBytes);
+}
+
+function cutSnapshot(snapshot: AccountSnapshot, snapshotId: string, maxPartBytes: number, bytesOf: (value: unknown) => number): AccountSnapshotPart[] {
   const { openReservations: _r, tokenUsage: _u, creditIds: _c, debitIds: _d, ...summary } = snapshot;
   // The numbering fields and empty lists of a part, with room for part numbers of any size.
-  const frame = bytesOf({ ...emptyPart(snapshotId), part: Number.MAX_SAFE_INTEGER, parts: Number.MAX_SAFE_INTEGER });
+  const frame = jsonBytes({ ...emptyPart(snapshotId), part: Number.MAX_SAFE_INTEGER, parts: Number.MAX_SAFE_INTEGER });
   const parts: Omit<AccountSnapshotPart, 'part' | 'parts'>[] = [];
   let current = emptyPart(snapshotId);
   let size = frame;
@@ -42,7 +51,7 @@ export function splitSnapshot(snapshot: AccountSnapshot, snapshotId: string, max
     }
   }
   // The summary goes on the last part; when it does not fit beside that part's entries, a part of its own.
-  const summaryBytes = bytesOf({ summary }) + 1;
+  const summaryBytes = jsonBytes({ summary }) + 1;
   if (size + summaryBytes > maxPartBytes && size > frame) {
     parts.push(current);
     current = emptyPart(snapshotId);

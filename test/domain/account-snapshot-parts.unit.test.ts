@@ -32,6 +32,17 @@ describe('a snapshot in parts', () => {
     expect(joinSnapshotParts(parts)).toEqual(snapshot);
   });
 
+  it('keeps parts within the limit when entries hold text JSON writes longer than its length (escapes, non-ASCII)', () => {
+    const wide = {
+      ...snapshot,
+      openReservations: snapshot.openReservations.map((r, i) => ({ ...r, model: i % 3 ? '画像モデル "v2"' : 'm\\n' })),
+      creditIds: snapshot.creditIds.map((c) => `${c}-😀`),
+    };
+    const parts = splitSnapshot(wide, 's1', 2000);
+    for (const part of parts) expect(Buffer.byteLength(JSON.stringify(part))).toBeLessThanOrEqual(2000);
+    expect(joinSnapshotParts(parts)).toEqual(wide);
+  });
+
   it('a small snapshot still makes two parts (one part would be an AccountSnapshotted)', () => {
     const parts = splitSnapshot({ ...snapshot, openReservations: [], creditIds: [] }, 's1', 100_000);
     expect(parts).toHaveLength(2);

@@ -9,6 +9,7 @@ import { accountSnapshot } from '../../domain/account-snapshot.js';
 import { splitSnapshot } from '../../domain/account-snapshot-parts.js';
 import type { DomainEvent } from '../../domain/events.js';
 import { newEventId } from '../../domain/ids.js';
+import { jsonBytesAtLeast } from '../../domain/json-bytes.js';
 import { appendSize, MAX_APPEND_BYTES, type NewEvent } from '../../ports/event-store.js';
 import { toNewEvents } from '../commands/append.js';
 
@@ -32,11 +33,15 @@ export function closeTheBooks(state: AccountState, options: { accountId: string;
   const data = accountSnapshot(state, { retainClosed: options.retainClosed });
   if (!data) return undefined;
   const metadata = { at: options.at, accountId: options.accountId, correlationId: 'books-closed' };
-  const whole = { type: 'AccountSnapshotted', data } as const;
-  const [recorded] = toNewEvents([whole], metadata);
-  const size = appendSize([recorded!]);
-  if (size <= options.room) return { inline: [recorded!], following: [], closing: whole };
-  if (size <= MAX_APPEND_BYTES) return { inline: [], following: [[recorded!]], closing: whole };
+  // A summary whose least possible JSON is over the limit goes in parts without being
+  // serialised whole first (a hot account's closing: 4-5 ms of the loop at 12,000 open).
+  if (jsonBytesAtLeast(data) <= MAX_APPEND_BYTES) {
+    const whole = { type: 'AccountSnapshotted', data } as const;
+    const [recorded] = toNewEvents([whole], metadata);
+    const size = appendSize([recorded!]);
+    if (size <= options.room) return { inline: [recorded!], following: [], closing: whole };
+    if (size <= MAX_APPEND_BYTES) return { inline: [], following: [[recorded!]], closing: whole };
+  }
   const parts = splitSnapshot(data, newEventId(), MAX_APPEND_BYTES - PART_OVERHEAD_BYTES).map(
     (part) => ({ type: 'AccountSnapshotPartWritten', data: part }) as const,
   );
