@@ -13,10 +13,12 @@
  * submits wait as `submitted` for the engine's adoption, polls answer from the views. SIGTERM
  * and SIGINT go to both children, and the supervisor exits once both have. A child whose
  * supervisor died (its IPC channel closes) shuts itself down (main.ts), so no child outlives it.
+ * The engine runs at a lower CPU priority (ENGINE_NICENESS): the API's answers come first.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { makeDirectorySync } from './lib/sync-directory.js';
 import { get } from 'node:http';
+import { setPriority } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { freePort } from './lib/free-port.js';
@@ -29,6 +31,13 @@ const RESTART_FIRST_MS = 1000;
 const RESTART_MAX_MS = 30_000;
 /** A child that ran this long before dying is restarted after the first delay again. */
 const STABLE_MS = 60_000;
+/**
+ * The engine's niceness (0 is the API's): when both want a core, the API's answers come first
+ * and the engine's work, which no client waits on, waits. Under durable submits at 50
+ * connections, three pairs: 1,933-2,385 -> 2,475-2,641 req/s, p99 88-142 -> 71-79 ms, and the
+ * life cycle no slower (decision 0164). Lowering a priority needs no privilege.
+ */
+const ENGINE_NICENESS = 10;
 
 type Part = 'api' | 'engine';
 
@@ -71,6 +80,7 @@ export async function supervise(config: Config, log: Logger): Promise<void> {
       stdio: 'inherit',
     });
     const startedAt = Date.now();
+    if (part === 'engine') lowerPriority(child, log);
     children.set(part, child);
     exited.set(
       part,
@@ -153,4 +163,14 @@ async function answers(url: string, timeoutMs: number, signal: AbortSignal): Pro
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
+}
+
+/** Gives the engine process ENGINE_NICENESS; where the system refuses, it runs at the API's priority and says so. */
+function lowerPriority(child: ChildProcess, log: Logger): void {
+  if (child.pid === undefined) return;
+  try {
+    setPriority(child.pid, ENGINE_NICENESS);
+  } catch (err) {
+    log.warn({ err, pid: child.pid }, "the engine process runs at the API process's priority: lowering it was refused");
+  }
 }

@@ -9,7 +9,7 @@
  * user take effect at once there too, and polls follow a task to its end.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { embeddedEnv, freePort, GATEWAY_SCRIPT, startChildGateway, stopProcess, type ChildGateway } from '../support/child-gateway.js';
@@ -36,6 +36,11 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** The niceness of each of a process's threads (/proc/<pid>/task/<tid>/stat, field 19). */
+function threadNiceness(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+}
+
 describe('npm start with PROCESSES=2', () => {
   it('uses both processes, survives a kill -9 of each, and stops with its supervisor', async () => {
     // The upstream in a process of its own, as a real one would be: killing the API (where the
@@ -52,6 +57,9 @@ describe('npm start with PROCESSES=2', () => {
     gateway = await startChildGateway(dir.path, env);
     const supervisor = gateway.process.pid!;
     const first = supervisedChildren(supervisor);
+    // The engine yields the CPU to the API's answers: every thread of it, none of the API's.
+    expect(new Set(threadNiceness(first.engine))).toEqual(new Set([10]));
+    expect(new Set(threadNiceness(first.api))).toEqual(new Set([0]));
 
     const admin = new Client(gateway.url);
     await admin.login('admin', ADMIN_PASSWORD);
@@ -81,6 +89,7 @@ describe('npm start with PROCESSES=2', () => {
       const now = supervisedChildren(supervisor);
       return now.engine !== first.engine && now.api === first.api ? now : undefined;
     }, 20_000);
+    expect(new Set(threadNiceness(second.engine))).toEqual(new Set([10]));
     // Then the API dies; the supervisor starts it again on the same port.
     process.kill(second.api, 'SIGKILL');
     await eventually(async () => ((await fetch(`${gateway!.url}/readyz`).catch(() => undefined))?.ok ? true : undefined), 30_000, 100);
