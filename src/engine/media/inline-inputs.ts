@@ -82,12 +82,14 @@ function mapStrings(value: unknown, at: string, depth: number, map: (text: strin
 export function planInlineInputs(taskId: string, request: Json, base64Fields: readonly string[] = []): PlannedInputs {
   const rawBase64 = new Set<string>();
   for (const path of base64Fields) expand(request, path.split('.'), '', rawBase64);
-  const nonce = randomBytes(6).toString('hex');
+  // Drawn for the first input only: most requests have none (2 µs a submit otherwise).
+  let nonce: string | undefined;
   const inputs: InlineInput[] = [];
   const recorded = mapStrings(request, '', 0, (text, path) => {
     if (text.length <= INLINE_INPUT_MIN_CHARS) return text;
     const kind = DATA_URI.test(text.slice(0, 300)) ? 'datauri' : rawBase64.has(path) && BASE64.test(text) ? 'base64' : undefined;
     if (!kind || !ASCII.test(text)) return text;
+    nonce ??= randomBytes(6).toString('hex');
     const key = `inputs/${taskId}/${nonce}/${inputs.length}.${kind}`;
     inputs.push({ key, text });
     return `${INPUT_REFERENCE_PREFIX}${key}`;
