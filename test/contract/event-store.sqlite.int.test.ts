@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSqliteEventStore, type SqliteEventStore } from '../../src/adapters/sqlite/event-store.js';
+import { WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import { tempDir } from '../support/tmp.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { expectNothingMore, ids, newEvent, newEvents, pullEvents, uniquePrefix } from './event-store.fixtures.js';
@@ -30,6 +31,32 @@ async function withStores<T>(count: number, run: (stores: SqliteEventStore[]) =>
 }
 
 describe('SQLite event store', () => {
+  it('refuses an append one of whose later ids is stored (in its stream or another: ids are unique in the file), writing none of it, and the appends of the same commit beside it are unharmed', async () => {
+    await withStores(1, async ([store]) => {
+      const [stream, other] = [`${uniquePrefix()}a`, `${uniquePrefix()}b`];
+      const [a, b] = [newEvent(), newEvent()];
+      await store!.append(stream, [a, b], { expectedRevision: 'no_stream' });
+      for (const [target, expectedRevision] of [
+        [stream, 'any'],
+        [stream, 1],
+        [other, 'no_stream'],
+      ] as const) {
+        const fresh = newEvent();
+        // Queued in the same tick: one group commit, each append in its own savepoint.
+        const [refused, beside] = await Promise.allSettled([
+          store!.append(target, [fresh, b], { expectedRevision }),
+          store!.append(`${uniquePrefix()}c`, newEvents(1), { expectedRevision: 'no_stream' }),
+        ]);
+        expect(refused.status === 'rejected' && refused.reason).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(beside.status).toBe('fulfilled');
+        // The fresh event went with the refusal: its id is free.
+        await expect(store!.append(`${uniquePrefix()}d`, [fresh], { expectedRevision: 'no_stream' })).resolves.toMatchObject({ nextExpectedRevision: 0 });
+      }
+      expect(ids(await store!.readStream(stream))).toEqual(ids([a, b]));
+      expect(await store!.readStream(other)).toEqual([]);
+    });
+  });
+
   it('reports head position 0 on an empty file', async () => {
     await withStores(1, async ([store]) => {
       expect(await store!.headPosition()).toBe(0n);

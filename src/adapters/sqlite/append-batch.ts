@@ -58,28 +58,39 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
   function applyOne(job: AppendJob): { result: AppendResult; written: WrittenEvent[] } {
     const head = lastOfStream.get(job.stream);
     const current = head ? Number(head.revision) : -1;
-    const conflict = (): WrongExpectedRevisionError => new WrongExpectedRevisionError(job.stream, job.expected, current);
-
-    const stored = job.events.map((event) => byId.get(event.id));
-    const storedCount = stored.filter((row) => row !== undefined).length;
-    if (storedCount > 0) {
-      const firstRevision = current - job.events.length + 1;
-      const isRetry =
-        storedCount === job.events.length && stored.every((row, index) => row?.stream === job.stream && Number(row.revision) === firstRevision + index);
-      if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, written: [] };
-      throw conflict();
-    }
-    if (!expectationHolds(job.expected, current)) throw conflict();
+    if (!expectationHolds(job.expected, current)) return storedBefore(job);
     if (job.events.length === 0) {
       return { result: { nextExpectedRevision: current, position: head?.position ?? 0n }, written: [] };
     }
+    // An id already stored is found by the insert itself (event_id is UNIQUE): looking each one
+    // up first cost an index read per event on every append, for the rare retry.
+    try {
+      const written = job.events.map((event, index): WrittenEvent => {
+        const revision = current + 1 + index;
+        const info = insert.run(job.stream, revision, event.id, event.type, event.data, event.metadata);
+        return { stream: job.stream, revision, position: BigInt(info.lastInsertRowid), event };
+      });
+      return { result: { nextExpectedRevision: current + job.events.length, position: written.at(-1)!.position }, written };
+    } catch (error) {
+      if (error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new EventIdStored();
+      throw error;
+    }
+  }
 
-    const written = job.events.map((event, index): WrittenEvent => {
-      const revision = current + 1 + index;
-      const info = insert.run(job.stream, revision, event.id, event.type, event.data, event.metadata);
-      return { stream: job.stream, revision, position: BigInt(info.lastInsertRowid), event };
-    });
-    return { result: { nextExpectedRevision: current + job.events.length, position: written.at(-1)!.position }, written };
+  /**
+   * An append whose expectation fails, or one of whose ids is stored: a retry of an append that
+   * was written (its ids exactly the stream's last events) succeeds with the stored result and
+   * writes nothing; anything else is a conflict. Reads only.
+   */
+  function storedBefore(job: AppendJob): { result: AppendResult; written: WrittenEvent[] } {
+    const head = lastOfStream.get(job.stream);
+    const current = head ? Number(head.revision) : -1;
+    const stored = job.events.map((event) => byId.get(event.id));
+    const firstRevision = current - job.events.length + 1;
+    const isRetry =
+      job.events.length > 0 && stored.every((row, index) => row !== undefined && row.stream === job.stream && Number(row.revision) === firstRevision + index);
+    if (isRetry && head) return { result: { nextExpectedRevision: current, position: head.position }, written: [] };
+    throw new WrongExpectedRevisionError(job.stream, job.expected, current);
   }
 
   // A transaction function called inside another one runs as a SAVEPOINT: when it throws,
@@ -99,6 +110,12 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
       written.push(...applied.written);
       return { ok: true, value: applied.result };
     } catch (error) {
+      if (!(error instanceof EventIdStored)) return { ok: false, error };
+    }
+    // Its savepoint rolled back the inserts made before the stored id was met.
+    try {
+      return { ok: true, value: storedBefore(job).result };
+    } catch (error) {
       return { ok: false, error };
     }
   }
@@ -116,3 +133,6 @@ export function prepareAppendBatch(db: SqliteDatabase): (jobs: readonly AppendJo
 
   return (jobs) => inTransaction.immediate(jobs);
 }
+
+/** An insert met an event id already stored (applyOne): the job is then a retry or a conflict (storedBefore). */
+class EventIdStored extends Error {}

@@ -37,7 +37,7 @@ import {
 } from '../../ports/event-store.js';
 import { closeTheBooks, type BooksClosing } from './account-closing.js';
 import { loadAccount } from './account-load.js';
-import { toNewEvents } from '../commands/append.js';
+import { appendSizeAtMost, toNewEvents } from '../commands/append.js';
 import { conflictRetry, MANY_WRITERS } from '../commands/conflict-retry.js';
 
 export interface AccountResult {
@@ -172,7 +172,13 @@ export function createAccountService(deps: {
         for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
       };
       let rest: Pending[] = [];
+      /**
+       * Never less than the decided events' appendSize, so the batch and a closing beside it fit:
+       * a bound from lengths (appendSizeAtMost) while that is under the limit, exact from the
+       * first command that would take the bound over it (the batch then fills to the limit).
+       */
       let size = 0;
+      let exact = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         let evs: AccountEvent[];
@@ -184,7 +190,12 @@ export function createAccountService(deps: {
           pending.reject(err);
           continue;
         }
-        const bytes = recorded.length ? appendSize(recorded) : 0;
+        let bytes = recorded.length === 0 ? 0 : exact ? appendSize(recorded) : appendSizeAtMost(recorded);
+        if (!exact && size + bytes > MAX_APPEND_BYTES) {
+          exact = true;
+          size = decided.reduce((sum, d) => sum + (d.recorded.length ? appendSize(d.recorded) : 0), 0);
+          bytes = recorded.length ? appendSize(recorded) : 0;
+        }
         if (size + bytes > MAX_APPEND_BYTES) {
           if (size === 0) {
             // Too large on its own: its own fault, and only its own.

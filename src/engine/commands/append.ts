@@ -1,5 +1,6 @@
 import { newEventId } from '../../domain/ids.js';
 import { eventSchemas, type DomainEvent } from '../../domain/events.js';
+import { jsonBytesAtMost } from '../../domain/json-bytes.js';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../../ports/event-store.js';
 
 /**
@@ -8,6 +9,17 @@ import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEven
  */
 export function toNewEvents(events: readonly DomainEvent[], metadata: EventMetadata, ids?: readonly string[]): NewEvent[] {
   return events.map((e, i) => ({ id: ids?.[i] ?? newEventId(), type: e.type, data: eventSchemas[e.type].parse(e.data), metadata }));
+}
+
+/**
+ * Never less than appendSize(events) (ports/event-store.ts), from lengths only (jsonBytesAtMost):
+ * an append under the limit by this measure is under it, without serialising its events a first
+ * time only to count them (the store serialises them again to write them).
+ */
+export function appendSizeAtMost(events: ReadonlyArray<Pick<NewEvent, 'type' | 'data' | 'metadata'>>): number {
+  let size = 0;
+  for (const event of events) size += jsonBytesAtMost(event.data) + jsonBytesAtMost(event.metadata) + event.type.length * 2;
+  return size;
 }
 
 export function appendEvents(

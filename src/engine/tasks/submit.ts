@@ -19,7 +19,7 @@ import { taskDecider } from '../../domain/task.js';
 import { assertTokenCovers, type Caller } from '../accounts/caller.js';
 import type { RequestDeps } from './request-deps.js';
 import { Refusal } from '../../domain/refusal.js';
-import { appendEvents } from '../commands/append.js';
+import { appendEvents, appendSizeAtMost } from '../commands/append.js';
 import { readSubmitted } from '../commands/task-commands.js';
 import { discardInlineInputs, planInlineInputs, storeInlineInputs } from '../media/inline-inputs.js';
 
@@ -108,7 +108,9 @@ export async function submitTask(deps: RequestDeps, req: SubmitRequest): Promise
   // below, instead of deciding `[]` on it here.
   const opening = taskDecider.decide({ type: 'SubmitTask', data }, taskDecider.initialState());
   // Refused before anything is reserved or stored: the store would refuse the append anyway.
-  const size = appendSize(opening.map((e) => ({ ...e, metadata })));
+  // Serialised to be measured only when the bound from lengths does not already show it fits.
+  const opened = opening.map((e) => ({ ...e, metadata }));
+  const size = appendSizeAtMost(opened) <= MAX_APPEND_BYTES ? 0 : appendSize(opened);
   if (size > MAX_APPEND_BYTES) {
     throw new Refusal(
       'too_large',
