@@ -41,6 +41,7 @@ function failedStart(err: unknown): never {
 }
 
 async function serve(): Promise<void> {
+  exitWithSupervisor();
   // Loaded only here: a supervisor (PROCESSES=2) runs no gateway and keeps its memory small.
   const { createGateway } = await import('./gateway.js');
   const started = await (async () => {
@@ -71,13 +72,21 @@ async function serve(): Promise<void> {
     else log.info({ signal }, 'shutting down');
     await gateway.close();
   });
-  // A process of a supervisor (PROCESSES=2) does not outlive it: its IPC channel closes when it
-  // dies. It goes at once, as if killed with it: a supervisor started again on the same data
-  // directory must not find the old engine still draining beside its new one.
-  if (process.send) {
-    process.once('disconnect', () => {
-      log.warn('the supervisor is gone; exiting with it');
-      process.exit(1);
-    });
-  }
+}
+
+/**
+ * A process of a supervisor (PROCESSES=2) does not outlive it: its IPC channel closes when it
+ * dies. It goes at once, as if killed with it: a supervisor started again on the same data
+ * directory must not find the old engine still draining beside its new one. Watched from before
+ * the gateway starts: a supervisor that dies while its child is still starting (an engine
+ * catching up takes seconds) once left that child running for good, its `disconnect` missed.
+ */
+function exitWithSupervisor(): void {
+  if (!process.send) return;
+  const gone = () => {
+    log.warn('the supervisor is gone; exiting with it');
+    process.exit(1);
+  };
+  if (!process.connected) gone();
+  process.once('disconnect', gone);
 }

@@ -8,7 +8,7 @@
  * The API process learns of the engine's view commits from the log: a revoked key and a disabled
  * user take effect at once there too, and polls follow a task to its end.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { tempDir } from '../support/tmp.js';
 import { startSimProcess, type SimProcess } from '../support/sim-process.js';
 import { runningUpstreamAt } from '../support/upstream-submits.js';
 import { alive, supervisedChildren } from '../support/supervised.js';
+import { ENGINE_NICENESS } from '../../src/supervisor.js';
 
 const dir = tempDir();
 const secondDir = tempDir();
@@ -58,7 +59,7 @@ describe('npm start with PROCESSES=2', () => {
     const supervisor = gateway.process.pid!;
     const first = supervisedChildren(supervisor);
     // The engine yields the CPU to the API's answers: every thread of it, none of the API's.
-    expect(new Set(threadNiceness(first.engine))).toEqual(new Set([10]));
+    expect(new Set(threadNiceness(first.engine))).toEqual(new Set([ENGINE_NICENESS]));
     expect(new Set(threadNiceness(first.api))).toEqual(new Set([0]));
 
     const admin = new Client(gateway.url);
@@ -89,7 +90,7 @@ describe('npm start with PROCESSES=2', () => {
       const now = supervisedChildren(supervisor);
       return now.engine !== first.engine && now.api === first.api ? now : undefined;
     }, 20_000);
-    expect(new Set(threadNiceness(second.engine))).toEqual(new Set([10]));
+    expect(new Set(threadNiceness(second.engine))).toEqual(new Set([ENGINE_NICENESS]));
     // Then the API dies; the supervisor starts it again on the same port.
     process.kill(second.api, 'SIGKILL');
     await eventually(async () => ((await fetch(`${gateway!.url}/readyz`).catch(() => undefined))?.ok ? true : undefined), 30_000, 100);
@@ -189,4 +190,33 @@ describe('npm start with PROCESSES=2', () => {
       empty.remove();
     }
   }, 120_000);
+
+  it('a supervisor killed -9 while its parts are still starting leaves neither behind', async () => {
+    const data = tempDir();
+    const supervisor = spawn(process.execPath, [GATEWAY_SCRIPT], {
+      cwd: process.cwd(),
+      env: { ...embeddedEnv(), PROCESSES: '2', DATA_DIR: data.path, PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    try {
+      // Both parts forked, neither ready yet (a start takes seconds): the moment a missed
+      // `disconnect` used to leave a part running for good.
+      const parts = await eventually(
+        async () => {
+          try {
+            return supervisedChildren(supervisor.pid!);
+          } catch {
+            return undefined;
+          }
+        },
+        20_000,
+        10,
+      );
+      await stopProcess(supervisor, 'SIGKILL');
+      await eventually(async () => (!alive(parts.api) && !alive(parts.engine) ? true : undefined), 20_000, 100);
+    } finally {
+      if (supervisor.exitCode === null && supervisor.signalCode === null) await stopProcess(supervisor, 'SIGKILL');
+      data.remove();
+    }
+  }, 60_000);
 });
