@@ -81,18 +81,24 @@ export interface SerializedEventSize {
   metadata: string;
 }
 
+/**
+ * The size of an append as MAX_APPEND_BYTES measures it, the one rule for every measure: each
+ * event's data and metadata as `bytesOf` counts them, and twice its type's length.
+ */
+export function measuredAppendSize<D>(events: ReadonlyArray<{ type: string; data: D; metadata: D }>, bytesOf: (value: D) => number): number {
+  let size = 0;
+  for (const event of events) size += bytesOf(event.data) + bytesOf(event.metadata) + event.type.length * 2;
+  return size;
+}
+
 /** The size of an append of already serialised events, as MAX_APPEND_BYTES measures it. */
 export function serializedAppendSize(events: readonly SerializedEventSize[]): number {
-  let size = 0;
-  for (const event of events) size += Buffer.byteLength(event.data) + Buffer.byteLength(event.metadata) + event.type.length * 2;
-  return size;
+  return measuredAppendSize(events, (text) => Buffer.byteLength(text));
 }
 
 /** The size of an append of `events` (serialised with JSON.stringify), as MAX_APPEND_BYTES measures it. */
 export function appendSize(events: ReadonlyArray<Pick<NewEvent, 'type' | 'data' | 'metadata'>>): number {
-  return serializedAppendSize(
-    events.map((event) => ({ type: event.type, data: JSON.stringify(event.data) ?? 'null', metadata: JSON.stringify(event.metadata) ?? 'null' })),
-  );
+  return measuredAppendSize<unknown>(events, (value) => Buffer.byteLength(JSON.stringify(value) ?? 'null'));
 }
 
 /** Throws EventTooLargeError when an append of this size is over the limit. */

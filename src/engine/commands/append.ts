@@ -1,7 +1,7 @@
 import { newEventId } from '../../domain/ids.js';
 import { eventSchemas, type DomainEvent } from '../../domain/events.js';
 import { jsonBytesAtMost } from '../../domain/json-bytes.js';
-import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../../ports/event-store.js';
+import { measuredAppendSize, type AppendResult, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent } from '../../ports/event-store.js';
 
 /**
  * Wraps domain events with ids and metadata. Every event is checked against its catalog schema
@@ -17,9 +17,7 @@ export function toNewEvents(events: readonly DomainEvent[], metadata: EventMetad
  * time only to count them (the store serialises them again to write them).
  */
 export function appendSizeAtMost(events: ReadonlyArray<Pick<NewEvent, 'type' | 'data' | 'metadata'>>): number {
-  let size = 0;
-  for (const event of events) size += jsonBytesAtMost(event.data) + jsonBytesAtMost(event.metadata) + event.type.length * 2;
-  return size;
+  return measuredAppendSize<unknown>(events, jsonBytesAtMost);
 }
 
 export function appendEvents(
