@@ -190,11 +190,11 @@ export function createAccountService(deps: {
           pending.reject(err);
           continue;
         }
-        let bytes = recorded.length === 0 ? 0 : exact ? appendSize(recorded) : appendSizeAtMost(recorded);
+        let bytes = exact ? appendSize(recorded) : appendSizeAtMost(recorded);
         if (!exact && size + bytes > MAX_APPEND_BYTES) {
           exact = true;
-          size = decided.reduce((sum, d) => sum + (d.recorded.length ? appendSize(d.recorded) : 0), 0);
-          bytes = recorded.length ? appendSize(recorded) : 0;
+          size = decided.reduce((sum, d) => sum + appendSize(d.recorded), 0);
+          bytes = appendSize(recorded);
         }
         if (size + bytes > MAX_APPEND_BYTES) {
           if (size === 0) {
